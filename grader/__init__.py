@@ -1,0 +1,17 @@
+"""A fast, isolated, diagnostic autograder for self-attention notebooks.
+
+Public surface: `grade_path` (one notebook → Report), `load_config`, `Report`, `GraderError`.
+"""
+
+import os
+
+# Grading multiplies tiny matrices: one BLAS thread is faster to fork and keeps fork safe.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+from .config import load_config  # noqa: E402
+from .engine import grade_path  # noqa: E402
+from .errors import GraderError  # noqa: E402
+from .report import Report  # noqa: E402
+
+__all__ = ["GraderError", "Report", "grade_path", "load_config"]

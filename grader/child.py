@@ -1,0 +1,196 @@
+"""What runs inside the student's process: execute each cell on its own, call the targets.
+
+Everything here executes after the fork, in the untrusted child. It reports through
+`wire.encode_frame` only, and never returns into the caller: `serve` ends with `os._exit`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Sequence
+from types import FrameType, TracebackType
+from typing import Any
+
+from .cases import Case
+from .notebook import CodeCell
+from .scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
+from .wire import MAX_TEXT, encode_frame
+
+MAX_OUTPUT = 8192
+MAX_ARRAY = 1_000_000
+
+
+class TimeLimitReached(BaseException):
+    """Raised by SIGALRM; a BaseException so `except Exception` in student code lets it pass."""
+
+
+class _CappedOutput:
+    """Stands in for stdout/stderr: keeps the first bytes, counts the rest."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        if self.size < MAX_OUTPUT:
+            self.kept.append(str(text)[: MAX_OUTPUT - self.size])
+        self.size += len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _NoIPython:
+    """`get_ipython()` in exported scripts: every magic is a no-op."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise TimeLimitReached()
+
+
+def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> dict[str, int]:
+    """The deepest traceback entry inside a student cell (files are named `<cell N>`)."""
+    where: dict[str, int] = {}
+    for entry in traceback.extract_tb(tb):
+        if entry.filename.startswith("<cell ") and entry.lineno is not None:
+            where = {"cell": int(entry.filename[6:-1]), "line": entry.lineno}
+    if not where and default_cell is not None:
+        where = {"cell": default_cell, "line": 0}
+    return where
+
+
+def _error(exc: BaseException, cell: int | None = None) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:MAX_TEXT],
+        "where": _student_line(exc.__traceback__, cell),
+    }
+
+
+def _bounded(value: Any) -> Any:
+    """Refuse to ship absurdly large arrays: the parent would reject the frame anyway."""
+    size = getattr(value, "size", 0)
+    if isinstance(size, int) and size > MAX_ARRAY:
+        return f"array of {size} numbers (too large to compare)"
+    return value
+
+
+class Runner:
+    def __init__(self, write_fd: int, cell_limit: float, call_limit: float) -> None:
+        self.fd = write_fd
+        self.cell_limit = cell_limit
+        self.call_limit = call_limit
+        self.shim = ScalarShim()
+        self.out = _CappedOutput()
+        self.namespace: dict[str, Any] = {
+            "__name__": "__main__",
+            "__builtins__": builtins,
+            SHIM_NAME: self.shim,
+            "get_ipython": _NoIPython,
+        }
+
+    def send(self, header: dict[str, Any], values: dict[str, Any] | None = None) -> None:
+        frame = encode_frame(header, values or {})
+        view = memoryview(frame)
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+    def timed(self, seconds: float) -> None:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def run_cell(self, cell: CodeCell) -> None:
+        header: dict[str, Any] = {"kind": "cell", "cell": cell.index}
+        try:
+            tree = rewrite_scalar_calls(ast.parse(cell.source), cell.index)
+            code = compile(tree, f"<cell {cell.index}>", "exec")
+        except (SyntaxError, ValueError) as exc:
+            where = {"cell": cell.index, "line": getattr(exc, "lineno", 0) or 0}
+            msg = getattr(exc, "msg", str(exc))
+            header["error"] = {"type": type(exc).__name__, "message": msg, "where": where}
+            self.send(header)
+            return
+        try:
+            self.timed(self.cell_limit)
+            exec(code, self.namespace)
+        except TimeLimitReached:
+            header["error"] = {"type": "TimeLimit", "message": "", "where": {"cell": cell.index}}
+        except BaseException as exc:  # student code may raise anything, SystemExit included
+            header["error"] = _error(exc, cell.index)
+        finally:
+            self.timed(0)
+        header["scalar_fixes"] = self.shim.take()
+        self.send(header)
+
+    def run_case(self, fn: Any, case: Case) -> bool:
+        """Call one case; False when the target timed out and its other cases are pointless."""
+        header: dict[str, Any] = {"kind": "result", "target": case.target, "case": case.index}
+        args = case.fresh_args()
+        values: dict[str, Any] = {"args": list(args)}
+        try:
+            self.timed(self.call_limit)
+            value = fn(*args)
+            self.timed(0)
+            header["status"] = "ok"
+            values["value"] = _bounded(value)
+        except TimeLimitReached:
+            header["status"] = "timeout"
+        except BaseException as exc:
+            self.timed(0)
+            header["status"] = "error"
+            header["error"] = _error(exc)
+        header["scalar_fixes"] = self.shim.take()
+        try:
+            self.send(header, values)
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            # The return value would not encode (e.g. a self-referencing list): say so instead.
+            header.update(status="error", error={"type": "Unencodable", "message": "", "where": {}})
+            self.send(header)
+        return bool(header["status"] != "timeout")
+
+    def run_target(self, name: str, cases: Sequence[Case]) -> None:
+        fn = self.namespace.get(name)
+        if not callable(fn):
+            kind = "absent" if fn is None and name not in self.namespace else type(fn).__name__
+            self.send({"kind": "missing", "target": name, "found": kind})
+            return
+        for case in cases:
+            if not self.run_case(fn, case):
+                break
+
+
+def serve(
+    cells: Sequence[CodeCell],
+    plan: Sequence[tuple[str, Sequence[Case]]],
+    write_fd: int,
+    cell_limit: float,
+    call_limit: float,
+) -> None:
+    """Run the whole submission and exit the process; never returns."""
+    code = 0
+    try:
+        runner = Runner(write_fd, cell_limit, call_limit)
+        signal.signal(signal.SIGALRM, _alarm)
+        sys.stdout = sys.stderr = runner.out
+        for cell in cells:
+            runner.run_cell(cell)
+        runner.send({"kind": "cells_done", "output": "".join(runner.out.kept)})
+        for name, cases in plan:
+            runner.run_target(name, cases)
+        runner.send({"kind": "done"})
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)

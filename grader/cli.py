@@ -1,0 +1,144 @@
+"""The `grader` command. The only module that knows about click, exit codes and `Error:` lines.
+
+Exit codes: 0 all passed · 1 some checks failed · 2 usage, config or unreadable submission ·
+3 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .batch import Entry, grade_folder, write_csv
+from .config import load_config
+from .engine import grade_path
+from .errors import GraderError
+from .render import RENDERERS
+from .render.table import render_table
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONFIG_OPTION = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="config.yaml to use (default: $GRADER_CONFIG, ./config.yaml, or the bundled one).",
+)
+ASSIGNMENT_OPTION = click.option(
+    "--assignment", "-a", default=None, help="Assignment id, e.g. self_attention."
+)
+
+
+def _errors_to_exit_codes(command: F) -> F:
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except GraderError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
+            click.echo(traceback.format_exc(), err=True)
+            sys.exit(3)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="attention-grader")
+def main() -> None:
+    """Grade self-attention notebooks: fast, isolated, and specific about what went wrong.
+
+    \b
+    Examples:
+      grader check my_notebook.ipynb
+      grader check my_notebook.ipynb --format json
+      grader grade submissions/ --out results/
+      grader assign --assignment self_attention
+    """
+
+
+@main.command()
+@click.argument("notebook", type=click.Path(path_type=Path))
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True
+)
+@_errors_to_exit_codes
+def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt: str) -> None:
+    """Grade one NOTEBOOK (.ipynb or .py) and say what to fix.
+
+    \b
+    Exit code: 0 all passed, 1 something failed, 2 bad input or config, 3 internal error.
+    Example:  grader check self_attention.ipynb --format json
+    """
+    config = load_config(config_path)
+    report = grade_path(notebook, config, assignment)
+    click.echo(RENDERERS[fmt](report))
+    sys.exit(0 if report.all_passed else 1)
+
+
+@main.command()
+@click.argument("folder", type=click.Path(path_type=Path))
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write OUT/grades.csv.")
+@_errors_to_exit_codes
+def grade(folder: Path, assignment: str | None, config_path: Path | None, out: Path | None) -> None:
+    """Grade every submission in FOLDER and print the gradebook.
+
+    \b
+    FOLDER holds <student>.ipynb files or <student>/ folders with a notebook inside.
+    Example:  grader grade submissions/ --assignment self_attention --out results/
+    """
+    config = load_config(config_path)
+
+    def progress(entry: Entry) -> None:
+        if entry.report is None:
+            click.echo(f"  {entry.student}: not graded: {entry.problem}", err=True)
+
+    entries, problems = grade_folder(folder, config, assignment, progress)
+    for problem in problems:
+        click.echo(f"  {problem}", err=True)
+    graded = [e.report for e in entries if e.report]
+    aid = assignment or (graded[0].assignment if graded else None)
+    if aid is None:
+        raise GraderError(f"{folder}: nothing could be graded")
+    spec = config.assignment(aid)
+    names = [t.name for t in spec.targets]
+    click.echo(render_table([(e.student, e.report, e.problem) for e in entries], names))
+    if out is not None:
+        click.echo(f"wrote {write_csv(entries, spec, out)}")
+
+
+@main.command()
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=None, help="File or folder to write to."
+)
+@_errors_to_exit_codes
+def assign(assignment: str | None, config_path: Path | None, out: Path | None) -> None:
+    """Write the student notebook(s) from the solution notebook(s).
+
+    \b
+    Without --assignment, every assignment in the config is written to its `exercise` path.
+    Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
+    """
+    from .assign import write_exercise
+
+    config = load_config(config_path)
+    ids = [assignment] if assignment else sorted(config.assignments)
+    for aid in ids:
+        click.echo(f"wrote {write_exercise(config.assignment(aid), out)}")

@@ -1,0 +1,122 @@
+"""Compare a student's value with the reference: structure, shape, finiteness, tolerance.
+
+Messages lead with the summary a student needs first (shape before values; how many entries
+differ; the largest differences) and never print whole arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import Tolerance
+from .wire import Other, Seq, Value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    summary: str = ""
+
+
+PASS = Verdict(True)
+
+
+def stack(value: Value) -> np.ndarray | None:
+    """An array for the value when it is one, or a sequence of equally shaped arrays."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, Seq):
+        parts = [stack(item) for item in value.items]
+        if not parts:
+            return np.zeros((0,))
+        if any(p is None for p in parts):
+            return None
+        arrays = [p for p in parts if p is not None]
+        if len({a.shape for a in arrays}) == 1:
+            return np.stack(arrays)
+    return None
+
+
+def describe(value: Value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, Other):
+        return f"a {value.type_name}"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}" if value.ndim else "a number"
+    return f"a {value.kind} of {len(value.items)} items"
+
+
+def compare(expected: Value, got: Value, mode: str, tol: Tolerance) -> Verdict:
+    if isinstance(expected, Seq) and isinstance(got, Seq):
+        if len(expected.items) != len(got.items):
+            return Verdict(False, f"returned {describe(got)}, expected {len(expected.items)} items")
+        for i, (exp_item, got_item) in enumerate(zip(expected.items, got.items, strict=True)):
+            verdict = compare(exp_item, got_item, mode, tol)
+            if not verdict.ok:
+                return Verdict(False, f"item [{i}]: {verdict.summary}")
+        return PASS
+    exp, val = stack(expected), stack(got)
+    if exp is None:
+        raise ValueError("reference value is not numeric")  # a config fault, not the student's
+    if val is None:
+        return Verdict(False, _not_numbers(got))
+    if mode == "squeeze":
+        exp, val = np.squeeze(exp), np.squeeze(val)
+    return compare_arrays(exp, val, tol)
+
+
+def _not_numbers(got: Value) -> str:
+    if got is None:
+        return "returned None: is the `return` statement missing?"
+    if isinstance(got, Other):
+        return f"returned {describe(got)}, not numbers"
+    if isinstance(got, Seq):
+        shapes = sorted({str(s.shape) for s in map(stack, got.items) if s is not None})
+        return f"returned {describe(got)} that do not stack into one array ({', '.join(shapes)})"
+    return f"returned {describe(got)}"
+
+
+def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
+    if exp.shape != val.shape:
+        hint = ""
+        if val.ndim == 2 and val.shape == exp.shape[::-1]:
+            hint = " (the transposed shape)"
+        elif val.size == exp.size:
+            hint = " (same number of entries, arranged differently)"
+        return Verdict(False, f"shape {val.shape}, expected {exp.shape}{hint}")
+    bad = ~np.isfinite(val) & np.isfinite(exp)
+    if bad.any():
+        return Verdict(
+            False,
+            f"{int(bad.sum())} of {val.size} entries are NaN or infinite "
+            "where the expected values are finite",
+        )
+    close = np.isclose(val, exp, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+    if close.all():
+        return PASS
+    with np.errstate(all="ignore"):
+        diff = np.where(close, 0.0, np.abs(val - exp))
+        rel = np.where(close, 0.0, diff / np.maximum(np.abs(exp), 1e-300))
+    diff, rel = np.nan_to_num(diff, posinf=np.inf), np.nan_to_num(rel, posinf=np.inf)
+    first = tuple(int(i) for i in np.argwhere(~close)[0])
+    where = f" at index {first}" if first else ""
+    return Verdict(
+        False,
+        f"{int((~close).sum())} of {val.size} entries differ "
+        f"(max abs difference {diff.max():.3g}, max rel difference {rel.max():.3g}); "
+        f"first{where}: got {val[first]:.6g}, expected {exp[first]:.6g}",
+    )
+
+
+def identical(before: Value, after: Value) -> bool:
+    """Exact equality, for telling whether a call changed its inputs."""
+    if isinstance(before, Seq) and isinstance(after, Seq):
+        return len(before.items) == len(after.items) and all(
+            identical(b, a) for b, a in zip(before.items, after.items, strict=True)
+        )
+    if isinstance(before, np.ndarray) and isinstance(after, np.ndarray):
+        return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=True))
+    return before == after

@@ -1,0 +1,188 @@
+"""Load and validate config.yaml into frozen specs: assignments, targets, sizes, limits."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from .config_schema import SCHEMA, TYPE_WORDS
+from .errors import ConfigError
+
+CONFIG_ENV = "GRADER_CONFIG"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float = 1e-5
+    atol: float = 1e-8
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    submission: float = 20.0
+    cell: float = 5.0
+    call: float = 2.0
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """One graded function: how to build its inputs and how to judge its output."""
+
+    name: str
+    points: float
+    inputs: str
+    sizes: tuple[Mapping[str, int], ...]
+    compare: str = "exact"
+    tolerance: Tolerance = Tolerance()
+    partial_credit: bool = True
+    mutation: str = "fail"
+
+
+@dataclass(frozen=True)
+class AssignmentSpec:
+    id: str
+    title: str
+    solution: Path
+    exercise: Path | None
+    seed: int
+    time_limit: TimeLimit
+    targets: tuple[TargetSpec, ...]
+
+    def target(self, name: str) -> TargetSpec:
+        for spec in self.targets:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    assignments: Mapping[str, AssignmentSpec]
+
+    def assignment(self, assignment_id: str) -> AssignmentSpec:
+        try:
+            return self.assignments[assignment_id]
+        except KeyError:
+            known = ", ".join(sorted(self.assignments))
+            raise ConfigError(
+                f"unknown assignment '{assignment_id}' in {self.path} (known: {known})"
+            ) from None
+
+
+def default_config_path() -> Path:
+    """$GRADER_CONFIG, else ./config.yaml, else the config.yaml beside the grader package."""
+    if env := os.environ.get(CONFIG_ENV):
+        return Path(env)
+    local = Path.cwd() / "config.yaml"
+    if local.is_file():
+        return local
+    return Path(__file__).resolve().parent.parent / "config.yaml"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read, validate and resolve a config file; every problem is a ConfigError with a key path."""
+    path = Path(path) if path is not None else default_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}: not valid YAML{at}: {problem}") from None
+    validate_raw(raw, path)
+    return _build(raw, path)
+
+
+def validate_raw(raw: Any, path: Path) -> None:
+    """Check the parsed YAML against the schema and the case builders that exist."""
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    errors = sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [_describe(err) for err in errors[:10]]
+        more = f"\n  … and {len(errors) - 10} more" if len(errors) > 10 else ""
+        raise ConfigError(f"{path} is not a valid grader config:\n  " + "\n  ".join(lines) + more)
+    from .cases import BUILDERS  # local: cases imports numpy, which config alone need not
+
+    for aid, assignment in raw["assignments"].items():
+        for name, target in assignment["targets"].items():
+            if target["inputs"] not in BUILDERS:
+                known = ", ".join(sorted(BUILDERS))
+                raise ConfigError(
+                    f"{path}: assignments.{aid}.targets.{name}.inputs: unknown input builder "
+                    f"'{target['inputs']}' (known: {known})"
+                )
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    kind = err.validator
+    if kind == "type":
+        expected = err.validator_value
+        kinds = list(expected) if isinstance(expected, list) else [expected]
+        words = [TYPE_WORDS.get(str(t), str(t)) for t in kinds]
+        return f"{where}: must be {' or '.join(words)}, not {err.instance!r}"
+    if kind == "required":
+        missing = str(err.message).split("'")[1] if "'" in err.message else err.message
+        return f"{where}: missing required key '{missing}'"
+    if kind == "additionalProperties":
+        schema = err.schema if isinstance(err.schema, dict) else {}
+        given = err.instance if isinstance(err.instance, dict) else {}
+        extra = sorted(set(given) - set(schema.get("properties", {})))
+        return f"{where}: unknown key {', '.join(repr(e) for e in extra)}"
+    if kind in ("enum", "const"):
+        value = err.validator_value
+        allowed = list(value) if kind == "enum" and isinstance(value, list) else [value]
+        return f"{where}: must be one of {', '.join(map(repr, allowed))}, not {err.instance!r}"
+    if kind in ("minimum", "exclusiveMinimum"):
+        op = "≥" if kind == "minimum" else ">"
+        return f"{where}: must be {op} {err.validator_value}, not {err.instance!r}"
+    if kind in ("minItems", "minProperties"):
+        return f"{where}: must not be empty"
+    return f"{where}: {err.message}"
+
+
+def _build(raw: Mapping[str, Any], path: Path) -> Config:
+    base = path.resolve().parent
+    defaults = raw.get("defaults", {})
+    default_tol = Tolerance(**defaults.get("tolerance", {}))
+    default_limit = TimeLimit(**defaults.get("time_limit", {}))
+    assignments: dict[str, AssignmentSpec] = {}
+    for aid, spec in raw["assignments"].items():
+        tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
+        sizes = tuple(spec["sizes"])
+        targets = tuple(
+            TargetSpec(
+                name=name,
+                points=float(t["points"]),
+                inputs=t["inputs"],
+                sizes=tuple(t.get("sizes", sizes)),
+                compare=t.get("compare", "exact"),
+                tolerance=Tolerance(**{**vars(tol), **t.get("tolerance", {})}),
+                partial_credit=t.get("partial_credit", defaults.get("partial_credit", True)),
+                mutation=t.get("mutation", defaults.get("mutation", "fail")),
+            )
+            for name, t in spec["targets"].items()
+        )
+        assignments[aid] = AssignmentSpec(
+            id=aid,
+            title=spec.get("title", aid),
+            solution=base / spec["solution"],
+            exercise=base / spec["exercise"] if "exercise" in spec else None,
+            seed=int(spec["seed"]),
+            time_limit=TimeLimit(**{**vars(default_limit), **spec.get("time_limit", {})}),
+            targets=targets,
+        )
+    return Config(path=path, assignments=assignments)

@@ -1,0 +1,87 @@
+"""JSON Schema of config.yaml; config.py turns its violations into key-path messages."""
+
+from typing import Any
+
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+
+_TOLERANCE = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "rtol": {"type": "number", "minimum": 0},
+        "atol": {"type": "number", "minimum": 0},
+    },
+}
+_TIME_LIMIT = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"submission": _POSITIVE, "cell": _POSITIVE, "call": _POSITIVE},
+}
+_SIZES = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "minProperties": 1,
+        "additionalProperties": {"type": "integer", "minimum": 1},
+    },
+}
+_TARGET = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["points", "inputs"],
+    "properties": {
+        "points": {"type": "number", "minimum": 0},
+        "inputs": {"type": "string"},
+        "compare": {"enum": ["exact", "squeeze"]},
+        "tolerance": _TOLERANCE,
+        "partial_credit": {"type": "boolean"},
+        "mutation": {"enum": ["fail", "warn"]},
+        "sizes": _SIZES,
+    },
+}
+_ASSIGNMENT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["solution", "seed", "sizes", "targets"],
+    "properties": {
+        "title": {"type": "string"},
+        "solution": {"type": "string"},
+        "exercise": {"type": "string"},
+        "seed": {"type": "integer", "minimum": 0},
+        "sizes": _SIZES,
+        "time_limit": _TIME_LIMIT,
+        "tolerance": _TOLERANCE,
+        "targets": {"type": "object", "minProperties": 1, "additionalProperties": _TARGET},
+    },
+}
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["version", "assignments"],
+    "properties": {
+        "version": {"const": 1},
+        "defaults": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "tolerance": _TOLERANCE,
+                "time_limit": _TIME_LIMIT,
+                "partial_credit": {"type": "boolean"},
+                "mutation": {"enum": ["fail", "warn"]},
+            },
+        },
+        "assignments": {"type": "object", "minProperties": 1, "additionalProperties": _ASSIGNMENT},
+    },
+}
+
+# Messages by JSON Schema keyword, phrased for an instructor editing YAML.
+TYPE_WORDS = {
+    "number": "a number",
+    "integer": "a whole number",
+    "string": "a string",
+    "boolean": "true or false",
+    "object": "a mapping (key: value lines)",
+    "array": "a list",
+}

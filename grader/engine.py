@@ -1,0 +1,168 @@
+"""Grade one submission end to end: load, fork the child, compute references, score."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .cases import Case, assignment_cases
+from .config import AssignmentSpec, Config, TargetSpec
+from .errors import UsageError
+from .notebook import Submission, load_submission
+from .reference import Reference, compute_references
+from .report import Location, Report, TargetResult
+from .sandbox import Child, ChildRun
+from .score import (
+    Answers,
+    describe_error,
+    judge_case,
+    scalar_messages,
+    summarise,
+    target_score,
+    target_status,
+)
+
+
+def choose_assignment(
+    config: Config, submission: Submission, requested: str | None
+) -> tuple[AssignmentSpec, str]:
+    """The assignment asked for, else the notebook's metadata, else the best match of names."""
+    if requested:
+        return config.assignment(requested), ""
+    hint = submission.assignment_hint
+    if hint and hint in config.assignments:
+        return config.assignments[hint], f"assignment '{hint}' (from the notebook's metadata)"
+    defined = set(submission.definitions())
+    scored = sorted(
+        ((len(defined & {t.name for t in a.targets}), a.id) for a in config.assignments.values()),
+        reverse=True,
+    )
+    best, best_id = scored[0]
+    tied = [aid for count, aid in scored if count == best]
+    if best == 0 or len(tied) > 1:
+        candidates = ", ".join(sorted(config.assignments))
+        raise UsageError(
+            f"{submission.path}: cannot tell which assignment this is "
+            f"(no metadata, and the names it defines do not single one out); "
+            f"pass --assignment, one of: {candidates}"
+        )
+    return config.assignments[best_id], f"assignment '{best_id}' (from the functions it defines)"
+
+
+def grade_path(path: Path, config: Config, assignment_id: str | None = None) -> Report:
+    submission = load_submission(path)
+    assignment, chosen = choose_assignment(config, submission, assignment_id)
+    report = grade_submission(submission, assignment)
+    if chosen:
+        return Report(
+            report.assignment,
+            report.submission,
+            report.targets,
+            report.errors,
+            (f"graded as {chosen}", *report.notes),
+            report.seconds,
+        )
+    return report
+
+
+def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Report:
+    started = time.monotonic()
+    cases = assignment_cases(assignment)
+    plan = [(t.name, cases[t.name]) for t in assignment.targets]
+    # Fork first: the child must never hold the reference solution in its memory.
+    child = Child(submission.cells, plan, assignment.time_limit)
+    references = compute_references(assignment, cases)
+    run = child.collect()
+    answers = Answers.from_run(run)
+    definitions = submission.definitions()
+    targets = tuple(
+        judge_target(t, cases[t.name], references[t.name], answers, run, submission, definitions)
+        for t in assignment.targets
+    )
+    return Report(
+        assignment=assignment.id,
+        submission=str(submission.path),
+        targets=targets,
+        errors=tuple(_run_errors(run, answers)),
+        notes=(*submission.notes, *scalar_messages(answers.scalar_fixes)),
+        seconds=time.monotonic() - started,
+    )
+
+
+STUB_ERROR = "NotImplementedError"
+
+
+def _run_errors(run: ChildRun, answers: Answers) -> list[str]:
+    stubs = [c for c, e in sorted(answers.cell_errors.items()) if e.get("type") == STUB_ERROR]
+    errors = [
+        f"cell {cell}: {describe_error(error)}"
+        for cell, error in sorted(answers.cell_errors.items())
+        if cell not in stubs
+    ]
+    if stubs:
+        cells = ", ".join(map(str, stubs))
+        errors.insert(0, f"cell{'s' * (len(stubs) > 1)} {cells} stopped at an unfinished stub")
+    if run.wire_error:
+        errors.append(f"the notebook's process sent malformed data ({run.wire_error})")
+    if run.exit_description:
+        errors.append(run.exit_description)
+    return errors
+
+
+def judge_target(
+    spec: TargetSpec,
+    cases: tuple[Case, ...],
+    reference: Reference,
+    answers: Answers,
+    run: ChildRun,
+    submission: Submission,
+    definitions: dict[str, Location],
+) -> TargetResult:
+    defined_at = definitions.get(spec.name)
+    if spec.name in answers.missing:
+        return TargetResult(
+            spec.name,
+            "missing",
+            0.0,
+            spec.points,
+            (_missing_message(spec.name, answers, defined_at),),
+            location=defined_at,
+            cases_total=len(cases),
+        )
+    unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
+    outcomes = [
+        judge_case(spec, case, reference, answers.results.get((spec.name, case.index)), unanswered)
+        for case in cases
+    ]
+    status = target_status(outcomes)
+    mistakes: tuple[str, ...] = ()
+    if all(o.kind == "not_implemented" for o in outcomes):
+        where = outcomes[0].location or defined_at
+        at = f" in {where.describe()}" if where else ""
+        messages = [f"not implemented yet: the stub{at} still raises NotImplementedError"]
+        mistakes = ("not_implemented",)
+    else:
+        messages = summarise(cases, outcomes)
+    messages += scalar_messages(answers.target_fixes(spec.name))
+    error_at = next((o.location for o in outcomes if o.location), None)
+    return TargetResult(
+        spec.name,
+        status,
+        target_score(spec, outcomes),
+        spec.points,
+        tuple(messages),
+        mistakes,
+        error_at or defined_at,
+        sum(o.kind == "passed" for o in outcomes),
+        len(cases),
+    )
+
+
+def _missing_message(name: str, answers: Answers, defined_at: Location | None) -> str:
+    found = answers.missing[name]
+    if found != "absent":
+        return f"`{name}` is a {found}, not a function"
+    if defined_at and defined_at.cell in answers.cell_errors:
+        error = describe_error(answers.cell_errors[defined_at.cell])
+        return f"`{name}` is defined in cell {defined_at.cell}, but that cell failed: {error}"
+    return f"`{name}` is not defined: no cell of the notebook defines a function of that name"

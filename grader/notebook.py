@@ -1,0 +1,159 @@
+"""Load a submission (.ipynb of any nbformat 3/4, or a .py script) into numbered code cells."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .errors import SubmissionError
+from .ipython import neutralise
+from .report import Location
+
+MAX_BYTES = 50 * 1024 * 1024
+_PY_CELL = re.compile(r"^# (%%|In\[[ \d]*\]:)")
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    """A code cell: `index` is its 1-based position among all the notebook's cells."""
+
+    index: int
+    source: str
+    original: str
+    execution_count: int | None = None
+
+    def lines(self) -> list[str]:
+        return self.original.split("\n")
+
+
+@dataclass(frozen=True)
+class Submission:
+    path: Path
+    name: str
+    cells: tuple[CodeCell, ...]
+    assignment_hint: str | None
+    notes: tuple[str, ...]
+
+    def definitions(self) -> dict[str, Location]:
+        """Where each top-level function or variable is last defined (static, never run)."""
+        found: dict[str, Location] = {}
+        for cell in self.cells:
+            try:
+                tree = ast.parse(cell.source)
+            except (SyntaxError, ValueError):
+                continue
+            for node in tree.body:
+                for name in _bound_names(node):
+                    found[name] = Location(cell.index, node.lineno)
+        return found
+
+    def cell(self, index: int) -> CodeCell | None:
+        return next((c for c in self.cells if c.index == index), None)
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def load_submission(path: Path) -> Submission:
+    """Read a notebook or script; a file that cannot be read at all is a SubmissionError."""
+    path = Path(path)
+    text = _read_text(path)
+    if path.suffix == ".py":
+        raw_cells: list[tuple[int, str, int | None]] = [
+            (i + 1, src, None) for i, src in enumerate(_split_script(text))
+        ]
+        hint, notes = None, list[str]()
+    else:
+        raw_cells, hint, notes = _notebook_cells(text, path)
+    cells = []
+    for index, source, count in raw_cells:
+        runnable, skipped = neutralise(source)
+        notes.extend(f"cell {index}, line {line}: {what}" for line, what in skipped)
+        cells.append(CodeCell(index, runnable, source, count))
+    return Submission(path, path.stem, tuple(cells), hint, tuple(notes))
+
+
+def _read_text(path: Path) -> str:
+    if not path.exists():
+        raise SubmissionError(f"{path}: no such file")
+    if not path.is_file():
+        raise SubmissionError(f"{path}: not a file")
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise SubmissionError(f"{path}: {size / 2**20:.0f} MB is larger than the 50 MB limit")
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SubmissionError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "save the notebook from Jupyter, which writes UTF-8"
+        ) from None
+
+
+def _split_script(text: str) -> list[str]:
+    """`# %%` (percent format) or `# In[ ]:` (nbconvert export) markers start a new cell."""
+    cells: list[list[str]] = [[]]
+    for line in text.split("\n"):
+        if _PY_CELL.match(line):
+            cells.append([])
+        cells[-1].append(line)
+    return ["\n".join(c) for c in cells if any(line.strip() for line in c)]
+
+
+def _notebook_cells(
+    text: str, path: Path
+) -> tuple[list[tuple[int, str, int | None]], str | None, list[str]]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(
+            f"{path}: not a Jupyter notebook: invalid JSON at line {exc.lineno}, "
+            f"column {exc.colno} ({exc.msg})"
+        ) from None
+    if not isinstance(raw, dict) or "nbformat" not in raw:
+        raise SubmissionError(f"{path}: not a Jupyter notebook (no 'nbformat' field)")
+    major = raw.get("nbformat")
+    notes = []
+    if major == 3:
+        notes.append(f"{path.name} is in the old nbformat 3; it was upgraded to 4 for grading")
+    elif major != 4:
+        raise SubmissionError(
+            f"{path}: nbformat {major!r} is not supported (only 3 and 4); "
+            "open and save it in a current Jupyter"
+        )
+    try:
+        nb = nbformat.reads(text, as_version=4, capture_validation_error={})
+        cells = [(i + 1, _source(c), c.get("execution_count")) for i, c in enumerate(nb.cells)]
+    except Exception as exc:  # nbformat raises many types for malformed structure
+        raise SubmissionError(f"{path}: malformed notebook structure: {exc}") from None
+    code = [(i, src, n) for (i, src, n), c in zip(cells, nb.cells, strict=True) if _is_code(c)]
+    meta = nb.get("metadata", {}).get("grader", {})
+    hint = meta.get("assignment") if isinstance(meta, dict) else None
+    return code, hint if isinstance(hint, str) else None, notes
+
+
+def _is_code(cell: Any) -> bool:
+    return bool(cell.get("cell_type") == "code")
+
+
+def _source(cell: Any) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(str(s) for s in source)
+    if not isinstance(source, str):
+        raise SubmissionError(f"cell source is {type(source).__name__}, not text")
+    return source

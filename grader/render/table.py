@@ -1,0 +1,43 @@
+"""A gradebook table for the terminal: one row per student, one column per target."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..report import Report
+
+
+def render_table(rows: Sequence[tuple[str, Report | None, str]], targets: Sequence[str]) -> str:
+    """Rows are (student, report or None, problem); short column names keep it narrow."""
+    short = [_abbreviate(t) for t in targets]
+    width = max([len("student"), *(len(s) for s, _, _ in rows)])
+    cols = [max(len(s), 5) for s in short]
+    header = "  ".join(
+        [
+            f"{'student':<{width}}",
+            *(f"{s:>{c}}" for s, c in zip(short, cols, strict=True)),
+            "  total",
+        ]
+    )
+    lines = [header, "-" * len(header)]
+    for student, report, problem in rows:
+        if report is None:
+            lines.append(f"{student:<{width}}  not graded: {problem}")
+            continue
+        scores = {t.name: t for t in report.targets}
+        cells = []
+        for name, col in zip(targets, cols, strict=True):
+            result = scores.get(name)
+            cells.append(f"{result.score:>{col}g}" if result else f"{'-':>{col}}")
+        total = f"{report.score:g}/{report.max_score:g}"
+        lines.append("  ".join([f"{student:<{width}}", *cells, f"{total:>7}"]))
+    legend = ", ".join(f"{s} = {t}" for s, t in zip(short, targets, strict=True) if s != t)
+    if legend:
+        lines.append(f"({legend})")
+    return "\n".join(lines)
+
+
+def _abbreviate(name: str) -> str:
+    if len(name) <= 14:
+        return name
+    return "".join(part[0] for part in name.split("_"))

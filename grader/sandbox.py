@@ -1,0 +1,161 @@
+"""Run a submission in a forked child with resource limits; collect its frames with a deadline.
+
+The fork must happen before the grader loads any reference solution, so the child's memory
+never holds one. The parent kills the child's whole process group when the work is done or
+the deadline passes, and believes only well-formed frames (see wire.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import select
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cases import Case
+from .config import TimeLimit
+from .notebook import CodeCell
+from .wire import FrameReader, Value, WireError
+
+MEMORY_LIMIT = 2 << 30
+FILE_SIZE_LIMIT = 16 << 20
+OPEN_FILES_LIMIT = 64
+
+Frame = tuple[dict[str, Any], dict[str, Value]]
+
+
+@dataclass
+class ChildRun:
+    """What came back from one child: its frames and how it ended."""
+
+    frames: list[Frame] = field(default_factory=list)
+    finished: bool = False
+    timed_out: bool = False
+    exit_description: str = ""
+    wire_error: str = ""
+    seconds: float = 0.0
+
+
+def _limit_child(limits: TimeLimit) -> None:
+    cpu = int(limits.submission) + 1
+    for which, value in (
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_AS, MEMORY_LIMIT),
+        (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
+        (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        _, hard = resource.getrlimit(which)
+        capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (capped, capped))
+
+
+def _detach_fds(keep: int, workdir: str) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    os.chdir(workdir)
+    os.environ.update(HOME=workdir, TMPDIR=workdir, MPLBACKEND="Agg")
+
+
+class Child:
+    """One student process. `start` forks it; `collect` waits for its answers."""
+
+    def __init__(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Sequence[tuple[str, Sequence[Case]]],
+        limits: TimeLimit,
+    ) -> None:
+        self.limits = limits
+        self.workdir = tempfile.mkdtemp(prefix="grader-child-")
+        read_fd, write_fd = os.pipe()
+        self.started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
+            try:
+                os.close(read_fd)
+                os.setsid()
+                _detach_fds(write_fd, self.workdir)
+                _limit_child(limits)
+                from .child import serve
+
+                serve(cells, plan, write_fd, limits.cell, limits.call)
+            finally:
+                os._exit(71)
+        os.close(write_fd)
+        self.pid = pid
+        self.read_fd = read_fd
+
+    def collect(self) -> ChildRun:
+        run = ChildRun()
+        reader = FrameReader()
+        deadline = self.started + self.limits.submission
+        try:
+            self._read(reader, run, deadline)
+        finally:
+            self._stop(run)
+        run.seconds = time.monotonic() - self.started
+        return run
+
+    def _read(self, reader: FrameReader, run: ChildRun, deadline: float) -> None:
+        poller = select.poll()
+        poller.register(self.read_fd, select.POLLIN | select.POLLHUP)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                run.timed_out = True
+                return
+            if not poller.poll(remaining * 1000):
+                continue
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                if reader.pending:
+                    run.wire_error = "the student process sent a truncated frame"
+                return
+            try:
+                frames = reader.feed(chunk)
+            except WireError as exc:
+                run.wire_error = str(exc)
+                return
+            for frame in frames:
+                run.frames.append(frame)
+                if frame[0].get("kind") == "done":
+                    run.finished = True
+                    return
+
+    def _stop(self, run: ChildRun) -> None:
+        os.close(self.read_fd)
+        # Kill the group (anything the student spawned) and the child itself, in case it
+        # had not yet made its own group.
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        if not run.finished:
+            run.exit_description = _describe_exit(status, run.timed_out, self.limits)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _describe_exit(status: int, timed_out: bool, limits: TimeLimit) -> str:
+    if timed_out:
+        return f"the notebook did not finish within the {limits.submission:g} s time limit"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return "the notebook used up its CPU-time limit"
+        if sig == signal.SIGKILL:
+            return "the notebook's process was killed (memory or time limit)"
+        return f"the notebook's process crashed ({signal.Signals(sig).name})"
+    if os.WIFEXITED(status):
+        return f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"
+    return "the notebook's process stopped unexpectedly"
