@@ -18,6 +18,11 @@ from .wire import Other, Seq, Value
 class Verdict:
     ok: bool
     summary: str = ""
+    path: str = ""  # e.g. "[0][2]": where inside a returned list/tuple the problem is
+
+    @property
+    def message(self) -> str:
+        return f"element {self.path}: {self.summary}" if self.path else self.summary
 
 
 PASS = Verdict(True)
@@ -56,7 +61,7 @@ def compare(expected: Value, got: Value, mode: str, tol: Tolerance) -> Verdict:
         for i, (exp_item, got_item) in enumerate(zip(expected.items, got.items, strict=True)):
             verdict = compare(exp_item, got_item, mode, tol)
             if not verdict.ok:
-                return Verdict(False, f"item [{i}]: {verdict.summary}")
+                return Verdict(False, verdict.summary, f"[{i}]{verdict.path}")
         return PASS
     exp, val = stack(expected), stack(got)
     if exp is None:

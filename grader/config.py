@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,17 @@ from .config_schema import SCHEMA, TYPE_WORDS
 from .errors import ConfigError
 
 CONFIG_ENV = "GRADER_CONFIG"
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that also reads `1e-8` as a number (YAML 1.1 wants `1.0e-8`)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+    list("-+0123456789."),
+)
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,7 @@ def load_config(path: Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""

@@ -16,6 +16,7 @@ from .ipython import neutralise
 from .report import Location
 
 MAX_BYTES = 50 * 1024 * 1024
+_DEF_LINE = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
 _PY_CELL = re.compile(r"^# (%%|In\[[ \d]*\]:)")
 
 
@@ -47,6 +48,10 @@ class Submission:
             try:
                 tree = ast.parse(cell.source)
             except (SyntaxError, ValueError):
+                # A cell that does not parse still shows where a function was meant to be.
+                for number, line in enumerate(cell.source.split("\n"), start=1):
+                    if match := _DEF_LINE.match(line):
+                        found[match.group(1)] = Location(cell.index, number)
                 continue
             for node in tree.body:
                 for name in _bound_names(node):

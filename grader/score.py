@@ -119,7 +119,7 @@ def judge_case(
     mutation = _mutation(reference, case.index, values.get("args"))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
-        return CaseOutcome("failed", verdict.summary + extra)
+        return CaseOutcome("failed", verdict.message + extra)
     if mutation and spec.mutation == "fail":
         return CaseOutcome("failed", f"right result, but it {mutation}")
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")

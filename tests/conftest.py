@@ -1,0 +1,58 @@
+"""Shared fixtures: the repository's config, and notebooks written on the fly."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+import yaml
+
+from grader.config import Config, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+NotebookFactory = Callable[..., Path]
+
+
+def write_notebook(
+    path: Path,
+    code_cells: Sequence[str],
+    metadata: dict[str, Any] | None = None,
+    markdown: bool = True,
+) -> Path:
+    """A v4 notebook: a markdown title (so code cell k is notebook cell k + 1), then the code."""
+    cells = [nbformat.v4.new_markdown_cell("# My attention homework")] if markdown else []
+    cells += [nbformat.v4.new_code_cell(src) for src in code_cells]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata.update(metadata or {})
+    path.write_text(nbformat.writes(notebook), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def config() -> Config:
+    return load_config(REPO / "config.yaml")
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> NotebookFactory:
+    def make(code_cells: Sequence[str], name: str = "student", **kwargs: Any) -> Path:
+        return write_notebook(tmp_path / f"{name}.ipynb", code_cells, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def fast_config(tmp_path: Path) -> Config:
+    """The real assignments with short time limits, for the tests that wait on a limit."""
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    raw["defaults"]["time_limit"] = {"submission": 4, "cell": 1, "call": 0.5}
+    for assignment in raw["assignments"].values():
+        assignment["solution"] = str(REPO / assignment["solution"])
+        assignment.pop("exercise", None)
+    path = tmp_path / "fast.yaml"
+    path.write_text(json.dumps(raw))
+    return load_config(path)

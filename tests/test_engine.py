@@ -1,0 +1,266 @@
+"""End to end through the engine: one notebook in, a verdict per target out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import students
+from conftest import REPO, NotebookFactory
+from grader.config import Config
+from grader.engine import grade_path
+from grader.errors import SubmissionError, UsageError
+from grader.report import Report, TargetResult
+
+TARGETS = list(students.CORRECT)
+
+
+def target(report: Report, name: str) -> TargetResult:
+    return next(t for t in report.targets if t.name == name)
+
+
+def grade(config: Config, path: Path) -> Report:
+    return grade_path(path, config, "self_attention")
+
+
+def test_reference_solution_scores_full_marks(config: Config) -> None:
+    report = grade(config, REPO / "solutions" / "self_attention.ipynb")
+    assert [t.status for t in report.targets] == ["passed"] * len(TARGETS)
+    assert report.score == report.max_score == 10
+    assert report.errors == ()
+
+
+def test_untouched_exercise_scores_zero_and_says_not_implemented(config: Config) -> None:
+    report = grade_path(REPO / "exercises" / "self_attention.ipynb", config)
+    assert report.score == 0
+    for result in report.targets:
+        assert result.status == "error"
+        assert result.mistakes == ("not_implemented",)
+        assert result.messages[0].startswith("not implemented yet")
+        assert result.location is not None
+
+
+def test_student_style_correct_notebook_passes(config: Config, notebook: NotebookFactory) -> None:
+    report = grade(config, notebook(students.cells()))
+    assert {t.status for t in report.targets} == {"passed"}, report.to_dict()
+    assert report.errors == ()
+
+
+def test_equivalent_row_form_passes(config: Config, notebook: NotebookFactory) -> None:
+    report = grade(config, notebook(students.cells(self_attention=students.ROWS_FORM)))
+    assert target(report, "self_attention").status == "passed"
+
+
+def test_seed_001_fails_both_matrix_functions_with_a_shape_message(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    path = notebook(
+        students.cells(
+            self_attention=students.SEED_001_SELF,
+            scaled_dot_product_self_attention=students.SEED_001_SCALED,
+        )
+    )
+    report = grade(config, path)
+    for name in ("self_attention", "scaled_dot_product_self_attention"):
+        result = target(report, name)
+        assert result.status == "failed"
+        assert result.score == 0
+        # The first case has D = 4, N = 3: the answer is 4×3, the transpose is 3×4.
+        assert any(
+            m.startswith("case 1 (D=4, N=3): shape (3, 4), expected (4, 3) (the transposed shape)")
+            for m in result.messages
+        )
+    assert target(report, "softmax_cols").status == "passed"
+
+
+def test_literal_two_passes_only_the_d4_cases(config: Config, notebook: NotebookFactory) -> None:
+    path = notebook(students.cells(scaled_dot_product_self_attention=students.SCALE_HARDCODED))
+    result = target(grade(config, path), "scaled_dot_product_self_attention")
+    spec = config.assignment("self_attention").target(result.name)
+    d4 = [i for i, sizes in enumerate(spec.sizes) if sizes["D"] == 4]
+    assert d4 and len(d4) < len(spec.sizes)
+    assert result.status == "failed"
+    assert result.cases_passed == len(d4)
+    assert result.score == pytest.approx(spec.points * len(d4) / len(spec.sizes))
+    failing = [m for m in result.messages if m.startswith("case ")]
+    assert failing and all("D=4" not in m for m in failing)
+
+
+def test_global_d_fails_other_shapes(config: Config, notebook: NotebookFactory) -> None:
+    path = notebook(students.cells(scaled_dot_product_self_attention=students.SCALE_GLOBAL_D))
+    result = target(grade(config, path), "scaled_dot_product_self_attention")
+    assert result.status == "failed"
+    assert 0 < result.cases_passed < result.cases_total
+
+
+def test_syntax_error_in_one_cell_leaves_the_others_graded(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    broken = "def softmax_cols(data_in):\n    return np.exp(data_in) / (\n"
+    report = grade(config, notebook(students.cells(softmax_cols=broken)))
+    result = target(report, "softmax_cols")
+    assert result.status == "missing"
+    assert "cell 6" in result.messages[0] and "SyntaxError" in result.messages[0]
+    assert target(report, "qkv_loop").status == "passed"
+    assert target(report, "attention_loop").status == "passed"
+    assert any(e.startswith("cell 6:") and "SyntaxError" in e for e in report.errors)
+
+
+def test_exception_in_a_cell_does_not_hide_later_definitions(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    cells = students.cells()
+    cells.insert(1, "print(undefined_name)")
+    report = grade(config, notebook(cells))
+    assert {t.status for t in report.targets} == {"passed"}
+    assert any("NameError" in e and "cell 3" in e for e in report.errors)
+
+
+def test_missing_function(config: Config, notebook: NotebookFactory) -> None:
+    report = grade(config, notebook(students.cells(softmax_cols=None)))
+    result = target(report, "softmax_cols")
+    assert result.status == "missing"
+    assert result.score == 0
+    assert "not defined" in result.messages[0]
+    # self_attention calls the missing function: a NameError, reported with its place.
+    dependent = target(report, "self_attention")
+    assert dependent.status == "error"
+    assert "NameError" in dependent.messages[1]
+
+
+def test_name_bound_to_a_non_function_is_missing(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    report = grade(config, notebook(students.cells(softmax="softmax = 3.0")))
+    result = target(report, "softmax")
+    assert result.status == "missing"
+    assert "is a float, not a function" in result.messages[0]
+
+
+def test_exception_in_a_function_is_an_error_with_its_line(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    bad = "def softmax_cols(data_in):\n    total = 0\n    return data_in / total.shape\n"
+    report = grade(config, notebook(students.cells(softmax_cols=bad)))
+    result = target(report, "softmax_cols")
+    assert result.status == "error"
+    assert result.location is not None and result.location.line == 3
+    assert "AttributeError" in result.messages[1]
+
+
+def test_wrong_values_report_how_many_entries_differ(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    report = grade(config, notebook(students.cells(self_attention=students.MISSING_BIAS)))
+    result = target(report, "self_attention")
+    assert result.status == "failed"
+    assert any("entries differ" in m and "max abs difference" in m for m in result.messages)
+
+
+def test_wrong_shape_inside_a_returned_tuple_names_the_item(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    report = grade(config, notebook(students.cells(qkv_loop=students.ELEMENTWISE)))
+    result = target(report, "qkv_loop")
+    assert result.status == "failed"
+    assert any("element [0][0]: shape (4, 4), expected (4, 1)" in m for m in result.messages)
+
+
+def test_float_of_1x1_arrays_is_converted_and_the_student_is_told(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    report = grade(config, notebook(students.cells(attention_loop=students.FLOAT_LOOP)))
+    result = target(report, "attention_loop")
+    assert result.status == "passed"
+    assert any("1×1 array" in m and ".item()" in m for m in result.messages)
+    assert any("cell 5, line 6" in n for n in report.notes)
+
+
+def test_mutating_an_argument_fails_the_case_and_says_which(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    report = grade(config, notebook(students.cells(softmax_cols=students.MUTATING_SOFTMAX_COLS)))
+    result = target(report, "softmax_cols")
+    assert result.status == "failed"
+    assert any("changed its argument `data_in` in place" in m for m in result.messages)
+
+
+def test_infinite_loop_in_a_function_times_out(
+    fast_config: Config, notebook: NotebookFactory
+) -> None:
+    spin = "def softmax_cols(data_in):\n    while True:\n        pass\n"
+    report = grade(fast_config, notebook(students.cells(softmax_cols=spin)))
+    result = target(report, "softmax_cols")
+    assert result.status == "timeout"
+    assert result.score == 0
+    assert target(report, "qkv_loop").status == "passed"
+
+
+def test_infinite_loop_at_top_level_stops_that_cell_only(
+    fast_config: Config, notebook: NotebookFactory
+) -> None:
+    cells = students.cells()
+    cells.insert(1, "while True:\n    pass")
+    report = grade(fast_config, notebook(cells))
+    assert {t.status for t in report.targets} == {"passed"}
+    assert any("cell 3" in e and "time limit" in e for e in report.errors)
+
+
+def test_process_exit_inside_a_function_errors_the_unanswered_targets(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    leave = "import os\ndef softmax_cols(data_in):\n    os._exit(0)\n"
+    # Without the last cell, which would call it (and end the process) at top level.
+    report = grade(config, notebook(students.cells(softmax_cols=leave)[:-1]))
+    assert target(report, "qkv_loop").status == "passed"
+    for name in ("softmax_cols", "self_attention", "scaled_dot_product_self_attention"):
+        result = target(report, name)
+        assert result.status == "error"
+        assert "exited early" in " ".join(result.messages)
+    assert any("exited early" in e for e in report.errors)
+
+
+def test_sys_exit_at_top_level_is_a_cell_error(config: Config, notebook: NotebookFactory) -> None:
+    cells = students.cells()
+    cells.insert(1, "import sys\nsys.exit(0)")
+    report = grade(config, notebook(cells))
+    assert {t.status for t in report.targets} == {"passed"}
+    assert any("SystemExit" in e for e in report.errors)
+
+
+def test_ipython_lines_are_neutralised_with_a_note(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    cells = students.cells()
+    cells[0] = "!pip install numpy\n%matplotlib inline\n" + cells[0]
+    report = grade(config, notebook(cells))
+    assert {t.status for t in report.targets} == {"passed"}
+    assert any("cell 2, line 1" in n and "shell command" in n for n in report.notes)
+
+
+def test_assignment_is_recognised_from_the_names_defined(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    report = grade_path(notebook(students.cells()), config)
+    assert report.assignment == "self_attention"
+    assert "from the functions it defines" in report.notes[0]
+
+
+def test_unrecognisable_notebook_is_a_usage_error(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    with pytest.raises(UsageError, match="cannot tell which assignment"):
+        grade_path(notebook(["x = 1"]), config)
+
+
+def test_python_script_submission(config: Config, tmp_path: Path) -> None:
+    script = tmp_path / "student.py"
+    script.write_text("\n\n# %%\n".join(students.cells()))
+    report = grade(config, script)
+    assert {t.status for t in report.targets} == {"passed"}
+
+
+def test_unreadable_submission_is_a_submission_error(config: Config, tmp_path: Path) -> None:
+    with pytest.raises(SubmissionError, match="no such file"):
+        grade(config, tmp_path / "absent.ipynb")
