@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .config import AssignmentSpec, Config
 from .engine import grade_path
-from .errors import GraderError
+from .errors import GraderError, UsageError
 from .report import Report
 
 SUFFIXES = (".ipynb", ".py")
@@ -28,7 +28,7 @@ class Entry:
 def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """`<student>.ipynb` files and `<student>/…ipynb` folders; problems are reported, not fatal."""
     if not folder.is_dir():
-        raise GraderError(f"{folder}: not a folder of submissions")
+        raise UsageError(f"{folder}: not a folder of submissions")
     found: dict[str, list[Path]] = {}
     problems: list[str] = []
     for item in sorted(folder.iterdir()):

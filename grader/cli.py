@@ -7,6 +7,7 @@ Exit codes: 0 all passed · 1 some checks failed · 2 usage, config or unreadabl
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from functools import wraps
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .batch import Entry, grade_folder, write_csv
+from .batch import grade_folder, write_csv
 from .config import load_config
 from .engine import grade_path
 from .errors import GraderError
@@ -104,11 +105,8 @@ def grade(folder: Path, assignment: str | None, config_path: Path | None, out: P
     """
     config = load_config(config_path)
 
-    def progress(entry: Entry) -> None:
-        if entry.report is None:
-            click.echo(f"  {entry.student}: not graded: {entry.problem}", err=True)
-
-    entries, problems = grade_folder(folder, config, assignment, progress)
+    started = time.monotonic()
+    entries, problems = grade_folder(folder, config, assignment)
     for problem in problems:
         click.echo(f"  {problem}", err=True)
     graded = [e.report for e in entries if e.report]
@@ -118,6 +116,11 @@ def grade(folder: Path, assignment: str | None, config_path: Path | None, out: P
     spec = config.assignment(aid)
     names = [t.name for t in spec.targets]
     click.echo(render_table([(e.student, e.report, e.problem) for e in entries], names))
+    seconds = time.monotonic() - started
+    click.echo(
+        f"{len(graded)} graded, {len(entries) - len(graded)} not graded, "
+        f"{len(problems)} skipped, in {seconds:.2f} s"
+    )
     if out is not None:
         click.echo(f"wrote {write_csv(entries, spec, out)}")
 

@@ -108,7 +108,7 @@ def load_config(path: Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     try:
-        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""

@@ -35,9 +35,9 @@ def neutralise(source: str) -> tuple[str, list[tuple[int, str]]]:
         stripped = line.lstrip()
         indent = line[: len(line) - len(stripped)]
         if stripped.startswith(("%", "!")):
-            kind = "shell command" if stripped.startswith("!") else "IPython magic"
+            kind = "a shell command" if stripped.startswith("!") else "an IPython magic"
             lines[i] = f"{indent}pass"
-            notes.append((i + 1, f"`{_short(stripped)}` is an {kind}; the grader skipped it"))
+            notes.append((i + 1, f"`{_short(stripped)}` is {kind}; the grader skipped it"))
         elif match := _ASSIGN_MAGIC.match(line):
             lines[i] = f"{match.group(1)}{match.group(2)} = None"
             notes.append((i + 1, f"`{_short(stripped)}` uses IPython syntax; set to None instead"))

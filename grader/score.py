@@ -80,6 +80,8 @@ def describe_error(error: Mapping[str, Any]) -> str:
     at = f" ({where.describe()})" if where else ""
     if kind == "TimeLimit":
         return f"did not finish within the time limit{at}"
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        return f"does not parse: {kind}: {message}{at}"
     text = f"raised {kind}: {message}{at}" if message else f"raised {kind}{at}"
     if kind == "TypeError" and ZERO_DIM_MESSAGE in message:
         text += f". {NUMPY_HINT}"
@@ -168,10 +170,19 @@ def summarise(cases: Sequence[Case], outcomes: Sequence[CaseOutcome]) -> list[st
     if not failing:
         return [f"passed all {len(cases)} cases", *sorted(set(notes))]
     lines = [f"{len(failing)} of {len(cases)} cases failed"]
-    for case, outcome in failing[:MAX_CASE_MESSAGES]:
-        lines.append(f"case {case.index + 1} ({case.describe()}): {outcome.message}")
-    if len(failing) > MAX_CASE_MESSAGES:
-        lines.append(f"… and {len(failing) - MAX_CASE_MESSAGES} more failing cases")
+    # Cases that failed the same way are told once, not once per case.
+    groups: dict[str, list[Case]] = {}
+    for case, outcome in failing:
+        groups.setdefault(outcome.message, []).append(case)
+    for message, group in list(groups.items())[:MAX_CASE_MESSAGES]:
+        if len(group) == 1:
+            lines.append(f"case {group[0].index + 1} ({group[0].describe()}): {message}")
+        else:
+            numbers = ", ".join(str(c.index + 1) for c in group)
+            lines.append(f"cases {numbers}: {message}")
+    if len(groups) > MAX_CASE_MESSAGES:
+        rest = sum(len(g) for g in list(groups.values())[MAX_CASE_MESSAGES:])
+        lines.append(f"… and {rest} more failing case{'s' * (rest > 1)}")
     return lines
 
 

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-import students
-from conftest import REPO, NotebookFactory
 from grader.config import Config
 from grader.engine import grade_path
 from grader.errors import SubmissionError, UsageError
 from grader.report import Report, TargetResult
+
+import students
+from conftest import REPO, NotebookFactory
 
 TARGETS = list(students.CORRECT)
 
@@ -129,9 +130,7 @@ def test_missing_function(config: Config, notebook: NotebookFactory) -> None:
     assert "NameError" in dependent.messages[1]
 
 
-def test_name_bound_to_a_non_function_is_missing(
-    config: Config, notebook: NotebookFactory
-) -> None:
+def test_name_bound_to_a_non_function_is_missing(config: Config, notebook: NotebookFactory) -> None:
     report = grade(config, notebook(students.cells(softmax="softmax = 3.0")))
     result = target(report, "softmax")
     assert result.status == "missing"

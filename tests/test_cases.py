@@ -1,0 +1,52 @@
+"""Seeded cases: identical every time, of several shapes, never shared between calls."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.cases import assignment_cases, target_cases
+from grader.config import Config
+
+
+def test_cases_are_reproducible(config: Config) -> None:
+    assignment = config.assignment("self_attention")
+    first, second = assignment_cases(assignment), assignment_cases(assignment)
+    for name, cases in first.items():
+        for a, b in zip(cases, second[name], strict=True):
+            assert repr(a.args) == repr(b.args)
+
+
+def test_every_target_has_a_shape_that_unmasks_hard_coded_sizes(config: Config) -> None:
+    for spec in config.assignment("self_attention").targets:
+        sizes = spec.sizes
+        assert len(sizes) >= 3, spec.name
+        if "D" in sizes[0]:
+            assert any(s["D"] != 4 and s["N"] != 3 and s["N"] != s["D"] for s in sizes), spec.name
+        assert len({tuple(sorted(s.items())) for s in sizes}) == len(sizes)
+
+
+def test_shapes_follow_the_sizes(config: Config) -> None:
+    spec = config.assignment("self_attention").target("self_attention")
+    for case in target_cases(1, spec):
+        x, omega_v, *_ = case.args
+        assert x.shape == (case.sizes["D"], case.sizes["N"])
+        assert omega_v.shape == (case.sizes["D"], case.sizes["D"])
+
+
+def test_softmax_cases_vary_the_container(config: Config) -> None:
+    spec = config.assignment("self_attention").target("softmax")
+    kinds = {type(c.args[0]).__name__ + type(c.args[0][0]).__name__ for c in target_cases(1, spec)}
+    assert kinds == {"listfloat", "listndarray", "ndarrayfloat64"}
+
+
+def test_fresh_args_are_deep_copies(config: Config) -> None:
+    spec = config.assignment("self_attention").target("attention_loop")
+    case = target_cases(1, spec)[0]
+    args = case.fresh_args()
+    args[0][0][:] = 99.0
+    assert not np.any(case.args[0][0] == 99.0)
+
+
+def test_seed_changes_the_numbers(config: Config) -> None:
+    spec = config.assignment("self_attention").target("softmax_cols")
+    assert not np.array_equal(target_cases(1, spec)[0].args[0], target_cases(2, spec)[0].args[0])

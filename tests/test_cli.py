@@ -1,0 +1,152 @@
+"""The `grader` command: output formats, exit codes, errors as `Error:` lines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+
+import students
+from conftest import REPO, NotebookFactory
+
+SOLUTION = str(REPO / "solutions" / "self_attention.ipynb")
+EXERCISE = str(REPO / "exercises" / "self_attention.ipynb")
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_passing_notebook_exits_0() -> None:
+    code, out, _ = invoke("check", SOLUTION, "--config", str(REPO / "config.yaml"))
+    assert code == 0
+    assert "10 / 10 points" in out
+    assert "✓ scaled_dot_product_self_attention" in out
+
+
+def test_check_failing_notebook_exits_1_with_reasons() -> None:
+    code, out, _ = invoke("check", EXERCISE)
+    assert code == 1
+    assert "0 / 10 points" in out
+    assert "not implemented yet" in out
+
+
+def test_json_format_follows_the_contract(notebook: NotebookFactory) -> None:
+    path = notebook(students.cells(scaled_dot_product_self_attention=students.SEED_001_SCALED))
+    code, out, _ = invoke("check", str(path), "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert set(data) >= {"assignment", "submission", "score", "max_score", "targets", "errors"}
+    assert data["assignment"] == "self_attention"
+    assert data["max_score"] == 10
+    target = {t["name"]: t for t in data["targets"]}["scaled_dot_product_self_attention"]
+    assert set(target) == {
+        "name",
+        "status",
+        "score",
+        "max_score",
+        "mistakes",
+        "messages",
+        "location",
+    }
+    assert target["status"] == "failed"
+    assert target["location"] == {"cell": 8, "line": 1}
+    statuses = {t["status"] for t in data["targets"]}
+    assert statuses <= {"passed", "failed", "error", "missing", "timeout"}
+    assert data["score"] == pytest.approx(sum(t["score"] for t in data["targets"]))
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [(None, "no such file"), (b"{not json", "invalid JSON"), (b"\xff\xfe", "not UTF-8")],
+    ids=["missing", "not-json", "not-utf8"],
+)
+def test_unreadable_notebook_exits_2(tmp_path: Path, content: bytes | None, words: str) -> None:
+    path = tmp_path / "bad.ipynb"
+    if content is not None:
+        path.write_bytes(content)
+    code, out, err = invoke("check", str(path), "--assignment", "self_attention")
+    assert code == 2
+    assert err.startswith("Error: ") and words in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_bad_config_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("version: 1\nassignments: {x: {seed: -1}}\n")
+    code, _, err = invoke("check", SOLUTION, "--config", str(bad))
+    assert code == 2
+    assert "assignments.x: missing required key" in err
+
+
+def test_unknown_assignment_and_unknown_format_exit_2() -> None:
+    assert invoke("check", SOLUTION, "--assignment", "nope")[0] == 2
+    assert invoke("check", SOLUTION, "--format", "yaml")[0] == 2
+
+
+def test_internal_error_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("grader.cli.grade_path", explode)
+    code, _, err = invoke("check", SOLUTION)
+    assert code == 3
+    assert "Error: internal error: RuntimeError: boom" in err
+
+
+def test_assign_writes_the_exercise(tmp_path: Path) -> None:
+    out = tmp_path / "student.ipynb"
+    code, stdout, _ = invoke("assign", "--assignment", "self_attention", "--out", str(out))
+    assert code == 0 and "wrote" in stdout
+    assert out.read_text() == Path(EXERCISE).read_text()
+
+
+def test_grade_prints_a_table_and_writes_csv(tmp_path: Path) -> None:
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "ada.ipynb").write_text(Path(SOLUTION).read_text())
+    (folder / "bo.ipynb").write_text(Path(EXERCISE).read_text())
+    (folder / "junk.ipynb").write_text("{oops")
+    (folder / "notes.txt").write_text("hello")
+    code, out, err = invoke("grade", str(folder), "--out", str(tmp_path / "out"))
+    assert code == 0
+    lines = out.splitlines()
+    assert any(line.startswith("ada") and line.endswith("10/10") for line in lines)
+    assert any(line.startswith("bo") and line.endswith("0/10") for line in lines)
+    assert any(
+        line.startswith("junk ") and "not graded" in line and "invalid JSON" in line
+        for line in lines
+    )
+    assert "notes.txt: not a notebook" in err
+    csv_text = (tmp_path / "out" / "grades.csv").read_text().splitlines()
+    assert csv_text[0].startswith("student,qkv_loop,softmax,")
+    assert len(csv_text) == 4
+
+
+def test_grade_missing_folder_exits_2(tmp_path: Path) -> None:
+    code, _, err = invoke("grade", str(tmp_path / "none"))
+    assert code == 2 and "not a folder" in err
+
+
+def test_help_has_examples() -> None:
+    code, out, _ = invoke("check", "--help")
+    assert code == 0 and "Example" in out and "Exit code" in out
+
+
+def test_python_dash_m_works() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "grader", "check", SOLUTION, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["score"] == 10

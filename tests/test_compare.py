@@ -1,0 +1,88 @@
+"""Comparison verdicts and the words they use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.compare import compare, identical
+from grader.config import Tolerance
+from grader.reference import normalise
+from grader.wire import Value
+
+TOL = Tolerance(rtol=1e-5, atol=1e-8)
+EXPECTED = np.arange(12.0).reshape(4, 3) + 1
+
+
+def check(expected: object, got: object, mode: str = "exact") -> tuple[bool, str]:
+    verdict = compare(normalise(expected), normalise(got), mode, TOL)
+    return verdict.ok, verdict.message
+
+
+@pytest.mark.parametrize(
+    ("got", "mode", "ok", "words"),
+    [
+        (EXPECTED.copy(), "exact", True, ""),
+        (EXPECTED * (1 + 1e-9), "exact", True, ""),
+        (EXPECTED.T, "exact", False, "shape (3, 4), expected (4, 3) (the transposed shape)"),
+        (EXPECTED.reshape(2, 6), "exact", False, "same number of entries, arranged differently"),
+        (EXPECTED[:, :2], "exact", False, "shape (4, 2), expected (4, 3)"),
+        (np.where(EXPECTED == 5, np.nan, EXPECTED), "exact", False, "1 of 12 entries are NaN"),
+        (EXPECTED * 2, "exact", False, "12 of 12 entries differ (max abs difference 12"),
+        (None, "exact", False, "returned None: is the `return` statement missing?"),
+        ("a string", "exact", False, "returned a str, not numbers"),
+        ([EXPECTED[0], EXPECTED[1, :2]], "exact", False, "do not stack into one array"),
+        (list(EXPECTED), "exact", True, ""),
+    ],
+    ids=[
+        "equal",
+        "within-tol",
+        "transposed",
+        "reshaped",
+        "wrong-shape",
+        "nan",
+        "factor",
+        "none",
+        "string",
+        "ragged",
+        "list-of-rows",
+    ],
+)
+def test_array_verdicts(got: object, mode: str, ok: bool, words: str) -> None:
+    verdict_ok, message = check(EXPECTED, got, mode)
+    assert verdict_ok is ok
+    assert words in message
+
+
+def test_first_differing_entry_is_named() -> None:
+    got = EXPECTED.copy()
+    got[2, 1] = -1
+    ok, message = check(EXPECTED, got)
+    assert not ok
+    assert "1 of 12 entries differ" in message
+    assert "first at index (2, 1): got -1, expected 8" in message
+
+
+def test_squeeze_accepts_the_allowed_softmax_shapes() -> None:
+    weights = np.array([0.2, 0.3, 0.5])
+    for got in (weights.reshape(3, 1), weights.reshape(3, 1, 1), list(weights)):
+        assert check(weights, got, "squeeze")[0]
+    assert not check(weights, weights.reshape(3, 1), "exact")[0]
+
+
+def test_sequences_are_compared_item_by_item_with_a_path() -> None:
+    expected = ([np.ones((2, 1))] * 2, [np.zeros((2, 1))] * 2)
+    got = [[np.ones((2, 1))] * 2, [np.zeros((2, 1)), np.zeros((3, 1))]]
+    ok, message = check(expected, got)
+    assert not ok
+    assert message == "element [1][1]: shape (3, 1), expected (2, 1)"
+    assert (
+        check(expected, ([np.ones((2, 1))] * 2,))[1]
+        == "returned a tuple of 1 items, expected 2 items"
+    )
+
+
+def test_identical_is_exact() -> None:
+    a: Value = normalise([np.ones(3), 2.0])
+    assert identical(a, normalise([np.ones(3), 2.0]))
+    assert not identical(a, normalise([np.ones(3) + 1e-12, 2.0]))

@@ -1,0 +1,106 @@
+"""config.yaml: loading, defaults, and key-path error messages (never a traceback)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from grader.config import load_config
+from grader.errors import ConfigError
+
+from conftest import REPO
+
+
+def write(tmp_path: Path, raw: Any) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(raw if isinstance(raw, str) else yaml.safe_dump(raw))
+    return path
+
+
+def base() -> dict[str, Any]:
+    raw: dict[str, Any] = yaml.safe_load((REPO / "config.yaml").read_text())
+    return raw
+
+
+def test_repository_config_loads_with_defaults_and_overrides() -> None:
+    config = load_config(REPO / "config.yaml")
+    assignment = config.assignment("self_attention")
+    assert assignment.solution == REPO / "solutions" / "self_attention.ipynb"
+    softmax = assignment.target("softmax")
+    assert softmax.compare == "squeeze"
+    assert len(softmax.sizes) == 6
+    assert assignment.target("qkv_loop").sizes[1] == {"D": 5, "N": 7}
+    assert assignment.time_limit.call == 2
+
+
+def test_scientific_notation_without_a_dot_is_a_number(tmp_path: Path) -> None:
+    text = (REPO / "config.yaml").read_text().replace("atol: 1.0e-8", "atol: 1e-7")
+    assert "atol: 1e-7" in text
+    config = load_config(write(tmp_path, text))
+    assert config.assignment("self_attention").target("softmax").tolerance.atol == 1e-7
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda r: r["assignments"]["self_attention"]["targets"]["softmax"].update(points="two"),
+            "assignments.self_attention.targets.softmax.points: must be a number, not 'two'",
+        ),
+        (
+            lambda r: r["assignments"]["self_attention"]["targets"]["softmax"].pop("inputs"),
+            "assignments.self_attention.targets.softmax: missing required key 'inputs'",
+        ),
+        (
+            lambda r: r["assignments"]["self_attention"].update(colour="red"),
+            "assignments.self_attention: unknown key 'colour'",
+        ),
+        (
+            lambda r: r["defaults"]["time_limit"].update(call=0),
+            "defaults.time_limit.call: must be > 0, not 0",
+        ),
+        (
+            lambda r: r["assignments"]["self_attention"]["targets"]["softmax"].update(
+                compare="fuzzy"
+            ),
+            "targets.softmax.compare: must be one of 'exact', 'squeeze', not 'fuzzy'",
+        ),
+        (
+            lambda r: r["assignments"]["self_attention"].update(sizes=[{"D": 0}]),
+            "assignments.self_attention.sizes.0.D: must be ≥ 1, not 0",
+        ),
+        (
+            lambda r: r["assignments"]["self_attention"]["targets"]["softmax"].update(
+                inputs="nonsense"
+            ),
+            "targets.softmax.inputs: unknown input builder 'nonsense'",
+        ),
+        (lambda r: r.update(version=2), "version: must be one of 1, not 2"),
+    ],
+    ids=["points", "required", "unknown-key", "limit", "enum", "size", "builder", "version"],
+)
+def test_invalid_config_names_the_key_path(tmp_path: Path, edit: Any, message: str) -> None:
+    raw = base()
+    edit(raw)
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, raw))
+    assert message in str(info.value)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_invalid_yaml_gives_line_and_column(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"not valid YAML at line 2, column \d+"):
+        load_config(write(tmp_path, "version: 1\nassignments: a: b\n"))
+
+
+def test_unknown_assignment_lists_the_known_ones() -> None:
+    config = load_config(REPO / "config.yaml")
+    with pytest.raises(ConfigError, match="known: self_attention"):
+        config.assignment("nope")

@@ -1,0 +1,78 @@
+"""The child process: limits, clean-up, and what the parent makes of its ending."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from grader.cases import assignment_cases
+from grader.config import Config
+from grader.notebook import load_submission
+from grader.sandbox import Child, ChildRun
+
+from conftest import write_notebook
+
+
+def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[Child, ChildRun]:
+    assignment = config.assignment("self_attention")
+    submission = load_submission(write_notebook(tmp_path / "s.ipynb", cells))
+    cases = assignment_cases(assignment)
+    child = Child(submission.cells, [("softmax", cases["softmax"])], assignment.time_limit)
+    return child, child.collect()
+
+
+def processes_with(marker: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_background_processes_die_with_the_child(fast_config: Config, tmp_path: Path) -> None:
+    marker = "31.41592"
+    cells = [f"import subprocess\nsubprocess.Popen(['sleep', '{marker}'])"]
+    _, run = run_cells(fast_config, tmp_path, cells)
+    assert run.finished
+    time.sleep(0.05)
+    assert processes_with(marker) == []
+
+
+def test_whole_submission_deadline_kills_and_reports(fast_config: Config, tmp_path: Path) -> None:
+    # Swallowing the per-cell alarm keeps the cell alive: only the overall deadline stops it.
+    spin = (
+        "while True:\n"
+        "    try:\n"
+        "        while True:\n"
+        "            pass\n"
+        "    except BaseException:\n"
+        "        pass"
+    )
+    started = time.monotonic()
+    _, run = run_cells(fast_config, tmp_path, [spin])
+    assert (
+        time.monotonic() - started
+        < fast_config.assignment("self_attention").time_limit.submission + 2
+    )
+    assert run.timed_out
+    assert "did not finish within the 4 s time limit" in run.exit_description
+
+
+def test_child_works_in_a_private_directory_that_is_removed(config: Config, tmp_path: Path) -> None:
+    cells = ["import os\nopen('scratch.txt', 'w').write(os.getcwd())"]
+    child, run = run_cells(config, tmp_path, cells)
+    assert run.finished
+    assert not os.path.exists(child.workdir)
+    assert not (Path.cwd() / "scratch.txt").exists()
+
+
+def test_crash_is_described(config: Config, tmp_path: Path) -> None:
+    cells = ["import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"]
+    _, run = run_cells(config, tmp_path, cells)
+    assert not run.finished
+    assert "crashed (SIGSEGV)" in run.exit_description
