@@ -3,6 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LINT_DIRS := $(wildcard grader tests bench)
 
 .PHONY: demo test lint typecheck unit clean
 
@@ -16,8 +17,8 @@ demo: $(STAMP)
 	$(BIN)/grader grade demo/submissions --assignment self_attention
 
 lint: $(STAMP)
-	$(BIN)/ruff check grader tests bench
-	$(BIN)/ruff format --check grader tests bench
+	$(BIN)/ruff check $(LINT_DIRS)
+	$(BIN)/ruff format --check $(LINT_DIRS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
