@@ -1,0 +1,43 @@
+"""Wall time of one `grader check` against a bare `python -c "import numpy"`, same run.
+
+Usage: python bench/check_latency.py [NOTEBOOK] [--repeat N]
+Prints the median of N runs of each and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def median_seconds(command: list[str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=REPO, capture_output=True, check=False)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebook", nargs="?", default="demo/submissions/bruno.ipynb")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    grader = [sys.executable, "-m", "grader", "check", args.notebook, "--format", "json"]
+    numpy_only = [sys.executable, "-c", "import numpy"]
+    check = median_seconds(grader, args.repeat)
+    bare = median_seconds(numpy_only, args.repeat)
+    print(f"grader check {args.notebook}: {check * 1000:.0f} ms (median of {args.repeat})")
+    print(f"python -c 'import numpy':      {bare * 1000:.0f} ms")
+    print(f"ratio check / bare numpy start: {check / bare:.2f}")
+
+
+if __name__ == "__main__":
+    main()
