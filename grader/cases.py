@@ -106,3 +106,33 @@ def target_cases(seed: int, target: TargetSpec) -> tuple[Case, ...]:
 
 def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:
     return {t.name: target_cases(assignment.seed, t) for t in assignment.targets}
+
+
+def _perturb(value: Any, rng: Rng) -> Any:
+    if isinstance(value, np.ndarray):
+        return value + rng.standard_normal(value.shape) * 0.5
+    if isinstance(value, list | tuple):
+        return type(value)(_perturb(v, rng) for v in value)
+    if isinstance(value, float):
+        return value + float(rng.standard_normal()) * 0.5
+    return value
+
+
+PROBE_OFFSET = 1000
+
+
+def probe_base(cases: tuple[Case, ...]) -> Case:
+    """The case whose inputs the probes perturb: the second one, which avoids D = 4."""
+    return cases[1 % len(cases)]
+
+
+def probe_cases(seed: int, cases: tuple[Case, ...]) -> tuple[Case, ...]:
+    """One case per argument, that argument perturbed: does the output depend on it at all?"""
+    base = probe_base(cases)
+    rng = np.random.default_rng([seed, zlib.crc32(base.target.encode()), PROBE_OFFSET])
+    probes = []
+    for position, arg in enumerate(base.args):
+        changed = list(copy.deepcopy(base.args))
+        changed[position] = _perturb(arg, rng)
+        probes.append(Case(base.target, PROBE_OFFSET + position, base.sizes, tuple(changed)))
+    return tuple(probes)

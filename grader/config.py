@@ -54,6 +54,7 @@ class TargetSpec:
     tolerance: Tolerance = Tolerance()
     partial_credit: bool = True
     mutation: str = "fail"
+    sums_to_one: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class AssignmentSpec:
     title: str
     solution: Path
     exercise: Path | None
+    mistakes: Path | None
     seed: int
     time_limit: TimeLimit
     targets: tuple[TargetSpec, ...]
@@ -185,6 +187,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
                 tolerance=Tolerance(**{**vars(tol), **t.get("tolerance", {})}),
                 partial_credit=t.get("partial_credit", defaults.get("partial_credit", True)),
                 mutation=t.get("mutation", defaults.get("mutation", "fail")),
+                sums_to_one=t.get("sums_to_one"),
             )
             for name, t in spec["targets"].items()
         )
@@ -193,6 +196,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             title=spec.get("title", aid),
             solution=base / spec["solution"],
             exercise=base / spec["exercise"] if "exercise" in spec else None,
+            mistakes=base / spec["mistakes"] if "mistakes" in spec else None,
             seed=int(spec["seed"]),
             time_limit=TimeLimit(**{**vars(default_limit), **spec.get("time_limit", {})}),
             targets=targets,

@@ -38,6 +38,7 @@ _TARGET = {
         "partial_credit": {"type": "boolean"},
         "mutation": {"enum": ["fail", "warn"]},
         "sizes": _SIZES,
+        "sums_to_one": {"enum": ["columns", "rows", "all"]},
     },
 }
 _ASSIGNMENT = {
@@ -48,6 +49,7 @@ _ASSIGNMENT = {
         "title": {"type": "string"},
         "solution": {"type": "string"},
         "exercise": {"type": "string"},
+        "mistakes": {"type": "string"},
         "seed": {"type": "integer", "minimum": 0},
         "sizes": _SIZES,
         "time_limit": _TIME_LIMIT,

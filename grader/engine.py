@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .cases import Case, assignment_cases
+from .cases import Case
 from .config import AssignmentSpec, Config, TargetSpec
 from .errors import UsageError
+from .evidence import explain
 from .notebook import Submission, load_submission
-from .reference import Reference, compute_references
+from .prepared import build_cases, build_expected
+from .reference import Reference
 from .report import Location, Report, TargetResult
 from .sandbox import Child, ChildRun
 from .score import (
@@ -67,18 +69,20 @@ def grade_path(path: Path, config: Config, assignment_id: str | None = None) -> 
 
 def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Report:
     started = time.monotonic()
-    cases = assignment_cases(assignment)
-    plan = [(t.name, cases[t.name]) for t in assignment.targets]
+    case_set = build_cases(assignment)
     # Fork first: the child must never hold the reference solution in its memory.
-    child = Child(submission.cells, plan, assignment.time_limit)
-    references = compute_references(assignment, cases)
+    child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit)
+    expected = build_expected(assignment, case_set)
     run = child.collect()
     answers = Answers.from_run(run)
     definitions = submission.definitions()
     targets = tuple(
-        judge_target(t, cases[t.name], references[t.name], answers, run, submission, definitions)
+        judge_target(
+            t, case_set.cases[t.name], expected.references[t.name], answers, run, definitions
+        )
         for t in assignment.targets
     )
+    targets = explain(targets, assignment, case_set, expected, answers, submission)
     return Report(
         assignment=assignment.id,
         submission=str(submission.path),
@@ -115,7 +119,6 @@ def judge_target(
     reference: Reference,
     answers: Answers,
     run: ChildRun,
-    submission: Submission,
     definitions: dict[str, Location],
 ) -> TargetResult:
     defined_at = definitions.get(spec.name)
@@ -136,7 +139,10 @@ def judge_target(
     ]
     status = target_status(outcomes)
     mistakes: tuple[str, ...] = ()
-    if all(o.kind == "not_implemented" for o in outcomes):
+    stub_owner = _owner(outcomes[0].location, definitions)
+    if all(o.kind == "not_implemented" for o in outcomes) and stub_owner not in (None, spec.name):
+        messages = [f"calls `{stub_owner}`, which is not implemented yet: write it first"]
+    elif all(o.kind == "not_implemented" for o in outcomes):
         where = outcomes[0].location or defined_at
         at = f" in {where.describe()}" if where else ""
         messages = [f"not implemented yet: the stub{at} still raises NotImplementedError"]
@@ -155,7 +161,18 @@ def judge_target(
         error_at or defined_at,
         sum(o.kind == "passed" for o in outcomes),
         len(cases),
+        tuple(o.kind for o in outcomes),
     )
+
+
+def _owner(where: Location | None, definitions: dict[str, Location]) -> str | None:
+    """The function whose definition starts the cell where an error happened."""
+    if where is None:
+        return None
+    owners = [
+        n for n, loc in definitions.items() if loc.cell == where.cell and loc.line <= where.line
+    ]
+    return max(owners, key=lambda n: definitions[n].line) if owners else None
 
 
 def _missing_message(name: str, answers: Answers, defined_at: Location | None) -> str:

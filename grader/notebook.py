@@ -6,6 +6,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,26 @@ class Submission:
     assignment_hint: str | None
     notes: tuple[str, ...]
 
+    @cached_property
+    def _trees(self) -> dict[int, ast.Module | None]:
+        trees: dict[int, ast.Module | None] = {}
+        for cell in self.cells:
+            try:
+                trees[cell.index] = ast.parse(cell.source)
+            except (SyntaxError, ValueError):
+                trees[cell.index] = None
+        return trees
+
+    def tree(self, index: int) -> ast.Module | None:
+        """The parsed cell, or None when it does not parse."""
+        return self._trees.get(index)
+
     def definitions(self) -> dict[str, Location]:
         """Where each top-level function or variable is last defined (static, never run)."""
         found: dict[str, Location] = {}
         for cell in self.cells:
-            try:
-                tree = ast.parse(cell.source)
-            except (SyntaxError, ValueError):
+            tree = self.tree(cell.index)
+            if tree is None:
                 # A cell that does not parse still shows where a function was meant to be.
                 for number, line in enumerate(cell.source.split("\n"), start=1):
                     if match := _DEF_LINE.match(line):

@@ -33,6 +33,7 @@ class TargetResult:
     location: Location | None = None
     cases_passed: int = 0
     cases_total: int = 0
+    case_outcomes: tuple[str, ...] = ()  # per case: passed | failed | error | timeout | …
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,8 @@ def fast_config(tmp_path: Path) -> Config:
     raw["defaults"]["time_limit"] = {"submission": 4, "cell": 1, "call": 0.5}
     for assignment in raw["assignments"].values():
         assignment["solution"] = str(REPO / assignment["solution"])
+        if "mistakes" in assignment:
+            assignment["mistakes"] = str(REPO / assignment["mistakes"])
         assignment.pop("exercise", None)
     path = tmp_path / "fast.yaml"
     path.write_text(json.dumps(raw))

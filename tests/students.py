@@ -117,7 +117,7 @@ SEED_001_SELF = SELF_ATTENTION.replace("return X_prime", "return np.transpose(X_
 
 SCALE_HARDCODED = SCALED.replace("/ np.sqrt(queries.shape[0])", "/ 2")
 SCALE_GLOBAL_D = SCALED.replace("/ np.sqrt(queries.shape[0])", "/ np.sqrt(D)")
-SCALE_MISSING = SCALED.replace("all_km_qn = all_km_qn / np.sqrt(queries.shape[0])\n", "")
+SCALE_MISSING = SCALED.replace("    all_km_qn = all_km_qn / np.sqrt(queries.shape[0])\n", "")
 
 # Equivalent correct form: scores as Qᵀ K with a row softmax, then V Aᵀ.
 ROWS_FORM = """\

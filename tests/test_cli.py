@@ -57,7 +57,8 @@ def test_json_format_follows_the_contract(notebook: NotebookFactory) -> None:
         "location",
     }
     assert target["status"] == "failed"
-    assert target["location"] == {"cell": 8, "line": 1}
+    assert target["mistakes"] == ["output_transposed", "scale_discarded", "scale_hardcoded"]
+    assert target["location"] == {"cell": 8, "line": 9}  # the transposing `return`
     statuses = {t["status"] for t in data["targets"]}
     assert statuses <= {"passed", "failed", "error", "missing", "timeout"}
     assert data["score"] == pytest.approx(sum(t["score"] for t in data["targets"]))

@@ -1,0 +1,71 @@
+"""Gather the evidence on each failing target and attach its diagnosis to the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .cases import PROBE_OFFSET
+from .config import AssignmentSpec
+from .diagnose import NO_ANSWER, Answer, Evidence, diagnose
+from .notebook import Submission
+from .prepared import CaseSet, Expected
+from .report import TargetResult
+from .score import Answers
+from .static import called_names, find_function, function_hints, notebook_globals
+
+
+def _answer(answers: Answers, target: str, index: int) -> Answer:
+    found = answers.results.get((target, index))
+    if found is None or found[0].get("status") != "ok":
+        return NO_ANSWER
+    return found[1].get("value")
+
+
+def explain(
+    results: tuple[TargetResult, ...],
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    expected: Expected,
+    answers: Answers,
+    submission: Submission,
+) -> tuple[TargetResult, ...]:
+    failing = {r.name for r in results if r.status != "passed"}
+    global_names = notebook_globals(submission)
+    explained = []
+    for result in results:
+        if result.status not in ("failed", "error") or result.mistakes:
+            explained.append(result)
+            continue
+        name = result.name
+        function = find_function(submission, name)
+        cases = case_set.cases[name]
+        probes = {
+            p.index - PROBE_OFFSET: _answer(answers, name, p.index) for p in case_set.probes[name]
+        }
+        evidence = Evidence(
+            spec=assignment.target(name),
+            cases=cases,
+            reference=expected.references[name],
+            answers=tuple(_answer(answers, name, c.index) for c in cases),
+            passed=tuple(
+                i < len(result.case_outcomes) and result.case_outcomes[i] == "passed"
+                for i in range(len(cases))
+            ),
+            fingerprints=expected.fingerprints[name],
+            function=function,
+            hints=function_hints(function, global_names) if function else [],
+            failing_callees=sorted(called_names(function) & failing) if function else [],
+            probes=probes,
+            reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
+        )
+        diagnosis = diagnose(evidence)
+        summary, details = result.messages[:1], result.messages[1:]
+        explained.append(
+            replace(
+                result,
+                mistakes=diagnosis.mistakes,
+                messages=(*summary, *diagnosis.messages, *details),
+                location=diagnosis.location or result.location,
+            )
+        )
+    return tuple(explained)

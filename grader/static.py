@@ -1,0 +1,160 @@
+"""Static hints from the student's own code (AST only, never run): what a line *shows*.
+
+Hints accompany the dynamic verdict; on their own they never fail a correct function.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+
+from .notebook import CodeCell, Submission
+from .report import Location
+
+# Calls whose value is their only effect: a statement made of one of these throws work away.
+_PURE_MODULES = {"np", "numpy", "math"}
+_IMPURE_NUMPY = {"random", "copyto", "put", "putmask", "place", "fill_diagonal", "seterr",
+                 "set_printoptions", "save", "savetxt", "savez"}  # fmt: skip
+_PURE_METHODS = {"transpose", "dot", "sum", "max", "min", "mean", "reshape", "copy", "T"}
+_BUILTIN_NAMES = set(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Hint:
+    kind: str  # discarded | global | literal_divisor | returns_global
+    location: Location
+    text: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    node: ast.FunctionDef
+    cell: CodeCell
+
+    def location(self, line: int | None = None) -> Location:
+        return Location(self.cell.index, line if line is not None else self.node.lineno)
+
+    def line_text(self, line: int) -> str:
+        lines = self.cell.original.split("\n")
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def find_function(submission: Submission, name: str) -> FunctionSource | None:
+    """The top-level definition of `name` that is in force after every cell has run."""
+    found = None
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                found = FunctionSource(node, cell)
+    return found
+
+
+def notebook_globals(submission: Submission) -> set[str]:
+    """Names that top-level code binds to data (not functions, classes or modules)."""
+    names: set[str] = set()
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For):
+                names |= _stored(node)
+    return names
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _local_names(fn: ast.FunctionDef) -> set[str]:
+    args = fn.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    params |= {a.arg for a in (args.vararg, args.kwarg) if a}
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    nested = {n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
+    return params | _stored(fn) | imported | nested
+
+
+def _is_pure_call(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        base = func.value
+        if isinstance(base, ast.Name) and base.id in _PURE_MODULES:
+            return func.attr not in _IMPURE_NUMPY
+        return func.attr in _PURE_METHODS
+    return False
+
+
+def _discarded(node: ast.Expr) -> bool:
+    value = node.value
+    if isinstance(value, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Subscript | ast.Name):
+        return True
+    if isinstance(value, ast.Attribute):
+        return True
+    return isinstance(value, ast.Call) and _is_pure_call(value)
+
+
+def _literal_divisor(node: ast.AST) -> ast.AST | None:
+    """The literal a division divides by: `x / 2`, `x /= 2.0`, `x / np.sqrt(4)`."""
+    if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
+        right = node.right if isinstance(node, ast.BinOp) else node.value
+        if isinstance(right, ast.Constant) and isinstance(right.value, int | float):
+            return right if right.value not in (0, 1) else None
+        if (
+            isinstance(right, ast.Call)
+            and isinstance(right.func, ast.Attribute)
+            and right.func.attr == "sqrt"
+            and right.args
+            and isinstance(right.args[0], ast.Constant)
+        ):
+            return right
+    return None
+
+
+def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]:
+    fn, cell = source.node, source.cell
+    hints: list[Hint] = []
+
+    def text(node: ast.AST) -> str:
+        return ast.get_source_segment(cell.source, node) or ast.unparse(node)
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Expr) and _discarded(node):
+            hints.append(Hint("discarded", source.location(node.lineno), text(node.value)))
+        if (divisor := _literal_divisor(node)) is not None:
+            line = getattr(node, "lineno", fn.lineno)
+            hints.append(Hint("literal_divisor", source.location(line), text(divisor)))
+    local = _local_names(fn)
+    seen: set[str] = set()
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id in global_names
+            and node.id not in local
+            and node.id not in seen
+        ):
+            seen.add(node.id)
+            hints.append(Hint("global", source.location(node.lineno), node.id, node.id))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+            name = node.value.id
+            if name in global_names and name not in local:
+                hints.append(Hint("returns_global", source.location(node.lineno), name, name))
+    return sorted(hints, key=lambda h: (h.location.line, h.kind))
+
+
+def called_names(source: FunctionSource) -> set[str]:
+    return {
+        n.func.id
+        for n in ast.walk(source.node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    } - _BUILTIN_NAMES
