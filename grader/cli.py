@@ -128,6 +128,27 @@ def grade(folder: Path, assignment: str | None, config_path: Path | None, out: P
 @main.command()
 @ASSIGNMENT_OPTION
 @CONFIG_OPTION
+@_errors_to_exit_codes
+def selftest(assignment: str | None, config_path: Path | None) -> None:
+    """Prove the checks: the solution passes, every catalogued mistake is caught and named.
+
+    \b
+    Exit code: 0 all good, 1 a variant slips through or is misdiagnosed, 2 bad config.
+    Example:  grader selftest --assignment self_attention
+    """
+    from .selftest import render_selftest, run_selftest
+
+    config = load_config(config_path)
+    ids = [assignment] if assignment else sorted(config.assignments)
+    results = [run_selftest(config.assignment(aid)) for aid in ids]
+    for result in results:
+        click.echo(render_selftest(result))
+    sys.exit(0 if all(r.ok for r in results) else 1)
+
+
+@main.command()
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
 @click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="File or folder to write to."
 )

@@ -150,6 +150,8 @@ def judge_target(
     else:
         messages = summarise(cases, outcomes)
     messages += scalar_messages(answers.target_fixes(spec.name))
+    if any(o.mutated and o.kind == "failed" for o in outcomes):
+        mistakes = ("mutates_input",)
     error_at = next((o.location for o in outcomes if o.location), None)
     return TargetResult(
         spec.name,

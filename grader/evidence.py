@@ -33,7 +33,7 @@ def explain(
     global_names = notebook_globals(submission)
     explained = []
     for result in results:
-        if result.status not in ("failed", "error") or result.mistakes:
+        if result.status not in ("failed", "error") or "not_implemented" in result.mistakes:
             explained.append(result)
             continue
         name = result.name
@@ -63,7 +63,7 @@ def explain(
         explained.append(
             replace(
                 result,
-                mistakes=diagnosis.mistakes,
+                mistakes=tuple(dict.fromkeys((*diagnosis.mistakes, *result.mistakes))),
                 messages=(*summary, *diagnosis.messages, *details),
                 location=diagnosis.location or result.location,
             )

@@ -93,6 +93,7 @@ class CaseOutcome:
     kind: str  # passed | failed | error | timeout | not_implemented
     message: str = ""
     location: Location | None = None
+    mutated: bool = False
 
 
 def judge_case(
@@ -121,9 +122,9 @@ def judge_case(
     mutation = _mutation(reference, case.index, values.get("args"))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
-        return CaseOutcome("failed", verdict.message + extra)
+        return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
     if mutation and spec.mutation == "fail":
-        return CaseOutcome("failed", f"right result, but it {mutation}")
+        return CaseOutcome("failed", f"right result, but it {mutation}", mutated=True)
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
 
 
