@@ -61,6 +61,7 @@ CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
     (("returns_tuple", "output_transposed"), (_item(0), _transpose)),
 ]
 STATIC_WORDS = {
+    "mutates_input": "mutates",
     "scale_discarded": "discarded",
     "scale_hardcoded": "literal_divisor",
     "uses_global": "global",
@@ -80,6 +81,7 @@ class Evidence:
     function: FunctionSource | None
     hints: Sequence[Hint]
     failing_callees: Sequence[str]
+    known_mistakes: tuple[str, ...] = ()  # already found while scoring (mutates_input)
     probes: dict[int, Answer] = field(default_factory=dict)
     reference_probes: dict[int, Value] = field(default_factory=dict)
 
@@ -102,13 +104,11 @@ def _apply(chain: tuple[Normaliser, ...], answers: Sequence[Answer]) -> list[Ans
     return out
 
 
-def _matches(ev: Evidence, answers: Sequence[Answer], outputs: Sequence[object]) -> bool:
+def _matches(ev: Evidence, answers: Sequence[Answer], outputs: Sequence[Value | Exception]) -> bool:
     for answer, expected in zip(answers, outputs, strict=True):
         if isinstance(answer, _NoAnswer) or isinstance(expected, Exception):
             return False
-        if stack(expected) is None and not isinstance(expected, Seq):  # type: ignore[arg-type]
-            return False
-        if not compare(expected, answer, ev.spec.compare, ev.spec.tolerance).ok:  # type: ignore[arg-type]
+        if not compare(expected, answer, ev.spec.compare, ev.spec.tolerance).ok:
             return False
     return True
 
@@ -180,8 +180,10 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
     chosen: dict[str, Mistake | None] = {i: catalogue.get(i) for i in ids}
     chosen.update({m.id: m for m in variants})
     kinds = {h.kind: h for h in ev.hints}
+    for known in ev.known_mistakes:
+        chosen.setdefault(known, catalogue.get(known))
     for mistake_id, kind in STATIC_WORDS.items():
-        if kind not in kinds or mistake_id in chosen:
+        if kind not in kinds or mistake_id in chosen or mistake_id == "mutates_input":
             continue
         if mistake_id in catalogue or mistake_id == "uses_global":
             chosen[mistake_id] = catalogue.get(mistake_id)
@@ -213,6 +215,13 @@ def _explain(
             f"{hint.location.describe()}: divides by the literal `{hint.text}`, which is right "
             f"only when D_q = 4.{fix or ' Compute it from the shape of the queries.'}",
             hint.location,
+        )
+    if mistake_id == "mutates_input":
+        at = f"{hint.location.describe()}: `{hint.text}` " if hint else ""
+        return (
+            f"{at}changes an argument in place, so the caller's data is changed too. "
+            "Work on a copy (`x = x - m` instead of `x -= m`).",
+            hint.location if hint else None,
         )
     if mistake_id == "uses_global" and hint:
         return (

@@ -55,6 +55,7 @@ def explain(
             function=function,
             hints=function_hints(function, global_names) if function else [],
             failing_callees=sorted(called_names(function) & failing) if function else [],
+            known_mistakes=result.mistakes,
             probes=probes,
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
         )

@@ -17,7 +17,7 @@ from .config import AssignmentSpec
 from .engine import grade_submission
 from .fingerprints import catalogue_for
 from .mistakes import Mistake
-from .notebook import load_submission
+from .notebook import Submission, load_submission
 from .prepared import build_cases, build_expected
 from .static import find_function
 
@@ -89,7 +89,9 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
     return result
 
 
-def _check_variant(assignment, solution, mistake, result) -> None:  # type: ignore[no-untyped-def]
+def _check_variant(
+    assignment: AssignmentSpec, solution: Submission, mistake: Mistake, result: SelftestResult
+) -> None:
     label = f"{mistake.target} / {mistake.id}"
     function = find_function(solution, mistake.target)
     if function is None:

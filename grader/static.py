@@ -22,7 +22,7 @@ _BUILTIN_NAMES = set(dir(builtins))
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # discarded | global | literal_divisor | returns_global
+    kind: str  # discarded | global | literal_divisor | returns_global | mutates
     location: Location
     text: str
     name: str = ""
@@ -81,6 +81,28 @@ def _local_names(fn: ast.FunctionDef) -> set[str]:
     }
     nested = {n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
     return params | _stored(fn) | imported | nested
+
+
+def _parameters(fn: ast.FunctionDef) -> set[str]:
+    args = fn.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _changed_in_place(node: ast.AST) -> str | None:
+    """`x -= …`, `x[...] = …` or `x.sort()`-style statements: the name whose object changes."""
+    if isinstance(node, ast.AugAssign):
+        return _root_name(node.target)
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript | ast.Attribute):
+                return _root_name(target)
+    return None
 
 
 def _is_pure_call(call: ast.Call) -> bool:
@@ -144,6 +166,10 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
         ):
             seen.add(node.id)
             hints.append(Hint("global", source.location(node.lineno), node.id, node.id))
+    for node in ast.walk(fn):
+        if (root := _changed_in_place(node)) and root in _parameters(fn):
+            line = getattr(node, "lineno", fn.lineno)
+            hints.append(Hint("mutates", source.location(line), text(node), root))
     for node in ast.walk(fn):
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             name = node.value.id

@@ -13,7 +13,7 @@
     "qkv_loop", "missing_bias",
     "leaves out the biases: the queries, keys or values are Ω x without + β",
     hint="add the bias to each product: `omega_q @ x + beta_q`",
-    locate=r"=\s*omega_\w+\s*@\s*\w+\s*(#.*)?$",
+    locate=r"omega_\w+\s*@\s*\w+\s*\)?\s*(#.*)?$",
 )
 def qkv_loop__missing_bias(all_x, omega_q, omega_k, omega_v, beta_q, beta_k, beta_v):
     all_queries = [omega_q @ x for x in all_x]
@@ -78,7 +78,7 @@ def softmax_cols__softmax_no_exp(data_in):
     "self_attention", "missing_bias",
     "leaves out the biases: Q, K or V is Ω X without + β",
     hint="add the bias column to each product: `omega_q @ X + beta_q`",
-    locate=r"=\s*omega_\w+\s*@\s*X\s*(#.*)?$",
+    locate=r"omega_\w+\s*@\s*X\s*\)?\s*(#.*)?$",
 )
 def self_attention__missing_bias(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
     queries = omega_q @ X

@@ -1,0 +1,151 @@
+"""Every catalogued mistake, written by hand in student style, is named where the code shows it.
+
+The notebooks in tests/notebooks/self_attention/ are a correct student notebook with one
+function rewritten the wrong way; the cell numbers below count the markdown title as cell 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.config import Config
+from grader.engine import grade_path
+from grader.report import Location, Report, TargetResult
+
+import students
+from conftest import REPO, NotebookFactory
+
+NOTEBOOKS = REPO / "tests" / "notebooks" / "self_attention"
+
+# (notebook, target, mistake ids, cell, line) — cells: 3 qkv_loop, 4 softmax,
+# 5 attention_loop, 6 softmax_cols, 7 self_attention, 8 scaled_dot_product_self_attention.
+CASES = [
+    ("missing_bias", "qkv_loop", ["missing_bias"], 3, 4),
+    ("elementwise_product", "qkv_loop", ["elementwise_product"], 3, 7),
+    ("softmax_no_exp", "softmax", ["softmax_no_exp"], 4, 1),
+    ("softmax_wrong_axis", "softmax_cols", ["softmax_wrong_axis"], 6, 3),
+    ("attention_transposed", "self_attention", ["attention_transposed"], 7, 5),
+    ("softmax_over_queries", "self_attention", ["softmax_over_queries"], 7, 5),
+    ("scale_in_unscaled", "self_attention", ["scale_in_unscaled"], 7, 6),
+    ("output_transposed", "self_attention", ["output_transposed"], 7, 8),
+    ("returns_tuple", "self_attention", ["returns_tuple"], 7, 8),
+    ("scale_discarded", "scaled_dot_product_self_attention", ["scale_discarded"], 8, 7),
+    ("scale_missing", "scaled_dot_product_self_attention", ["scale_missing"], 8, 1),
+    ("scale_hardcoded", "scaled_dot_product_self_attention", ["scale_hardcoded"], 8, 6),
+    ("scale_by_d", "scaled_dot_product_self_attention", ["scale_by_d"], 8, 7),
+    ("scale_wrong_dim", "scaled_dot_product_self_attention", ["scale_wrong_dim"], 8, 7),
+    ("uses_global", "scaled_dot_product_self_attention", ["uses_global"], 8, 6),
+    ("mutates_input", "softmax_cols", ["mutates_input"], 6, 3),
+    ("not_implemented", "softmax_cols", ["not_implemented"], 6, 1),
+]
+
+
+def target(report: Report, name: str) -> TargetResult:
+    return next(t for t in report.targets if t.name == name)
+
+
+@pytest.mark.parametrize(
+    ("notebook", "name", "ids", "cell", "line"), CASES, ids=[c[0] for c in CASES]
+)
+def test_hand_written_mistake_is_named_and_located(
+    config: Config, notebook: str, name: str, ids: list[str], cell: int, line: int
+) -> None:
+    report = grade_path(NOTEBOOKS / f"{notebook}.ipynb", config, "self_attention")
+    result = target(report, name)
+    assert result.status == "failed"
+    assert list(result.mistakes) == ids
+    assert result.location == Location(cell, line)
+    assert len(result.messages) >= 2 and ids[0].replace("_", " ") not in result.messages[0]
+    # Nothing else is blamed: targets that merely call the broken one are told to fix it first.
+    for other in report.targets:
+        if other.name != name:
+            assert other.mistakes == ()
+            if other.status != "passed":
+                assert other.messages[1].startswith(f"fix `{name}` first")
+
+
+def test_every_catalogued_id_has_a_notebook(config: Config) -> None:
+    from grader.fingerprints import catalogue_for
+
+    catalogue_ids = {m.id for m in catalogue_for(config.assignment("self_attention")).mistakes}
+    covered = {ids[0] for _, _, ids, _, _ in CASES}
+    assert catalogue_ids <= covered
+    assert {p.stem for p in NOTEBOOKS.glob("*.ipynb")} == {c[0] for c in CASES}
+
+
+def test_seed_001_is_reported_with_all_three_mistakes(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    path = notebook(students.cells(scaled_dot_product_self_attention=students.SEED_001_SCALED))
+    result = target(grade_path(path, config, "self_attention"), "scaled_dot_product_self_attention")
+    assert result.mistakes == ("output_transposed", "scale_discarded", "scale_hardcoded")
+    discarded = next(m for m in result.messages if "throws them away" in m)
+    assert discarded.startswith("cell 8, line 6: `all_km_qn / 2`")
+    assert "all_km_qn = all_km_qn / 2" in discarded
+
+
+def test_root_cause_is_proven_when_the_callee_explains_everything(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    path = notebook(students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS))
+    result = target(grade_path(path, config, "self_attention"), "self_attention")
+    assert result.mistakes == ()
+    assert "exactly what a correct version gives with your `softmax_cols`" in result.messages[1]
+
+
+# Mistakes outside the catalogue: the message names a relation, never just "wrong".
+UNKNOWN = [
+    (
+        "self_attention",
+        students.SELF_ATTENTION.replace("return X_prime", "return 0.5 * X_prime"),
+        "every entry is 0.5 × the expected value",
+    ),
+    (
+        "self_attention",
+        students.SELF_ATTENTION.replace("beta_v + omega_v @ X", "omega_v @ X"),
+        "ignores `beta_v`",
+    ),
+    (
+        "softmax_cols",
+        "def softmax_cols(data_in):\n    e = np.exp(data_in)\n    return e / np.sum(e)\n",
+        "the columns do not sum to one",
+    ),
+    (
+        "self_attention",
+        students.SELF_ATTENTION.replace(
+            "X_prime = values @ attention", "X_prime = values @ attention\n    X_prime[0] = 0"
+        ),
+        "only rows 0 differ",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "words"), UNKNOWN, ids=["factor", "ignores", "sums", "rows"]
+)
+def test_unknown_mistakes_get_a_relation(
+    config: Config, notebook: NotebookFactory, name: str, source: str, words: str
+) -> None:
+    result = target(grade_path(notebook(students.cells(**{name: source})), config), name)
+    assert result.status == "failed"
+    assert result.mistakes == ()
+    assert any(words in m for m in result.messages), result.messages
+
+
+def test_only_the_example_size_passes(config: Config, notebook: NotebookFactory) -> None:
+    # Right by accident when each value has 4 rows, wrong otherwise; no catalogued variant.
+    hard = students.ATTENTION_LOOP.replace(
+        "all_x_prime.append(x_prime)", "all_x_prime.append(x_prime * 4 / len(x_prime))"
+    )
+    result = target(
+        grade_path(notebook(students.cells(attention_loop=hard)), config), "attention_loop"
+    )
+    assert result.status == "failed" and result.mistakes == ()
+    assert any("right only in the cases where D = 4" in m for m in result.messages)
+
+
+def test_a_correct_function_gets_no_diagnosis(config: Config, tmp_path: Path) -> None:
+    report = grade_path(REPO / "solutions" / "self_attention.ipynb", config)
+    assert all(t.mistakes == () and t.status == "passed" for t in report.targets)

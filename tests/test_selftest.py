@@ -1,0 +1,59 @@
+"""`grader selftest`: passes the real catalogue, fails when cases cannot tell a variant apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.config import Config, load_config
+from grader.selftest import MIN_MARGIN, render_selftest, run_selftest
+
+from conftest import REPO
+
+
+def test_every_assignment_passes_its_selftest(config: Config) -> None:
+    for assignment in config.assignments.values():
+        result = run_selftest(assignment)
+        assert result.ok, render_selftest(result)
+        assert result.smallest_margin[0] >= MIN_MARGIN
+        caught = [line for line in result.lines if "caught, diagnosed as" in line]
+        assert len(caught) >= 10
+
+
+def only_d4_config(tmp_path: Path) -> Path:
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    assignment = raw["assignments"]["self_attention"]
+    for key in ("solution", "exercise", "mistakes"):
+        assignment[key] = str(REPO / assignment[key])
+    assignment["targets"]["scaled_dot_product_self_attention"]["sizes"] = [
+        {"D": 4, "N": 3},
+        {"D": 4, "N": 5},
+    ]
+    path = tmp_path / "only_d4.yaml"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_selftest_fails_when_cases_cannot_separate_a_variant(tmp_path: Path) -> None:
+    config = load_config(only_d4_config(tmp_path))
+    result = run_selftest(config.assignment("self_attention"))
+    assert not result.ok
+    text = render_selftest(result)
+    assert (
+        "scaled_dot_product_self_attention / scale_hardcoded: the variant passes the checks" in text
+    )
+    assert "uses_global: the variant passes the checks" in text
+    assert result.smallest_margin[0] < MIN_MARGIN
+
+
+def test_selftest_command_exit_codes(tmp_path: Path) -> None:
+    good = CliRunner().invoke(main, ["selftest", "--assignment", "self_attention"])
+    assert good.exit_code == 0, good.output
+    assert "smallest margin" in good.output
+    bad = CliRunner().invoke(main, ["selftest", "--config", str(only_d4_config(tmp_path))])
+    assert bad.exit_code == 1
+    assert "FAILED" in bad.output
