@@ -194,6 +194,19 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
         text, where = _explain(ev, mistake_id, mistake, kinds)
         messages.append(text)
         locations.append(where)
+    for hint in ev.hints:
+        if hint.kind == "discarded" and "scale_discarded" not in chosen:
+            messages.append(
+                f"{hint.location.describe()}: `{hint.text}` is computed and thrown away; "
+                "did you mean to assign it?"
+            )
+            locations.append(hint.location)
+        elif hint.kind == "returns_global":
+            messages.append(
+                f"{hint.location.describe()}: returns the notebook's global `{hint.name}`, "
+                "not a value this function computed"
+            )
+            locations.append(hint.location)
     located = [loc for loc in locations if loc is not None]
     return Diagnosis(tuple(chosen), tuple(messages), located[0] if located else None)
 
@@ -274,6 +287,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(sizes)
     if ignored := _ignored(ev):
         sentences.append(ignored)
+    if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
+        sentences.append(extra)
     if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):
         sentences.append(lines)
     if not sentences and not base.mistakes:

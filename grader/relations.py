@@ -103,3 +103,15 @@ def differing_lines(got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> st
     if 0 < len(rows) < got.shape[0]:
         return f"only rows {', '.join(map(str, rows))} differ; the others are right"
     return None
+
+
+def singleton_dimensions(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """The right numbers with extra or missing size-1 dimensions."""
+    if got.shape == expected.shape or got.size != expected.size:
+        return None
+    if tuple(d for d in got.shape if d != 1) != tuple(d for d in expected.shape if d != 1):
+        return None
+    return (
+        f"the shape {got.shape} differs from {expected.shape} only by size-1 dimensions: "
+        f"reshape the result to {expected.shape}"
+    )

@@ -46,6 +46,11 @@ def target(report: Report, name: str) -> TargetResult:
     return next(t for t in report.targets if t.name == name)
 
 
+def one(config: Config, notebook: NotebookFactory, name: str, source: str) -> TargetResult:
+    """Grade a correct student notebook with `name` rewritten as `source`."""
+    return target(grade_path(notebook(students.cells(**{name: source})), config), name)
+
+
 @pytest.mark.parametrize(
     ("notebook", "name", "ids", "cell", "line"), CASES, ids=[c[0] for c in CASES]
 )
@@ -149,3 +154,38 @@ def test_only_the_example_size_passes(config: Config, notebook: NotebookFactory)
 def test_a_correct_function_gets_no_diagnosis(config: Config, tmp_path: Path) -> None:
     report = grade_path(REPO / "solutions" / "self_attention.ipynb", config)
     assert all(t.mistakes == () and t.status == "passed" for t in report.targets)
+
+
+def test_discarded_expression_outside_scaling_is_pointed_at(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.SELF_ATTENTION.replace(
+        "X_prime = values @ attention\n    return X_prime",
+        "values @ attention\n    return values",
+    )
+    result = target(
+        grade_path(notebook(students.cells(self_attention=source)), config), "self_attention"
+    )
+    assert any(
+        m.startswith("cell 7, line 7: `values @ attention` is computed and thrown away")
+        for m in result.messages
+    ), result.messages
+
+
+def test_returning_a_global_is_pointed_at(config: Config, notebook: NotebookFactory) -> None:
+    source = students.SELF_ATTENTION.replace(
+        "X_prime = values @ attention\n", "values @ attention\n"
+    )
+    cells = students.cells(self_attention=source)
+    cells.insert(1, "X_prime = np.zeros((4, 3))")
+    result = target(grade_path(notebook(cells), config), "self_attention")
+    assert result.mistakes == ("uses_global",)
+    assert any("returns the notebook's global `X_prime`" in m for m in result.messages)
+
+
+def test_extra_size_one_dimensions_are_named(config: Config, notebook: NotebookFactory) -> None:
+    source = students.SELF_ATTENTION.replace("return X_prime", "return X_prime[:, :, None]")
+    result = target(
+        grade_path(notebook(students.cells(self_attention=source)), config), "self_attention"
+    )
+    assert any("only by size-1 dimensions" in m for m in result.messages), result.messages
