@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -158,9 +159,51 @@ def diagnose(ev: Evidence) -> Diagnosis:
         own = _resolve([f for f in found if f.via is None], hint_kinds)
         if own:
             return _static_only(ev, list(ids), [f.mistake for f in own])
+    if partial := _itemwise(ev):
+        items = ", ".join(f"[{k}]" for k in partial[0])
+        base = _static_only(ev, [], partial[1])
+        note = f"only element{'s' * (len(partial[0]) > 1)} {items} of the returned tuple is wrong"
+        return Diagnosis(base.mistakes, (note, *base.messages), base.location)
     if ev.failing_callees:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
     return _relations(ev, _static_only(ev, [], []))
+
+
+def _items(values: Sequence[object], k: int, n: int) -> list[Any] | None:
+    picked: list[Any] = []
+    for value in values:
+        if not isinstance(value, Seq) or len(value.items) != n:
+            return None
+        picked.append(value.items[k])
+    return picked
+
+
+def _itemwise(ev: Evidence) -> tuple[list[int], list[Mistake]] | None:
+    """For tuple results: each wrong element explained by a variant's same element."""
+    first = ev.reference.outputs[0]
+    if not isinstance(first, Seq):
+        return None
+    n = len(first.items)
+    wrong: list[int] = []
+    mistakes: dict[str, Mistake] = {}
+    for k in range(n):
+        answers, expected = _items(ev.answers, k, n), _items(ev.reference.outputs, k, n)
+        if answers is None or expected is None:
+            return None
+        if _matches(ev, answers, expected):
+            continue
+        found = [
+            f.mistake
+            for f in ev.fingerprints
+            if f.via is None
+            and (outputs := _items(f.outputs, k, n)) is not None
+            and _matches(ev, answers, outputs)
+        ]
+        if not found:
+            return None
+        wrong.append(k)
+        mistakes.update((m.id, m) for m in found)
+    return (wrong, list(mistakes.values())) if wrong else None
 
 
 def _root_cause(ev: Evidence, ids: list[str], callee: str, proven: bool) -> Diagnosis:

@@ -189,3 +189,11 @@ def test_extra_size_one_dimensions_are_named(config: Config, notebook: NotebookF
         grade_path(notebook(students.cells(self_attention=source)), config), "self_attention"
     )
     assert any("only by size-1 dimensions" in m for m in result.messages), result.messages
+
+
+def test_a_mistake_in_one_element_of_a_tuple_is_named(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    result = one(config, notebook, "qkv_loop", students.ELEMENTWISE)  # queries only
+    assert result.mistakes == ("elementwise_product",)
+    assert result.messages[1] == "only element [0] of the returned tuple is wrong"
