@@ -29,12 +29,15 @@ class Case:
     index: int
     sizes: Mapping[str, int]
     args: tuple[Any, ...]
+    variable: bool = False  # a top-level variable read after the notebook ran, not a call
 
     def fresh_args(self) -> tuple[Any, ...]:
         """A deep copy, so no call can see what an earlier call did to its inputs."""
         return copy.deepcopy(self.args)
 
     def describe(self) -> str:
+        if self.variable:
+            return "the value after the notebook ran"
         return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
 
 
@@ -95,6 +98,8 @@ BUILDERS: dict[str, Builder] = {
 
 def target_cases(seed: int, target: TargetSpec) -> tuple[Case, ...]:
     """The cases of one target; each case has its own stream so edits elsewhere change nothing."""
+    if target.variable:
+        return (Case(target.name, 0, {}, (), variable=True),)
     build = BUILDERS[target.inputs]
     name_key = zlib.crc32(target.name.encode())
     cases = []
@@ -129,6 +134,8 @@ def probe_base(cases: tuple[Case, ...]) -> Case:
 def probe_cases(seed: int, cases: tuple[Case, ...]) -> tuple[Case, ...]:
     """One case per argument, that argument perturbed: does the output depend on it at all?"""
     base = probe_base(cases)
+    if base.variable:
+        return ()
     rng = np.random.default_rng([seed, zlib.crc32(base.target.encode()), PROBE_OFFSET])
     probes = []
     for position, arg in enumerate(base.args):

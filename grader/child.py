@@ -17,6 +17,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from .cases import Case
+from .compat import restore_removed_names
 from .notebook import CodeCell
 from .scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from .wire import MAX_TEXT, encode_frame
@@ -160,7 +161,21 @@ class Runner:
             self.send(header)
         return bool(header["status"] != "timeout")
 
+    def run_variable(self, name: str) -> None:
+        if name not in self.namespace:
+            self.send({"kind": "missing", "target": name, "found": "absent"})
+            return
+        header = {"kind": "result", "target": name, "case": 0, "status": "ok"}
+        try:
+            self.send(header, {"value": _bounded(self.namespace[name])})
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            header.update(status="error", error={"type": "Unencodable", "message": "", "where": {}})
+            self.send(header)
+
     def run_target(self, name: str, cases: Sequence[Case]) -> None:
+        if cases and cases[0].variable:
+            self.run_variable(name)
+            return
         fn = self.namespace.get(name)
         if not callable(fn):
             kind = "absent" if fn is None and name not in self.namespace else type(fn).__name__
@@ -183,6 +198,7 @@ def serve(
     try:
         runner = Runner(write_fd, cell_limit, call_limit)
         signal.signal(signal.SIGALRM, _alarm)
+        restore_removed_names()
         sys.stdout = sys.stderr = runner.out
         for cell in cells:
             runner.run_cell(cell)

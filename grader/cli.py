@@ -163,6 +163,9 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     from .assign import write_exercise
 
     config = load_config(config_path)
-    ids = [assignment] if assignment else sorted(config.assignments)
-    for aid in ids:
-        click.echo(f"wrote {write_exercise(config.assignment(aid), out)}")
+    if assignment:
+        specs = [config.assignment(assignment)]
+    else:  # assignments without an `exercise` (graded as students hand them in) are skipped
+        specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    for spec in specs:
+        click.echo(f"wrote {write_exercise(spec, out)}")

@@ -44,7 +44,7 @@ class TimeLimit:
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """One graded function: how to build its inputs and how to judge its output."""
+    """One graded function (or top-level variable): its inputs and how to judge its output."""
 
     name: str
     points: float
@@ -55,6 +55,7 @@ class TargetSpec:
     partial_credit: bool = True
     mutation: str = "fail"
     sums_to_one: str | None = None
+    variable: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,13 @@ def validate_raw(raw: Any, path: Path) -> None:
 
     for aid, assignment in raw["assignments"].items():
         for name, target in assignment["targets"].items():
+            where = f"{path}: assignments.{aid}.targets.{name}"
+            if target.get("variable") and "inputs" in target:
+                raise ConfigError(f"{where}: a variable target takes no `inputs`")
+            if target.get("variable"):
+                continue
+            if "inputs" not in target:
+                raise ConfigError(f"{where}: missing required key 'inputs' (or `variable: true`)")
             if target["inputs"] not in BUILDERS:
                 known = ", ".join(sorted(BUILDERS))
                 raise ConfigError(
@@ -181,7 +189,8 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             TargetSpec(
                 name=name,
                 points=float(t["points"]),
-                inputs=t["inputs"],
+                inputs=t.get("inputs", ""),
+                variable=t.get("variable", False),
                 sizes=tuple(t.get("sizes", sizes)),
                 compare=t.get("compare", "exact"),
                 tolerance=Tolerance(**{**vars(tol), **t.get("tolerance", {})}),

@@ -29,10 +29,11 @@ _SIZES = {
 _TARGET = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["points", "inputs"],
+    "required": ["points"],
     "properties": {
         "points": {"type": "number", "minimum": 0},
         "inputs": {"type": "string"},
+        "variable": {"type": "boolean"},
         "compare": {"enum": ["exact", "squeeze"]},
         "tolerance": _TOLERANCE,
         "partial_credit": {"type": "boolean"},

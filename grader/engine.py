@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from .cases import Case
+from .compat import removed_name_notes
 from .config import AssignmentSpec, Config, TargetSpec
 from .errors import UsageError
 from .evidence import explain
@@ -35,20 +36,25 @@ def choose_assignment(
     if hint and hint in config.assignments:
         return config.assignments[hint], f"assignment '{hint}' (from the notebook's metadata)"
     defined = set(submission.definitions())
-    scored = sorted(
-        ((len(defined & {t.name for t in a.targets}), a.id) for a in config.assignments.values()),
-        reverse=True,
-    )
+
+    def fit(a: AssignmentSpec) -> tuple[float, int, int]:
+        # Share of its targets the notebook defines, then how many of them are functions.
+        names = {t.name for t in a.targets}
+        functions = {t.name for t in a.targets if not t.variable}
+        share = len(defined & names) / len(names)
+        return (share, len(defined & functions), len(defined & names))
+
+    scored = sorted(((fit(a), a.id) for a in config.assignments.values()), reverse=True)
     best, best_id = scored[0]
-    tied = [aid for count, aid in scored if count == best]
-    if best == 0 or len(tied) > 1:
+    tied = [aid for score, aid in scored if score == best]
+    if best[2] == 0 or len(tied) > 1:
         candidates = ", ".join(sorted(config.assignments))
         raise UsageError(
             f"{submission.path}: cannot tell which assignment this is "
             f"(no metadata, and the names it defines do not single one out); "
             f"pass --assignment, one of: {candidates}"
         )
-    return config.assignments[best_id], f"assignment '{best_id}' (from the functions it defines)"
+    return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
 
 
 def grade_path(path: Path, config: Config, assignment_id: str | None = None) -> Report:
@@ -88,7 +94,11 @@ def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Repo
         submission=str(submission.path),
         targets=targets,
         errors=tuple(_run_errors(run, answers)),
-        notes=(*submission.notes, *scalar_messages(answers.scalar_fixes)),
+        notes=(
+            *submission.notes,
+            *removed_name_notes(submission),
+            *scalar_messages(answers.scalar_fixes),
+        ),
         seconds=time.monotonic() - started,
     )
 
@@ -128,7 +138,7 @@ def judge_target(
             "missing",
             0.0,
             spec.points,
-            (_missing_message(spec.name, answers, defined_at),),
+            (_missing_message(spec.name, answers, defined_at, spec.variable),),
             location=defined_at,
             cases_total=len(cases),
         )
@@ -177,8 +187,15 @@ def _owner(where: Location | None, definitions: dict[str, Location]) -> str | No
     return max(owners, key=lambda n: definitions[n].line) if owners else None
 
 
-def _missing_message(name: str, answers: Answers, defined_at: Location | None) -> str:
+def _missing_message(
+    name: str, answers: Answers, defined_at: Location | None, variable: bool = False
+) -> str:
     found = answers.missing[name]
+    if variable:
+        if defined_at and defined_at.cell in answers.cell_errors:
+            error = describe_error(answers.cell_errors[defined_at.cell])
+            return f"`{name}` is set in cell {defined_at.cell}, but that cell failed: {error}"
+        return f"`{name}` is not defined after the notebook ran: no cell that ran sets it"
     if found != "absent":
         return f"`{name}` is a {found}, not a function"
     if defined_at and defined_at.cell in answers.cell_errors:

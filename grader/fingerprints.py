@@ -57,6 +57,9 @@ def compute_fingerprints(
     names = {t.name for t in assignment.targets}
     result: dict[str, list[Fingerprint]] = {}
     for target in assignment.targets:
+        if target.variable:
+            result[target.name] = []
+            continue
         own = [
             Fingerprint(m, _run(m.variant, cases[target.name]))
             for m in catalogue.for_target(target.name)

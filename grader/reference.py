@@ -68,6 +68,14 @@ def compute_references(
     references = {}
     for target in assignment.targets:
         fn = namespace.get(target.name)
+        if target.variable:
+            if target.name not in namespace:
+                raise ConfigError(
+                    f"assignment {assignment.id}: the solution does not set `{target.name}`"
+                )
+            value = normalise(namespace[target.name])
+            references[target.name] = Reference((value,), ((),), ())
+            continue
         if not callable(fn):
             raise ConfigError(
                 f"assignment {assignment.id}: the solution does not define `{target.name}`"

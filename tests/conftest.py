@@ -45,16 +45,21 @@ def notebook(tmp_path: Path) -> NotebookFactory:
     return make
 
 
+def repo_config_raw() -> dict[str, Any]:
+    """The repository's config as a dict, its paths made absolute so it can move elsewhere."""
+    raw: dict[str, Any] = yaml.safe_load((REPO / "config.yaml").read_text())
+    for assignment in raw["assignments"].values():
+        for key in ("solution", "exercise", "mistakes"):
+            if key in assignment:
+                assignment[key] = str(REPO / assignment[key])
+    return raw
+
+
 @pytest.fixture
 def fast_config(tmp_path: Path) -> Config:
     """The real assignments with short time limits, for the tests that wait on a limit."""
-    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    raw = repo_config_raw()
     raw["defaults"]["time_limit"] = {"submission": 4, "cell": 1, "call": 0.5}
-    for assignment in raw["assignments"].values():
-        assignment["solution"] = str(REPO / assignment["solution"])
-        if "mistakes" in assignment:
-            assignment["mistakes"] = str(REPO / assignment["mistakes"])
-        assignment.pop("exercise", None)
     path = tmp_path / "fast.yaml"
     path.write_text(json.dumps(raw))
     return load_config(path)

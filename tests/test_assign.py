@@ -15,8 +15,9 @@ from conftest import REPO
 
 
 def test_committed_exercises_match_the_solutions(config: Config, tmp_path: Path) -> None:
-    for assignment in config.assignments.values():
-        assert assignment.exercise is not None
+    with_exercises = [a for a in config.assignments.values() if a.exercise is not None]
+    assert with_exercises
+    for assignment in with_exercises:
         fresh = write_exercise(assignment, tmp_path / assignment.exercise.name)
         assert fresh.read_text() == assignment.exercise.read_text(), (
             f"{assignment.exercise} is out of date: run `grader assign`"

@@ -243,7 +243,7 @@ def test_assignment_is_recognised_from_the_names_defined(
 ) -> None:
     report = grade_path(notebook(students.cells()), config)
     assert report.assignment == "self_attention"
-    assert "from the functions it defines" in report.notes[0]
+    assert "from the names it defines" in report.notes[0]
 
 
 def test_unrecognisable_notebook_is_a_usage_error(

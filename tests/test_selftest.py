@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
 from click.testing import CliRunner
 
 from grader.cli import main
 from grader.config import Config, load_config
 from grader.selftest import MIN_MARGIN, render_selftest, run_selftest
 
-from conftest import REPO
+from conftest import repo_config_raw
 
 
 def test_every_assignment_passes_its_selftest(config: Config) -> None:
@@ -25,11 +24,10 @@ def test_every_assignment_passes_its_selftest(config: Config) -> None:
 
 
 def only_d4_config(tmp_path: Path) -> Path:
-    raw = yaml.safe_load((REPO / "config.yaml").read_text())
-    assignment = raw["assignments"]["self_attention"]
-    for key in ("solution", "exercise", "mistakes"):
-        assignment[key] = str(REPO / assignment[key])
-    assignment["targets"]["scaled_dot_product_self_attention"]["sizes"] = [
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"]["targets"]["scaled_dot_product_self_attention"][
+        "sizes"
+    ] = [
         {"D": 4, "N": 3},
         {"D": 4, "N": 5},
     ]
