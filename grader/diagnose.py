@@ -222,7 +222,9 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
     catalogue = {m.id: m for m in (f.mistake for f in ev.fingerprints if f.via is None)}
     chosen: dict[str, Mistake | None] = {i: catalogue.get(i) for i in ids}
     chosen.update({m.id: m for m in variants})
-    kinds = {h.kind: h for h in ev.hints}
+    kinds: dict[str, Hint] = {}
+    for found in ev.hints:
+        kinds.setdefault(found.kind, found)  # the first place each kind shows
     for known in ev.known_mistakes:
         chosen.setdefault(known, catalogue.get(known))
     for mistake_id, kind in STATIC_WORDS.items():
@@ -280,9 +282,11 @@ def _explain(
             hint.location if hint else None,
         )
     if mistake_id == "uses_global" and hint:
+        names = sorted({f"`{h.name}`" for h in ev.hints if h.kind == "global"})
+        which = f"global {names[0]}" if len(names) == 1 else f"globals {', '.join(names)}"
         return (
-            f"{hint.location.describe()}: reads the notebook's global `{hint.name}`; the grader "
-            f"calls the function with other sizes, where it is wrong. Use the arguments' shapes.",
+            f"{hint.location.describe()}: reads the notebook's {which}; the grader calls the "
+            "function with other sizes, where that is wrong. Use the shapes of the arguments.",
             hint.location,
         )
     where = _locate(ev.function, mistake.locate if mistake else None, mistake_id)
