@@ -63,6 +63,7 @@ CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
 ]
 STATIC_WORDS = {
     "mutates_input": "mutates",
+    "mask_truthiness": "truthiness",
     "scale_discarded": "discarded",
     "scale_hardcoded": "literal_divisor",
     "uses_global": "global",
@@ -289,7 +290,11 @@ def _explain(
             "function with other sizes, where that is wrong. Use the shapes of the arguments.",
             hint.location,
         )
-    where = _locate(ev.function, mistake.locate if mistake else None, mistake_id)
+    where = (
+        hint.location
+        if hint
+        else _locate(ev.function, mistake.locate if mistake else None, mistake_id)
+    )
     what = mistake.message if mistake else _STRUCTURAL.get(mistake_id, mistake_id)
     at = f" ({where.describe()})" if where else ""
     return f"{mistake_id}: {what}{at}.{fix}", where

@@ -20,7 +20,7 @@ from typing import Any
 from .errors import ConfigError
 
 # Static hints a mistake can require before it is named (see static.py).
-STATIC_KINDS = ("discarded", "global", "literal_divisor")
+STATIC_KINDS = ("discarded", "global", "literal_divisor", "truthiness")
 
 
 @dataclass(frozen=True)

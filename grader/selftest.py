@@ -20,6 +20,7 @@ from .mistakes import Mistake
 from .notebook import Submission, load_submission
 from .prepared import build_cases, build_expected
 from .static import find_function
+from .wire import Seq
 
 MIN_MARGIN = 10.0  # a variant must miss the tolerance by at least this factor somewhere
 
@@ -47,8 +48,19 @@ def _variant_source(mistake: Mistake, target: str) -> str:
     raise ValueError(f"source of {mistake.variant.__name__} not found in {path}")
 
 
+def _leaves(value: object) -> list[np.ndarray] | None:
+    """The arrays of a value, in order; None when it is not made of numbers."""
+    if isinstance(value, Seq):
+        parts = [_leaves(item) for item in value.items]
+        return None if any(p is None for p in parts) else [a for p in parts for a in p or []]
+    array = stack(value) if not isinstance(value, Exception) else None  # type: ignore[arg-type]
+    return None if array is None else [array]
+
+
 def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
     """How far, in units of the tolerance, the variant lands from the reference at best."""
+    if mistake.id == "mutates_input":
+        return float("inf")  # told apart by the mutation check, not by its output
     case_set = build_cases(assignment)
     expected = build_expected(assignment, case_set)
     spec = assignment.target(mistake.target)
@@ -58,16 +70,17 @@ def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
         if f.via is None and f.mistake.id == mistake.id
     ]
     best = 0.0
-    for got, want in zip(
-        prints[0].outputs, expected.references[mistake.target].outputs, strict=True
-    ):
-        a = None if isinstance(got, Exception) else stack(got)
-        b = stack(want)
-        if a is None or b is None or a.shape != b.shape:
+    outputs = zip(prints[0].outputs, expected.references[mistake.target].outputs, strict=True)
+    for got, want in outputs:
+        left, right = _leaves(got), _leaves(want)
+        if left is None or right is None or [a.shape for a in left] != [b.shape for b in right]:
             return float("inf")  # a different structure is told apart without any tolerance
-        with np.errstate(all="ignore"):
-            ratio = np.abs(a - b) / (spec.tolerance.atol + spec.tolerance.rtol * np.abs(b))
-        best = max(best, float(np.nan_to_num(ratio, nan=np.inf).max()))
+        for a, b in zip(left, right, strict=True):
+            with np.errstate(all="ignore"):
+                ratio = np.abs(a - b) / (spec.tolerance.atol + spec.tolerance.rtol * np.abs(b))
+            same = (a == b) | (np.isnan(a) & np.isnan(b))  # equal infinities are no difference
+            ratio = np.where(same, 0.0, np.nan_to_num(ratio, nan=np.inf, posinf=np.inf))
+            best = max(best, float(ratio.max()))
     return best
 
 

@@ -22,7 +22,7 @@ _BUILTIN_NAMES = set(dir(builtins))
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # discarded | global | literal_divisor | returns_global | mutates
+    kind: str  # discarded | global | literal_divisor | returns_global | mutates | truthiness
     location: Location
     text: str
     name: str = ""
@@ -166,6 +166,13 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
         ):
             seen.add(node.id)
             hints.append(Hint("global", source.location(node.lineno), node.id, node.id))
+    for node in ast.walk(fn):
+        test = node.test if isinstance(node, ast.If | ast.While | ast.IfExp) else None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Name) and test.id in _parameters(fn):
+            line = getattr(node, "lineno", fn.lineno)
+            hints.append(Hint("truthiness", source.location(line), text(test), test.id))
     for node in ast.walk(fn):
         if (root := _changed_in_place(node)) and root in _parameters(fn):
             line = getattr(node, "lineno", fn.lineno)

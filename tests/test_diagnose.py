@@ -42,6 +42,22 @@ CASES = [
 ]
 
 
+# Rows-convention notebooks (seeds 000 and 002 style): cells 3 causal_mask, 4 softmax,
+# 5 scaled_dot_product_attention.
+MASKED = [
+    ("mask_not_neg_inf", "causal_mask", ["mask_not_neg_inf"], 3, 2),
+    ("mask_wrong_triangle", "causal_mask", ["mask_wrong_triangle"], 3, 3),
+    ("softmax_overflow", "softmax", ["softmax_overflow"], 4, 2),
+    ("softmax_wrong_axis", "softmax", ["softmax_wrong_axis"], 4, 3),
+    ("mutates_input", "softmax", ["mutates_input"], 4, 2),
+    ("scale_missing", "scaled_dot_product_attention", ["scale_missing"], 5, 1),
+    ("scale_wrong_dim", "scaled_dot_product_attention", ["scale_wrong_dim"], 5, 3),
+    ("mask_after_softmax", "scaled_dot_product_attention", ["mask_after_softmax"], 5, 6),
+    ("mask_truthiness", "scaled_dot_product_attention", ["mask_truthiness"], 5, 4),
+    ("returns_tuple", "scaled_dot_product_attention", ["returns_tuple"], 5, 8),
+]
+
+
 def target(report: Report, name: str) -> TargetResult:
     return next(t for t in report.targets if t.name == name)
 
@@ -51,15 +67,22 @@ def one(config: Config, notebook: NotebookFactory, name: str, source: str) -> Ta
     return target(grade_path(notebook(students.cells(**{name: source})), config), name)
 
 
+ALL_CASES = [("self_attention", *c) for c in CASES] + [("masked_attention", *c) for c in MASKED]
+
+
 @pytest.mark.parametrize(
-    ("notebook", "name", "ids", "cell", "line"), CASES, ids=[c[0] for c in CASES]
+    ("assignment", "notebook", "name", "ids", "cell", "line"),
+    ALL_CASES,
+    ids=[f"{c[0]}-{c[1]}" for c in ALL_CASES],
 )
 def test_hand_written_mistake_is_named_and_located(
-    config: Config, notebook: str, name: str, ids: list[str], cell: int, line: int
+    config: Config, assignment: str, notebook: str, name: str, ids: list[str], cell: int, line: int
 ) -> None:
-    report = grade_path(NOTEBOOKS / f"{notebook}.ipynb", config, "self_attention")
+    path = REPO / "tests" / "notebooks" / assignment / f"{notebook}.ipynb"
+    report = grade_path(path, config)
+    assert report.assignment == assignment
     result = target(report, name)
-    assert result.status == "failed"
+    assert result.status == ("error" if ids == ["mask_truthiness"] else "failed")
     assert list(result.mistakes) == ids
     assert result.location == Location(cell, line)
     assert len(result.messages) >= 2 and ids[0].replace("_", " ") not in result.messages[0]
@@ -71,13 +94,22 @@ def test_hand_written_mistake_is_named_and_located(
                 assert other.messages[1].startswith(f"fix `{name}` first")
 
 
-def test_every_catalogued_id_has_a_notebook(config: Config) -> None:
+@pytest.mark.parametrize("assignment", ["self_attention", "masked_attention"])
+def test_every_catalogued_id_has_a_notebook(config: Config, assignment: str) -> None:
     from grader.fingerprints import catalogue_for
 
-    catalogue_ids = {m.id for m in catalogue_for(config.assignment("self_attention")).mistakes}
-    covered = {ids[0] for _, _, ids, _, _ in CASES}
+    catalogue_ids = {m.id for m in catalogue_for(config.assignment(assignment)).mistakes}
+    table = [c[1:] for c in ALL_CASES if c[0] == assignment]
+    covered = {ids[0] for _, _, ids, _, _ in table}
     assert catalogue_ids <= covered
-    assert {p.stem for p in NOTEBOOKS.glob("*.ipynb")} == {c[0] for c in CASES}
+    folder = REPO / "tests" / "notebooks" / assignment
+    assert {p.stem for p in folder.glob("*.ipynb")} - {"correct"} == {c[0] for c in table}
+
+
+def test_correct_masked_notebook_passes(config: Config) -> None:
+    path = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
+    report = grade_path(path, config)
+    assert report.assignment == "masked_attention" and report.score == report.max_score
 
 
 def test_seed_001_is_reported_with_all_three_mistakes(
