@@ -67,7 +67,18 @@ def one(config: Config, notebook: NotebookFactory, name: str, source: str) -> Ta
     return target(grade_path(notebook(students.cells(**{name: source})), config), name)
 
 
-ALL_CASES = [("self_attention", *c) for c in CASES] + [("masked_attention", *c) for c in MASKED]
+# Cell 2 holds the given helpers, cell 3 the student's multihead_scaled_self_attention.
+MULTIHEAD = [
+    ("scale_missing", "multihead_scaled_self_attention", ["scale_missing"], 3, 1),
+    ("scale_wrong_dim", "multihead_scaled_self_attention", ["scale_wrong_dim"], 3, 9),
+    ("output_transposed", "multihead_scaled_self_attention", ["output_transposed"], 3, 6),
+    ("missing_bias", "multihead_scaled_self_attention", ["missing_bias"], 3, 3),
+]
+ALL_CASES = (
+    [("self_attention", *c) for c in CASES]
+    + [("masked_attention", *c) for c in MASKED]
+    + [("multihead_attention", *c) for c in MULTIHEAD]
+)
 
 
 @pytest.mark.parametrize(
@@ -94,7 +105,9 @@ def test_hand_written_mistake_is_named_and_located(
                 assert other.messages[1].startswith(f"fix `{name}` first")
 
 
-@pytest.mark.parametrize("assignment", ["self_attention", "masked_attention"])
+@pytest.mark.parametrize(
+    "assignment", ["self_attention", "masked_attention", "multihead_attention"]
+)
 def test_every_catalogued_id_has_a_notebook(config: Config, assignment: str) -> None:
     from grader.fingerprints import catalogue_for
 
@@ -106,10 +119,11 @@ def test_every_catalogued_id_has_a_notebook(config: Config, assignment: str) -> 
     assert {p.stem for p in folder.glob("*.ipynb")} - {"correct"} == {c[0] for c in table}
 
 
-def test_correct_masked_notebook_passes(config: Config) -> None:
-    path = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
+@pytest.mark.parametrize("assignment", ["masked_attention", "multihead_attention"])
+def test_correct_student_notebook_passes(config: Config, assignment: str) -> None:
+    path = REPO / "tests" / "notebooks" / assignment / "correct.ipynb"
     report = grade_path(path, config)
-    assert report.assignment == "masked_attention" and report.score == report.max_score
+    assert report.assignment == assignment and report.score == report.max_score
 
 
 def test_seed_001_is_reported_with_all_three_mistakes(
