@@ -127,7 +127,7 @@ def _projection(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
 
 
 def _stable_scores(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    scores = rng.standard_normal((s["L"], s["L"] + 2)) * 3.0 + (500.0 if index % 2 else 0.0)
+    scores = rng.standard_normal((s["L"], s["L"] + 2)) * 3.0 + (1000.0 if index % 2 else 0.0)
     return (scores,) if index % 3 == 0 else (scores, index % 2)
 
 

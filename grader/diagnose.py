@@ -142,6 +142,8 @@ def _untouched_stub(ev: Evidence) -> str | None:
 
 def diagnose(ev: Evidence) -> Diagnosis:
     if all(isinstance(a, _NoAnswer) for a in ev.answers):
+        if ev.failing_callees:  # it raised inside, or because of, a broken callee
+            return _root_cause(ev, [], ev.failing_callees[0], proven=False)
         return _static_only(ev, [], [])
     if stub := _untouched_stub(ev):
         where = ev.function.location() if ev.function else None
@@ -319,8 +321,10 @@ def _locate(
     if pattern is None and mistake_id in ("output_transposed", "returns_tuple"):
         pattern = r"^\s*return\b"
     if pattern:
+        # The body only: a default like `axis=-1` in the signature is not the mistake.
+        start = function.node.body[0].lineno if function.node.body else function.node.lineno
         end = function.node.end_lineno or function.node.lineno
-        for line in range(function.node.lineno, end + 1):
+        for line in range(start, end + 1):
             if re.search(pattern, function.line_text(line)):
                 return function.location(line)
     return function.location()

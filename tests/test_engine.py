@@ -124,10 +124,11 @@ def test_missing_function(config: Config, notebook: NotebookFactory) -> None:
     assert result.status == "missing"
     assert result.score == 0
     assert "not defined" in result.messages[0]
-    # self_attention calls the missing function: a NameError, reported with its place.
+    # self_attention calls the missing function: told to write it first, NameError quoted.
     dependent = target(report, "self_attention")
     assert dependent.status == "error"
-    assert "NameError" in dependent.messages[1]
+    assert dependent.messages[1].startswith("fix `softmax_cols` first")
+    assert "NameError" in dependent.messages[2]
 
 
 def test_name_bound_to_a_non_function_is_missing(config: Config, notebook: NotebookFactory) -> None:
