@@ -264,3 +264,23 @@ def test_python_script_submission(config: Config, tmp_path: Path) -> None:
 def test_unreadable_submission_is_a_submission_error(config: Config, tmp_path: Path) -> None:
     with pytest.raises(SubmissionError, match="no such file"):
         grade(config, tmp_path / "absent.ipynb")
+
+
+def test_every_solution_is_recognised_by_the_names_it_defines(config: Config) -> None:
+    for assignment in config.assignments.values():
+        report = grade_path(assignment.solution, config)  # no metadata in solutions
+        assert report.assignment == assignment.id
+        assert (
+            report.notes[0] == f"graded as assignment '{assignment.id}' (from the names it defines)"
+        )
+        assert report.score == report.max_score
+
+
+def test_every_exercise_is_recognised_by_its_metadata(config: Config) -> None:
+    for assignment in config.assignments.values():
+        if assignment.exercise is None:
+            continue
+        report = grade_path(assignment.exercise, config)
+        assert report.assignment == assignment.id
+        assert "from the notebook's metadata" in report.notes[0]
+        assert report.score == 0
