@@ -6,6 +6,7 @@ Exit codes: 0 all passed · 1 some checks failed · 2 usage, config or unreadabl
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -81,12 +82,21 @@ def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt:
     """Grade one NOTEBOOK (.ipynb or .py) and say what to fix.
 
     \b
+    Formats: text (terminal), json, junit (JUnit XML), github (workflow annotations, and a
+    summary table in $GITHUB_STEP_SUMMARY), gradescope (results.json; written to
+    /autograder/results/ when that folder exists), markdown (pull-request comment).
     Exit code: 0 all passed, 1 something failed, 2 bad input or config, 3 internal error.
     Example:  grader check self_attention.ipynb --format json
     """
     config = load_config(config_path)
     report = grade_path(notebook, config, assignment)
-    click.echo(RENDERERS[fmt](report))
+    text = RENDERERS[fmt](report)
+    results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"
+    if fmt == "gradescope" and results_dir.is_dir():
+        (results_dir / "results.json").write_text(text + "\n", encoding="utf-8")
+        click.echo(f"wrote {results_dir / 'results.json'}: {report.score:g} / {report.max_score:g}")
+    else:
+        click.echo(text)
     sys.exit(0 if report.all_passed else 1)
 
 

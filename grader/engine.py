@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .cases import Case
@@ -89,6 +90,7 @@ def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Repo
         for t in assignment.targets
     )
     targets = explain(targets, assignment, case_set, expected, answers, submission)
+    targets = tuple(replace(t, location=submission.locate(t.location)) for t in targets)
     return Report(
         assignment=assignment.id,
         submission=str(submission.path),

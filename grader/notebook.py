@@ -29,6 +29,8 @@ class CodeCell:
     source: str
     original: str
     execution_count: int | None = None
+    file_line: int | None = None  # line of the submission file holding the cell's first line
+    one_line_source: bool = False  # the file stores the source as one JSON string
 
     def lines(self) -> list[str]:
         return self.original.split("\n")
@@ -75,6 +77,14 @@ class Submission:
     def cell(self, index: int) -> CodeCell | None:
         return next((c for c in self.cells if c.index == index), None)
 
+    def locate(self, where: Location | None) -> Location | None:
+        """The same location, with the line of the submission file filled in where known."""
+        cell = self.cell(where.cell) if where else None
+        if where is None or cell is None or cell.file_line is None:
+            return where
+        offset = 0 if cell.one_line_source else max(where.line - 1, 0)
+        return Location(where.cell, where.line, cell.file_line + offset)
+
 
 def _bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -95,13 +105,16 @@ def load_submission(path: Path) -> Submission:
             (i + 1, src, None) for i, src in enumerate(_split_script(text))
         ]
         hint, notes = None, list[str]()
+        starts = _script_starts(text, [src for _, src, _ in raw_cells])
     else:
         raw_cells, hint, notes = _notebook_cells(text, path)
+        starts = _source_lines(text)
     cells = []
     for index, source, count in raw_cells:
         runnable, skipped = neutralise(source)
         notes.extend(f"cell {index}, line {line}: {what}" for line, what in skipped)
-        cells.append(CodeCell(index, runnable, source, count))
+        first, one_line = starts.get(index, (None, False))
+        cells.append(CodeCell(index, runnable, source, count, first, one_line))
     return Submission(path, path.stem, tuple(cells), hint, tuple(notes))
 
 
@@ -121,6 +134,35 @@ def _read_text(path: Path) -> str:
             f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             "save the notebook from Jupyter, which writes UTF-8"
         ) from None
+
+
+def _source_lines(text: str) -> dict[int, tuple[int, bool]]:
+    """For the k-th cell of a notebook file: the file line of its first source line.
+
+    nbformat writes each cell's `"source"` key on a line of its own, followed by one line per
+    source line (or the whole source as one string); a hand-made file may not, and then the
+    cells simply get no file line.
+    """
+    found: dict[int, tuple[int, bool]] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith('"source":'):
+            rest = stripped[len('"source":') :].strip()
+            as_list = rest.startswith("[") and not rest.startswith("[]")
+            found[len(found) + 1] = (number + 1, False) if as_list else (number, True)
+    return found
+
+
+def _script_starts(text: str, sources: list[str]) -> dict[int, tuple[int, bool]]:
+    starts: dict[int, tuple[int, bool]] = {}
+    position = 0
+    for index, source in enumerate(sources, start=1):
+        at = text.find(source, position)
+        if at < 0:
+            break
+        starts[index] = (text.count("\n", 0, at) + 1, False)
+        position = at + len(source)
+    return starts
 
 
 def _split_script(text: str) -> list[str]:

@@ -15,6 +15,7 @@ class Location:
 
     cell: int
     line: int
+    file_line: int | None = None  # the same place as a line of the submission file, if known
 
     def describe(self) -> str:
         return f"cell {self.cell}, line {self.line}"
@@ -75,7 +76,13 @@ class Report:
                     "mistakes": list(t.mistakes),
                     "messages": list(t.messages),
                     "location": (
-                        {"cell": t.location.cell, "line": t.location.line} if t.location else None
+                        {
+                            "cell": t.location.cell,
+                            "line": t.location.line,
+                            "file_line": t.location.file_line,
+                        }
+                        if t.location
+                        else None
                     ),
                 }
                 for t in self.targets

@@ -1,0 +1,45 @@
+"""`--format github`: workflow commands that annotate the notebook, and a job summary table.
+
+GitHub shows at most 10 error annotations per step, so the rest are folded into one notice.
+Every student-derived string is escaped, so no message can start a command of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..report import Report, TargetResult
+from .escape import workflow_data, workflow_property
+from .markdown import render as render_markdown
+
+MAX_ANNOTATIONS = 10
+
+
+def _annotation(report: Report, target: TargetResult) -> str:
+    props = [f"file={workflow_property(report.submission)}"]
+    if target.location is not None:
+        props.append(f"line={target.location.file_line or target.location.line}")
+    title = f"{target.name}: {target.status} ({target.score:g}/{target.max_score:g})"
+    props.append(f"title={workflow_property(title)}")
+    named = [f"[{', '.join(target.mistakes)}]"] if target.mistakes else []
+    body = "\n".join([*named, *target.messages])
+    return f"::error {','.join(props)}::{workflow_data(body)}"
+
+
+def render(report: Report) -> str:
+    failing = [t for t in report.targets if t.status != "passed"]
+    lines = [_annotation(report, t) for t in failing[:MAX_ANNOTATIONS]]
+    if len(failing) > MAX_ANNOTATIONS:
+        rest = ", ".join(t.name for t in failing[MAX_ANNOTATIONS:])
+        lines.append(f"::notice title=More failing targets::{workflow_data(rest)}")
+    for error in report.errors:
+        lines.append(f"::warning title=Notebook problem::{workflow_data(error)}")
+    lines.append(
+        f"::notice title=Score::{workflow_data(f'{report.score:g} / {report.max_score:g} points')}"
+    )
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with Path(summary).open("a", encoding="utf-8") as handle:
+            handle.write(render_markdown(report) + "\n")
+    return "\n".join(lines)
