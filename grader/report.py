@@ -15,7 +15,8 @@ class Location:
 
     cell: int
     line: int
-    file_line: int | None = None  # the same place as a line of the submission file, if known
+    # The same place as a line of the submission file, where known; not part of equality.
+    file_line: int | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         return f"cell {self.cell}, line {self.line}"
