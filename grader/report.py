@@ -77,13 +77,7 @@ class Report:
                     "mistakes": list(t.mistakes),
                     "messages": list(t.messages),
                     "location": (
-                        {
-                            "cell": t.location.cell,
-                            "line": t.location.line,
-                            "file_line": t.location.file_line,
-                        }
-                        if t.location
-                        else None
+                        {"cell": t.location.cell, "line": t.location.line} if t.location else None
                     ),
                 }
                 for t in self.targets
