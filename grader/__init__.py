@@ -12,6 +12,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from .config import load_config  # noqa: E402
 from .engine import grade_path  # noqa: E402
 from .errors import GraderError  # noqa: E402
+from .inline import check  # noqa: E402
 from .report import Report  # noqa: E402
 
-__all__ = ["GraderError", "Report", "grade_path", "load_config"]
+__all__ = ["GraderError", "Report", "check", "grade_path", "load_config"]

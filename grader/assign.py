@@ -20,6 +20,12 @@ from .errors import ConfigError
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 SOLUTION_ONLY = "solution-only"
+CHECK_CELL = (
+    "# Check your work: this grades the last *saved* version of this notebook (save first).\n"
+    "# check('softmax') checks one function only.\n"
+    "from grader import check\n"
+    "check()"
+)
 
 
 def strip_solutions(source: str, where: str) -> str:
@@ -63,6 +69,9 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
             new = nbformat.v4.new_raw_cell(cell.source)
         new["id"] = f"{assignment.id}-{len(cells) + 1:02d}"
         cells.append(new)
+    checker = nbformat.v4.new_code_cell(CHECK_CELL)
+    checker["id"] = f"{assignment.id}-check"
+    cells.append(checker)
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},

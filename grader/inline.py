@@ -1,0 +1,102 @@
+"""`check()` for the last cell of a student notebook: the same engine, shown inline.
+
+It grades the notebook *file*, so it sees what was last saved; it says so, with the time.
+Inside the grader's own child process it does nothing, so grading never recurses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .config import load_config
+from .engine import grade_path
+from .errors import GraderError
+from .render.html import render_check
+from .render.text import render as render_text
+from .report import Report
+
+CHILD_ENV = "GRADER_CHILD"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What `check()` returns: Jupyter shows `_repr_html_`, a terminal shows `repr`."""
+
+    text: str
+    html: str
+    report: Report | None = None
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def _message(text: str) -> CheckResult:
+    from html import escape
+
+    return CheckResult(text, f"<p>{escape(text)}</p>")
+
+
+def _ipython_notebook_path() -> Path | None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    vscode = getattr(shell, "user_ns", {}).get("__vsc_ipynb_file__") if shell else None
+    return Path(vscode) if vscode else None
+
+
+def find_notebook() -> Path | None:
+    """The notebook being run: Jupyter's session name, VS Code's variable, or the only one here."""
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    if session.endswith(".ipynb") and Path(session).is_file():
+        return Path(session)
+    if (path := _ipython_notebook_path()) is not None and path.is_file():
+        return path
+    marked = []
+    for candidate in sorted(Path.cwd().glob("*.ipynb")):
+        try:
+            meta = json.loads(candidate.read_text(encoding="utf-8")).get("metadata", {})
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and "grader" in meta:
+            marked.append(candidate)
+    return marked[0] if len(marked) == 1 else None
+
+
+def check(
+    target: str | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    assignment: str | None = None,
+    config: str | os.PathLike[str] | None = None,
+) -> CheckResult:
+    """Grade this notebook (or one `target` of it) and show what to fix."""
+    if os.environ.get(CHILD_ENV):
+        return _message("check() does nothing while the grader itself runs this notebook.")
+    path = Path(notebook) if notebook else find_notebook()
+    if path is None:
+        return _message(
+            "check() could not tell which notebook this is: call check(notebook='your_file.ipynb')."
+        )
+    try:
+        report = grade_path(path, load_config(Path(config) if config else None), assignment)
+    except GraderError as exc:
+        return _message(f"check() could not grade {path}: {exc}")
+    targets = report.targets
+    if target is not None:
+        targets = tuple(t for t in targets if t.name == target)
+        if not targets:
+            names = ", ".join(t.name for t in report.targets)
+            return _message(f"no graded function is called {target!r}; the graded ones: {names}")
+    saved = time.strftime("%H:%M:%S", time.localtime(path.stat().st_mtime))
+    shown = replace(report, targets=targets)
+    return CheckResult(
+        render_text(shown), render_check(shown, targets, f"{path.name}, saved at {saved}"), shown
+    )

@@ -1,0 +1,66 @@
+"""`check()` inside a notebook: run by a real kernel through nbclient, and as a function."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from grader.inline import check
+
+import students
+from conftest import REPO, write_notebook
+
+CHECK = "from grader import check\ncheck()"
+
+
+def test_check_in_a_kernel_shows_the_diagnosis(tmp_path: Path) -> None:
+    cells = [*students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS), CHECK]
+    path = write_notebook(
+        tmp_path / "homework.ipynb", cells, {"grader": {"assignment": "self_attention"}}
+    )
+    notebook = nbformat.read(str(path), as_version=4)
+    NotebookClient(notebook, timeout=60, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = notebook.cells[-1].outputs
+    data = next(o["data"] for o in outputs if o.get("output_type") == "execute_result")
+    assert "softmax_wrong_axis" in data["text/html"]
+    assert "softmax_wrong_axis" in data["text/plain"]
+    assert "homework.ipynb, saved at" in data["text/html"]
+    assert "<td" in data["text/html"]
+
+
+def test_check_finds_the_only_assigned_notebook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(REPO / "exercises" / "self_attention.ipynb", tmp_path / "mine.ipynb")
+    (tmp_path / "scratch.ipynb").write_text("{}")  # not an assignment: ignored
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    result = check()
+    assert result.report is not None and result.report.score == 0
+    assert "not implemented yet" in repr(result)
+
+
+def test_check_one_target_and_unknown_target(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "a.ipynb", students.cells())
+    one = check("softmax", notebook=path)
+    assert one.report is not None and [t.name for t in one.report.targets] == ["softmax"]
+    unknown = check("nope", notebook=path)
+    assert unknown.report is None and "no graded function is called 'nope'" in repr(unknown)
+
+
+def test_check_says_what_it_cannot_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert "could not tell which notebook" in repr(check())
+    assert "could not grade" in repr(check(notebook=tmp_path / "missing.ipynb"))
+    monkeypatch.setenv("GRADER_CHILD", "1")
+    assert "does nothing while the grader" in repr(check())
+
+
+def test_exercise_ends_with_the_check_cell_and_grading_it_does_not_recurse() -> None:
+    notebook = nbformat.read(str(REPO / "exercises" / "self_attention.ipynb"), as_version=4)
+    assert notebook.cells[-1].source.endswith("from grader import check\ncheck()")
