@@ -14,6 +14,7 @@ import yaml
 from grader.config import Config, load_config
 
 REPO = Path(__file__).resolve().parent.parent
+pytest_plugins = ["pytester"]
 NotebookFactory = Callable[..., Path]
 
 
