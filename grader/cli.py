@@ -135,6 +135,41 @@ def grade(folder: Path, assignment: str | None, config_path: Path | None, out: P
         click.echo(f"wrote {write_csv(entries, spec, out)}")
 
 
+@main.command("export-gradescope")
+@click.option("--assignment", "-a", required=True, help="Assignment id, e.g. self_attention.")
+@CONFIG_OPTION
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True
+)
+@_errors_to_exit_codes
+def export_gradescope_command(assignment: str, config_path: Path | None, out: Path) -> None:
+    """Build a Gradescope autograder bundle (setup.sh, run_autograder, the grader's source).
+
+    \b
+    Upload the zip as a "Zip file upload" autograder; students submit their .ipynb.
+    Example:  grader export-gradescope --assignment masked_attention --out masked.zip
+    """
+    from .export import export_gradescope
+
+    click.echo(f"wrote {export_gradescope(load_config(config_path), assignment, out)}")
+
+
+@main.command("template")
+@click.argument("name", type=click.Choice(["github", "gitlab"]))
+@_errors_to_exit_codes
+def template_command(name: str) -> None:
+    """Print a CI configuration that grades a student's notebook on every push.
+
+    \b
+    Examples:
+      grader template github > .github/workflows/grade.yml
+      grader template gitlab >> .gitlab-ci.yml
+    """
+    from .export import template
+
+    click.echo(template(name), nl=False)
+
+
 @main.command()
 @ASSIGNMENT_OPTION
 @CONFIG_OPTION
