@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class TargetSpec:
     mutation: str = "fail"
     sums_to_one: str | None = None
     variable: bool = False
+    public_cases: int | None = None  # how many cases check() in a student's notebook uses
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,14 @@ class AssignmentSpec:
     seed: int
     time_limit: TimeLimit
     targets: tuple[TargetSpec, ...]
+
+    def public(self) -> AssignmentSpec:
+        """The assignment as a student's own check() sees it: only the public cases."""
+        targets = tuple(
+            replace(t, sizes=t.sizes[: t.public_cases]) if t.public_cases else t
+            for t in self.targets
+        )
+        return replace(self, targets=targets)
 
     def target(self, name: str) -> TargetSpec:
         for spec in self.targets:
@@ -197,6 +206,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
                 partial_credit=t.get("partial_credit", defaults.get("partial_credit", True)),
                 mutation=t.get("mutation", defaults.get("mutation", "fail")),
                 sums_to_one=t.get("sums_to_one"),
+                public_cases=t.get("public_cases"),
             )
             for name, t in spec["targets"].items()
         )

@@ -40,6 +40,7 @@ _TARGET = {
         "mutation": {"enum": ["fail", "warn"]},
         "sizes": _SIZES,
         "sums_to_one": {"enum": ["columns", "rows", "all"]},
+        "public_cases": {"type": "integer", "minimum": 1},
     },
 }
 _ASSIGNMENT = {

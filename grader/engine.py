@@ -58,9 +58,13 @@ def choose_assignment(
     return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
 
 
-def grade_path(path: Path, config: Config, assignment_id: str | None = None) -> Report:
+def grade_path(
+    path: Path, config: Config, assignment_id: str | None = None, public_only: bool = False
+) -> Report:
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
+    if public_only:
+        assignment = assignment.public()
     report = grade_submission(submission, assignment)
     if chosen:
         return Report(

@@ -77,7 +77,11 @@ def check(
     assignment: str | None = None,
     config: str | os.PathLike[str] | None = None,
 ) -> CheckResult:
-    """Grade this notebook (or one `target` of it) and show what to fix."""
+    """Grade this notebook (or one `target` of it) and show what to fix.
+
+    Targets with `public_cases: N` in config.yaml are checked on their first N cases only;
+    the instructor's `grader grade` uses them all.
+    """
     if os.environ.get(CHILD_ENV):
         return _message("check() does nothing while the grader itself runs this notebook.")
     path = Path(notebook) if notebook else find_notebook()
@@ -86,7 +90,8 @@ def check(
             "check() could not tell which notebook this is: call check(notebook='your_file.ipynb')."
         )
     try:
-        report = grade_path(path, load_config(Path(config) if config else None), assignment)
+        settings = load_config(Path(config) if config else None)
+        report = grade_path(path, settings, assignment, public_only=True)
     except GraderError as exc:
         return _message(f"check() could not grade {path}: {exc}")
     targets = report.targets

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from nbclient import NotebookClient
 from grader.inline import check
 
 import students
-from conftest import REPO, write_notebook
+from conftest import REPO, repo_config_raw, write_notebook
 
 CHECK = "from grader import check\ncheck()"
 
@@ -50,6 +51,18 @@ def test_check_one_target_and_unknown_target(tmp_path: Path) -> None:
     assert one.report is not None and [t.name for t in one.report.targets] == ["softmax"]
     unknown = check("nope", notebook=path)
     assert unknown.report is None and "no graded function is called 'nope'" in repr(unknown)
+
+
+def test_check_uses_only_public_cases_when_configured(tmp_path: Path) -> None:
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"]["targets"]["softmax"]["public_cases"] = 2
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps(raw))
+    path = write_notebook(tmp_path / "a.ipynb", students.cells())
+    report = check("softmax", notebook=path, config=config).report
+    assert report is not None and report.targets[0].cases_total == 2
+    everything = check("self_attention", notebook=path, config=config).report
+    assert everything is not None and everything.targets[0].cases_total == 4
 
 
 def test_check_says_what_it_cannot_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
