@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/grader grade demo/submissions --assignment self_attention
+	$(BIN)/grader grade demo/submissions --assignment self_attention --out results/demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_DIRS)

@@ -1,18 +1,26 @@
-"""Grade a folder of submissions (serially for now) and write grades.csv."""
+"""Grade a class: find the submissions, skip what the gradebook already has, run the rest on
+warm workers, judge each in this process, and record it as soon as it is done.
+"""
 
 from __future__ import annotations
 
 import csv
+import os
+import tempfile
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import AssignmentSpec, Config
-from .engine import grade_path
-from .errors import GraderError, UsageError
+from .engine import finish, with_choice
+from .feedback import write_feedback
+from .gradebook import Gradebook, config_hash, file_hash
+from .notebook import Submission, load_submission
+from .pool import Done, Job, run_jobs, start_pool
+from .prepared import build_cases, build_expected
 from .report import Report
-
-SUFFIXES = (".ipynb", ".py")
+from .submissions import find_submissions, safe_name
 
 
 @dataclass(frozen=True)
@@ -23,60 +31,127 @@ class Entry:
     path: Path | None
     report: Report | None
     problem: str = ""
+    skipped: bool = False  # unchanged since the gradebook last graded it
 
 
-def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """`<student>.ipynb` files and `<student>/…ipynb` folders; problems are reported, not fatal."""
-    if not folder.is_dir():
-        raise UsageError(f"{folder}: not a folder of submissions")
-    found: dict[str, list[Path]] = {}
-    problems: list[str] = []
-    for item in sorted(folder.iterdir()):
-        if item.name.startswith("."):
-            continue
-        if item.is_dir():
-            notebooks = sorted(
-                p for p in item.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
-            )
-            if not notebooks:
-                problems.append(f"{item.name}/: no notebook inside; skipped")
-            for notebook in notebooks:
-                found.setdefault(item.name, []).append(notebook)
-        elif item.suffix in SUFFIXES:
-            found.setdefault(item.stem, []).append(item)
-        else:
-            problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
-    chosen = []
-    for student, paths in sorted(found.items()):
-        if len(paths) > 1:
-            names = ", ".join(str(p.relative_to(folder)) for p in paths)
-            problems.append(f"{student}: several submissions ({names}); graded {paths[0].name}")
-        chosen.append((student, paths[0]))
-    if not chosen and not problems:
-        problems.append(f"{folder}: the folder is empty")
-    return chosen, problems
+@dataclass
+class Batch:
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def graded(self) -> int:
+        return sum(e.report is not None and not e.skipped for e in self.entries)
+
+    @property
+    def skipped(self) -> int:
+        return sum(e.skipped for e in self.entries)
 
 
-def grade_folder(
-    folder: Path,
+@dataclass
+class _Recorder:
+    """Where each finished entry goes: the batch, the gradebook, the feedback folder."""
+
+    batch: Batch
+    book: Gradebook | None
+    out: Path | None
+    settings: str
+    on_entry: Callable[[Entry], None] | None
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
+        if entry.report is not None and new and self.book is not None and entry.path:
+            content = self.hashes[entry.student]
+            self.book.record(entry.student, entry.path, content, self.settings, entry.report)
+        if entry.report is not None and self.out is not None:
+            page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
+            if new or not page.exists():
+                write_feedback(self.out, entry.student, entry.report, submission)
+        self.batch.entries.append(entry)
+        if self.on_entry:
+            self.on_entry(entry)
+
+
+def grade_batch(
+    source: Path,
     config: Config,
-    assignment: str | None,
+    out: Path | None,
+    assignment: str | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+    on_total: Callable[[int], None] | None = None,
     on_entry: Callable[[Entry], None] | None = None,
-) -> tuple[list[Entry], list[str]]:
-    submissions, problems = find_submissions(folder)
-    entries = []
+) -> Batch:
+    started = time.monotonic()
+    specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
+    book = Gradebook(out / "gradebook.sqlite") if out else None
+    recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry)
+    try:
+        with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
+            found = find_submissions(source, Path(scratch))
+            recorder.batch.problems = found.problems
+            if on_total:
+                on_total(len(found.submissions))
+            todo = _unchanged_first(found.submissions, recorder, force)
+            if todo:
+                workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+                pool = start_pool(config, assignment, workers, specs)
+                try:
+                    for done in run_jobs(pool, todo):
+                        recorder.add(_judge(done, config), done.submission)
+                finally:
+                    pool.terminate()
+                    pool.join()
+    finally:
+        if book is not None:
+            book.close()
+    recorder.batch.entries.sort(key=lambda e: e.student)
+    recorder.batch.seconds = time.monotonic() - started
+    return recorder.batch
+
+
+def _unchanged_first(
+    submissions: Sequence[tuple[str, Path]], recorder: _Recorder, force: bool
+) -> list[Job]:
+    """Record what the gradebook already graded (same content, same config); return the rest."""
+    todo = []
     for student, path in submissions:
-        try:
-            entry = Entry(student, path, grade_path(path, config, assignment))
-        except GraderError as exc:
-            entry = Entry(student, path, None, str(exc))
-        entries.append(entry)
-        if on_entry:
-            on_entry(entry)
-    return entries, problems
+        content = recorder.hashes[student] = file_hash(path)
+        book = recorder.book
+        old = None if force or book is None else book.find(student, content, recorder.settings)
+        if old is None:
+            todo.append(Job(student, path))
+        else:
+            recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
+    return todo
+
+
+def _judge(done: Done, config: Config) -> Entry:
+    if done.submission is None or done.run is None:
+        return Entry(done.job.student, done.job.path, None, done.problem)
+    spec = config.assignment(done.assignment)
+    case_set = build_cases(spec)
+    expected = build_expected(spec, case_set)  # computed once, after the workers were forked
+    report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
+    return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
+
+
+def _add(batch: Batch, entry: Entry, on_entry: Callable[[Entry], None] | None) -> None:
+    batch.entries.append(entry)
+    if on_entry:
+        on_entry(entry)
+
+
+def _load(path: Path) -> Submission | None:
+    try:
+        return load_submission(path)
+    except Exception:
+        return None
 
 
 def write_csv(entries: Sequence[Entry], assignment: AssignmentSpec, out: Path) -> Path:
+    """One row per student: points per target, total, and why a submission has no grade."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grades.csv"
     names = [t.name for t in assignment.targets]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import traceback
 from collections.abc import Callable
 from functools import wraps
@@ -17,7 +16,6 @@ from typing import Any, TypeVar
 
 import click
 
-from .batch import grade_folder, write_csv
 from .config import load_config
 from .engine import grade_path
 from .errors import GraderError
@@ -101,38 +99,72 @@ def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt:
 
 
 @main.command()
-@click.argument("folder", type=click.Path(path_type=Path))
+@click.argument("submissions", type=click.Path(path_type=Path))
 @ASSIGNMENT_OPTION
 @CONFIG_OPTION
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write OUT/grades.csv.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write OUT/grades.csv, OUT/gradebook.sqlite and OUT/feedback/<student>.html.",
+)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Workers [cores].")
+@click.option("--force", is_flag=True, help="Regrade submissions the gradebook already has.")
 @_errors_to_exit_codes
-def grade(folder: Path, assignment: str | None, config_path: Path | None, out: Path | None) -> None:
-    """Grade every submission in FOLDER and print the gradebook.
+def grade(
+    submissions: Path,
+    assignment: str | None,
+    config_path: Path | None,
+    out: Path | None,
+    jobs: int | None,
+    force: bool,
+) -> None:
+    """Grade a class and print the gradebook.
 
     \b
-    FOLDER holds <student>.ipynb files or <student>/ folders with a notebook inside.
-    Example:  grader grade submissions/ --assignment self_attention --out results/
+    SUBMISSIONS is a folder of <student>.ipynb files or <student>/ folders, or a .zip as
+    Canvas, Moodle or Blackboard export it (student names are read from their file names).
+    With --out, a rerun skips the submissions whose content and config did not change.
+    Examples:
+      grader grade submissions/ --out results/
+      grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
     """
-    config = load_config(config_path)
+    from .batch import grade_batch, write_csv
+    from .progress import Progress
 
-    started = time.monotonic()
-    entries, problems = grade_folder(folder, config, assignment)
-    for problem in problems:
+    config = load_config(config_path)
+    progress: list[Progress] = []
+    batch = grade_batch(
+        submissions,
+        config,
+        out,
+        assignment,
+        jobs,
+        force,
+        on_total=lambda total: progress.append(Progress(total)),
+        on_entry=lambda entry: progress[0].step(entry.student),
+    )
+    if progress:
+        progress[0].close()
+    for problem in batch.problems:
         click.echo(f"  {problem}", err=True)
-    graded = [e.report for e in entries if e.report]
-    aid = assignment or (graded[0].assignment if graded else None)
+    reports = [e.report for e in batch.entries if e.report]
+    aid = assignment or (reports[0].assignment if reports else None)
     if aid is None:
-        raise GraderError(f"{folder}: nothing could be graded")
+        raise GraderError(f"{submissions}: nothing could be graded")
     spec = config.assignment(aid)
-    names = [t.name for t in spec.targets]
-    click.echo(render_table([(e.student, e.report, e.problem) for e in entries], names))
-    seconds = time.monotonic() - started
+    rows = [(e.student, e.report, e.problem) for e in batch.entries]
+    click.echo(render_table(rows, [t.name for t in spec.targets]))
+    failed = len(batch.entries) - len(reports)
     click.echo(
-        f"{len(graded)} graded, {len(entries) - len(graded)} not graded, "
-        f"{len(problems)} skipped, in {seconds:.2f} s"
+        f"{batch.graded} graded, {batch.skipped} unchanged (kept from the gradebook), "
+        f"{failed} could not be graded, {len(batch.problems)} skipped; {batch.seconds:.2f} s"
     )
     if out is not None:
-        click.echo(f"wrote {write_csv(entries, spec, out)}")
+        click.echo(
+            f"wrote {write_csv(batch.entries, spec, out)}, {out / 'gradebook.sqlite'}, "
+            f"{out / 'feedback'}/"
+        )
 
 
 @main.command("export-gradescope")

@@ -12,7 +12,7 @@ from .config import AssignmentSpec, Config, TargetSpec
 from .errors import UsageError
 from .evidence import explain
 from .notebook import Submission, load_submission
-from .prepared import build_cases, build_expected
+from .prepared import CaseSet, Expected, build_cases, build_expected
 from .reference import Reference
 from .report import Location, Report, TargetResult
 from .sandbox import Child, ChildRun
@@ -65,17 +65,12 @@ def grade_path(
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     if public_only:
         assignment = assignment.public()
-    report = grade_submission(submission, assignment)
-    if chosen:
-        return Report(
-            report.assignment,
-            report.submission,
-            report.targets,
-            report.errors,
-            (f"graded as {chosen}", *report.notes),
-            report.seconds,
-        )
-    return report
+    return with_choice(grade_submission(submission, assignment), chosen)
+
+
+def with_choice(report: Report, chosen: str) -> Report:
+    """The report, with a note saying how its assignment was chosen (when it was guessed)."""
+    return replace(report, notes=(f"graded as {chosen}", *report.notes)) if chosen else report
 
 
 def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Report:
@@ -85,6 +80,19 @@ def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Repo
     child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit)
     expected = build_expected(assignment, case_set)
     run = child.collect()
+    return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
+
+
+def finish(
+    submission: Submission,
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    expected: Expected,
+    run: ChildRun,
+    seconds: float,
+) -> Report:
+    """Everything after the child: judge, diagnose and assemble the report (trusted side)."""
+    started = time.monotonic()
     answers = Answers.from_run(run)
     definitions = submission.definitions()
     targets = tuple(
@@ -105,7 +113,7 @@ def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Repo
             *removed_name_notes(submission),
             *scalar_messages(answers.scalar_fixes),
         ),
-        seconds=time.monotonic() - started,
+        seconds=seconds + time.monotonic() - started,
     )
 
 

@@ -31,10 +31,17 @@ class Expected:
     fingerprints: dict[str, list[Fingerprint]]
 
 
+_CASES: dict[str, CaseSet] = {}
+
+
 def build_cases(assignment: AssignmentSpec) -> CaseSet:
-    cases = assignment_cases(assignment)
-    probes = {name: probe_cases(assignment.seed, c) for name, c in cases.items()}
-    return CaseSet(cases, probes)
+    """The seeded inputs (and probes) of every target; deterministic, so built once."""
+    key = repr(assignment)
+    if key not in _CASES:
+        cases = assignment_cases(assignment)
+        probes = {name: probe_cases(assignment.seed, c) for name, c in cases.items()}
+        _CASES[key] = CaseSet(cases, probes)
+    return _CASES[key]
 
 
 _EXPECTED: dict[tuple[str, str], Expected] = {}

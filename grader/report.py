@@ -61,6 +61,33 @@ class Report:
     def all_passed(self) -> bool:
         return all(t.status == "passed" for t in self.targets)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """The inverse of to_dict, for reports read back from the gradebook."""
+        targets = tuple(
+            TargetResult(
+                name=t["name"],
+                status=t["status"],
+                score=float(t["score"]),
+                max_score=float(t["max_score"]),
+                messages=tuple(t["messages"]),
+                mistakes=tuple(t["mistakes"]),
+                location=Location(**t["location"]) if t.get("location") else None,
+                cases_passed=int(t.get("cases_passed", 0)),
+                cases_total=int(t.get("cases_total", 0)),
+                case_outcomes=tuple(t.get("case_outcomes", ())),
+            )
+            for t in data["targets"]
+        )
+        return cls(
+            assignment=data["assignment"],
+            submission=data["submission"],
+            targets=targets,
+            errors=tuple(data.get("errors", ())),
+            notes=tuple(data.get("notes", ())),
+            seconds=float(data.get("seconds", 0.0)),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract of DESIGN.md (plus `notes` and `seconds`)."""
         return {

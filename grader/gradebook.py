@@ -1,0 +1,147 @@
+"""The SQLite gradebook: every graded submission and its per-target results.
+
+A submission is graded once per (content, configuration): a rerun finds it and skips it.
+Each submission is written in one transaction, so a batch killed at any point leaves only
+whole submissions behind, and the rerun grades exactly the ones that are missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+
+from .config import AssignmentSpec, Config
+from .report import Report
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS students (
+    name TEXT PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL REFERENCES students(name),
+    assignment TEXT NOT NULL,
+    path TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    grader_version TEXT NOT NULL,
+    graded_at REAL NOT NULL,
+    seconds REAL NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    report TEXT NOT NULL,
+    UNIQUE (student, content_hash, config_hash)
+);
+CREATE TABLE IF NOT EXISTS results (
+    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    target TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    mistakes TEXT NOT NULL,
+    messages TEXT NOT NULL,
+    cell INTEGER,
+    line INTEGER,
+    PRIMARY KEY (submission, target)
+);
+"""
+
+
+def grader_version() -> str:
+    try:
+        return metadata.version("attention-grader")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
+    """Changes when anything that decides a grade changes: config, solutions, catalogues."""
+    digest = hashlib.sha256(config.path.read_bytes())
+    for assignment in assignments:
+        for path in (assignment.solution, assignment.mistakes):
+            if path is not None and path.exists():
+                digest.update(path.read_bytes())
+    digest.update(grader_version().encode())
+    return digest.hexdigest()
+
+
+class Gradebook:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def find(self, student: str, content: str, config: str) -> Report | None:
+        row = self.db.execute(
+            "SELECT report FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
+            (student, content, config),
+        ).fetchone()
+        return Report.from_dict(json.loads(row[0])) if row else None
+
+    def record(self, student: str, path: Path, content: str, config: str, report: Report) -> None:
+        data = report.to_dict()
+        for target, result in zip(data["targets"], report.targets, strict=True):
+            target.update(
+                cases_passed=result.cases_passed,
+                cases_total=result.cases_total,
+                case_outcomes=list(result.case_outcomes),
+            )
+        with self.db:  # one transaction: the whole submission, or nothing
+            self.db.execute("BEGIN")
+            self.db.execute("INSERT OR IGNORE INTO students(name) VALUES (?)", (student,))
+            self.db.execute(
+                "DELETE FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
+                (student, content, config),
+            )
+            cursor = self.db.execute(
+                "INSERT INTO submissions(student, assignment, path, content_hash, config_hash,"
+                " grader_version, graded_at, seconds, score, max_score, report)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    student,
+                    report.assignment,
+                    str(path),
+                    content,
+                    config,
+                    grader_version(),
+                    time.time(),
+                    report.seconds,
+                    report.score,
+                    report.max_score,
+                    json.dumps(data),
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        cursor.lastrowid,
+                        t.name,
+                        t.status,
+                        t.score,
+                        t.max_score,
+                        json.dumps(list(t.mistakes)),
+                        json.dumps(list(t.messages)),
+                        t.location.cell if t.location else None,
+                        t.location.line if t.location else None,
+                    )
+                    for t in report.targets
+                ],
+            )
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])

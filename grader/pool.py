@@ -1,0 +1,93 @@
+"""Warm workers for batch grading: interpreters that imported numpy (and the config's
+`preload` list) once, and fork a fresh, limited child for every submission.
+
+Workers are forked when the pool starts, before the trusted side has computed any reference,
+so neither they nor the children they fork ever hold a reference solution in memory. They
+read the notebook, run the child and send back its frames; judging happens in the parent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing.pool import Pool
+from pathlib import Path
+
+from .config import AssignmentSpec, Config
+from .engine import choose_assignment
+from .errors import GraderError
+from .notebook import Submission, load_submission
+from .prepared import build_cases
+from .sandbox import Child, ChildRun
+
+DEFAULT_PRELOAD = ("matplotlib", "matplotlib.pyplot", "scipy.special")
+
+
+@dataclass(frozen=True)
+class Job:
+    student: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class Done:
+    """A worker's answer: the submission it read and the child's run, or why not."""
+
+    job: Job
+    submission: Submission | None = None
+    assignment: str = ""
+    chosen: str = ""
+    run: ChildRun | None = None
+    problem: str = ""
+
+
+_WORKER: dict[str, object] = {}
+
+
+def _start_worker(config: Config, requested: str | None, preload: Sequence[str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except Exception:  # an optional library that is not installed: students' cells will say
+            continue
+    _WORKER.update(config=config, requested=requested)
+
+
+def _grade(job: Job) -> Done:
+    config = _WORKER["config"]
+    assert isinstance(config, Config)
+    requested = _WORKER["requested"]
+    try:
+        submission = load_submission(job.path)
+        assignment, chosen = choose_assignment(
+            config, submission, requested if isinstance(requested, str) else None
+        )
+    except GraderError as exc:
+        return Done(job, problem=str(exc))
+    case_set = build_cases(assignment)
+    child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit)
+    return Done(job, submission, assignment.id, chosen, child.collect())
+
+
+def start_pool(
+    config: Config,
+    requested: str | None,
+    jobs: int,
+    assignments: Sequence[AssignmentSpec],
+    preload: Sequence[str] = DEFAULT_PRELOAD,
+) -> Pool:
+    """Fork the workers now, while this process holds cases but no reference."""
+    for assignment in assignments:
+        build_cases(assignment)  # inherited by every worker: built once, not per worker
+    context = multiprocessing.get_context("fork")
+    return context.Pool(jobs, initializer=_start_worker, initargs=(config, requested, preload))
+
+
+def run_jobs(pool: Pool, jobs: Sequence[Job]) -> Iterator[Done]:
+    yield from pool.imap_unordered(_grade, jobs, chunksize=1)

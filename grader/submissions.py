@@ -1,0 +1,114 @@
+"""Find the submissions of a class: a folder, a folder of folders, or an LMS export (.zip).
+
+Names the learning-management systems give their exports, and the student each means:
+- Canvas:     `<name>_<userid>_<submissionid>_<file>.ipynb`, or `<name>_LATE_<userid>_…`
+- Moodle:     a folder `<Full Name>_<userid>_assignsubmission_file_` holding the notebook
+- Blackboard: `<assignment>_<username>_attempt_<yyyy-mm-dd-hh-mm-ss>_<file>.ipynb`
+- otherwise:  `<student>.ipynb`, or a folder `<student>/` with a notebook anywhere inside
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .errors import UsageError
+
+SUFFIXES = (".ipynb", ".py")
+MAX_ZIP_BYTES = 2 << 30
+
+_CANVAS = re.compile(r"^(?P<student>[^_]+?)(?:_LATE)?_(?P<user>\d+)_(?P<order>\d+)_.+$")
+_MOODLE = re.compile(r"^(?P<student>.+?)_(?P<user>\d+)_assignsubmission_\w*$")
+_BLACKBOARD = re.compile(r"^.+?_(?P<student>[^_]+)_attempt_(?P<order>[\d-]+)(?:_.*)?$")
+
+
+@dataclass(frozen=True)
+class Found:
+    """Who handed in what, and the lines to show about the rest."""
+
+    submissions: list[tuple[str, Path]]
+    problems: list[str]
+
+
+def student_of(name: str, is_dir: bool) -> tuple[str, str]:
+    """(student, ordering key) for a file or folder name in an export."""
+    stem = name if is_dir else Path(name).stem
+    for pattern in (_MOODLE,) if is_dir else (_CANVAS, _BLACKBOARD):
+        if match := pattern.match(stem):
+            groups = match.groupdict()
+            return groups["student"], (groups.get("order") or "").zfill(24)
+    return stem, ""
+
+
+def safe_name(student: str) -> str:
+    """A file name for a student's feedback page."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("._") or "student"
+
+
+def find_submissions(source: Path, scratch: Path) -> Found:
+    """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`)."""
+    if source.is_file() and source.suffix == ".zip":
+        source = unpack(source, scratch)
+    if not source.is_dir():
+        raise UsageError(f"{source}: not a folder of submissions or a .zip of them")
+    found: dict[str, list[tuple[str, Path]]] = {}
+    problems: list[str] = []
+    for item in sorted(source.iterdir()):
+        if item.name.startswith((".", "__MACOSX")):
+            continue
+        student, order = student_of(item.name, item.is_dir())
+        if item.is_dir():
+            notebooks = sorted(
+                p for p in item.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+            )
+            if not notebooks:
+                problems.append(f"{item.name}/: no notebook inside; skipped")
+                continue
+            found.setdefault(student, []).extend((order, p) for p in notebooks)
+        elif item.suffix in SUFFIXES:
+            found.setdefault(student, []).append((order, item))
+        else:
+            problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
+    chosen = []
+    for student, paths in sorted(found.items()):
+        paths.sort(key=lambda pair: (pair[0], str(pair[1])))
+        if len(paths) > 1:
+            names = ", ".join(str(p.relative_to(source)) for _, p in paths)
+            problems.append(
+                f"{student}: {len(paths)} submissions ({names}); graded the last, "
+                f"{paths[-1][1].name}"
+            )
+        chosen.append((student, paths[-1][1]))
+    if not chosen and not problems:
+        problems.append(f"{source}: no submissions found (the folder is empty)")
+    return Found(chosen, problems)
+
+
+def unpack(archive: Path, scratch: Path) -> Path:
+    """Extract a zip safely: no absolute paths, no `..`, no more than MAX_ZIP_BYTES."""
+    target = scratch / "unpacked"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    try:
+        with zipfile.ZipFile(archive) as bundle:
+            members = [m for m in bundle.infolist() if not m.is_dir()]
+            if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+                raise UsageError(f"{archive}: unpacks to more than {MAX_ZIP_BYTES >> 30} GB")
+            for member in members:
+                parts = PurePosixPath(member.filename).parts
+                if member.filename.startswith("/") or ".." in parts:
+                    continue
+                destination = target.joinpath(*parts)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with bundle.open(member) as src, destination.open("wb") as dst:
+                    shutil.copyfileobj(src, dst)
+    except zipfile.BadZipFile as exc:
+        raise UsageError(f"{archive}: not a valid zip file ({exc})") from None
+    entries = [p for p in target.iterdir() if not p.name.startswith((".", "__MACOSX"))]
+    # An export that wraps everything in one folder: look inside it.
+    if len(entries) == 1 and entries[0].is_dir() and not _MOODLE.match(entries[0].name):
+        return entries[0]
+    return target

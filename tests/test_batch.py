@@ -1,0 +1,146 @@
+"""Batch grading: the gradebook, reruns, --force, SIGKILL in the middle, and equality with
+`grader check` on each notebook alone."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch import grade_batch
+from grader.cli import main
+from grader.config import Config
+from grader.engine import grade_path
+
+import students
+from conftest import REPO, write_notebook
+
+DEMO = REPO / "demo" / "submissions"
+
+
+@pytest.fixture
+def klass(tmp_path: Path) -> Path:
+    folder = tmp_path / "class"
+    shutil.copytree(DEMO, folder)
+    return folder
+
+
+def rows(out: Path) -> int:
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        return int(db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
+
+
+def test_batch_grades_equal_check_grades(config: Config, klass: Path, tmp_path: Path) -> None:
+    batch = grade_batch(klass, config, tmp_path / "out", "self_attention", jobs=2)
+    graded = [e for e in batch.entries if e.report]
+    assert len(graded) == 12 and batch.graded == 12
+    for entry in graded:
+        alone = grade_path(klass / f"{entry.student}.ipynb", config, "self_attention")
+        assert entry.report is not None
+        for a, b in zip(entry.report.targets, alone.targets, strict=True):
+            assert (a.name, a.status, a.score, a.mistakes, a.messages, a.location) == (
+                b.name,
+                b.status,
+                b.score,
+                b.mistakes,
+                b.messages,
+                b.location,
+            )
+    zoe = next(e for e in batch.entries if e.student == "zoe")
+    assert zoe.report is None and "invalid JSON" in zoe.problem
+
+
+def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["grade", str(klass), "--out", str(out), "-a", "self_attention"]
+    )
+    assert result.exit_code == 0, result.output
+    with (out / "grades.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    names = [t.name for t in config.assignment("self_attention").targets]
+    assert list(table[0]) == ["student", *names, "total", "max_total", "problem"]
+    bruno = next(r for r in table if r["student"] == "bruno")
+    assert float(bruno["total"]) == 5 and float(bruno["scaled_dot_product_self_attention"]) == 0
+    zoe = next(r for r in table if r["student"] == "zoe")
+    assert "invalid JSON" in zoe["problem"]
+    pages = sorted(p.stem for p in (out / "feedback").glob("*.html"))
+    assert pages == sorted(p.stem for p in DEMO.glob("*.ipynb") if p.stem != "zoe")
+    page = (out / "feedback" / "bruno.html").read_text()
+    assert "scale_discarded" in page and 'class="here"' in page
+    assert "return np.transpose(X_prime)" in page  # their own code, around the line
+    assert rows(out) == 12
+    assert "graded 13/13" in result.output  # plain progress lines when not on a terminal
+
+
+def test_rerun_skips_unchanged_and_force_regrades(
+    config: Config, klass: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    first = grade_batch(klass, config, out, "self_attention")
+    assert (first.graded, first.skipped) == (12, 0)
+    again = grade_batch(klass, config, out, "self_attention")
+    assert (again.graded, again.skipped) == (0, 12)
+    assert [replace(e.report, seconds=0) for e in again.entries if e.report] == [
+        replace(e.report, seconds=0) for e in first.entries if e.report
+    ]
+    write_notebook(
+        klass / "ada.ipynb", students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS)
+    )
+    changed = grade_batch(klass, config, out, "self_attention")
+    assert (changed.graded, changed.skipped) == (1, 11)
+    forced = grade_batch(klass, config, out, "self_attention", force=True)
+    assert (forced.graded, forced.skipped) == (12, 0)
+    assert rows(out) == 13  # ada twice (two contents), everyone else once
+
+
+def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None:
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    count = 24
+    for i in range(count):
+        cells = students.cells()
+        cells.insert(1, f"import time\ntime.sleep(0.15)  # student {i}")
+        write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (out / "gradebook.sqlite").exists() and 2 <= rows(out) < count:
+            break
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    halfway = rows(out)
+    assert 2 <= halfway < count
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        students_graded = [r[0] for r in db.execute("SELECT student FROM submissions")]
+        results = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert sorted(students_graded) == [f"s{i:02d}" for i in range(count)]
+    assert results == count * 6
+
+
+def test_zip_export(config: Config, tmp_path: Path) -> None:
+    import zipfile
+
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(DEMO / "ada.ipynb", "adalovelace_101_9001_attention.ipynb")
+        bundle.write(DEMO / "bruno.ipynb", "brunob_102_9002_attention.ipynb")
+        bundle.write(DEMO / "chen.ipynb", "brunob_LATE_102_9010_attention-1.ipynb")
+    batch = grade_batch(archive, config, tmp_path / "out", "self_attention")
+    scores = {e.student: e.report.score for e in batch.entries if e.report}
+    assert scores == {"adalovelace": 10, "brunob": 7.75}  # the later (LATE) upload counts
+    assert any("brunob: 2 submissions" in p for p in batch.problems)

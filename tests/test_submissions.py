@@ -1,0 +1,77 @@
+"""Finding a class's submissions: folders, LMS exports, zips, and what is wrong with them."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.errors import UsageError
+from grader.submissions import find_submissions, safe_name, student_of
+
+
+@pytest.mark.parametrize(
+    ("name", "is_dir", "student"),
+    [
+        ("smithjane_12345_67890_homework.ipynb", False, "smithjane"),
+        ("smithjane_LATE_12345_67891_hw-1.ipynb", False, "smithjane"),
+        ("Jane Smith_12345_assignsubmission_file_", True, "Jane Smith"),
+        ("HW3_jsmith_attempt_2026-11-20-10-11-12_attention.ipynb", False, "jsmith"),
+        ("ada.ipynb", False, "ada"),
+        ("bo", True, "bo"),
+    ],
+    ids=["canvas", "canvas-late", "moodle", "blackboard", "plain-file", "plain-folder"],
+)
+def test_lms_names(name: str, is_dir: bool, student: str) -> None:
+    assert student_of(name, is_dir)[0] == student
+
+
+def test_folder_with_duplicates_junk_and_empty_folders(tmp_path: Path) -> None:
+    (tmp_path / "ada.ipynb").write_text("{}")
+    (tmp_path / "notes.txt").write_text("hi")
+    (tmp_path / "bo").mkdir()
+    (tmp_path / "bo" / "work").mkdir()
+    (tmp_path / "bo" / "work" / "hw.ipynb").write_text("{}")
+    (tmp_path / "cy").mkdir()
+    (tmp_path / "smithjane_1_10_a.ipynb").write_text("{}")
+    (tmp_path / "smithjane_LATE_1_12_b.ipynb").write_text("{}")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [(s, p.name) for s, p in found.submissions] == [
+        ("ada", "ada.ipynb"),
+        ("bo", "hw.ipynb"),
+        ("smithjane", "smithjane_LATE_1_12_b.ipynb"),
+    ]
+    problems = "\n".join(found.problems)
+    assert "notes.txt: not a notebook" in problems
+    assert "cy/: no notebook inside" in problems
+    assert "smithjane: 2 submissions" in problems and "graded the last" in problems
+
+
+def test_zip_export_is_unpacked_safely(tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("submissions/leeann_7_70_hw.ipynb", "{}")
+        bundle.writestr("submissions/Kim Park_8_assignsubmission_file_/hw.ipynb", "{}")
+        bundle.writestr("../escape.ipynb", "{}")
+        bundle.writestr("__MACOSX/._x", "junk")
+    found = find_submissions(archive, tmp_path / "scratch")
+    assert [s for s, _ in found.submissions] == ["Kim Park", "leeann"]
+    assert not (tmp_path / "escape.ipynb").exists()
+
+
+def test_empty_and_missing_and_broken(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no submissions found" in find_submissions(empty, tmp_path / "s").problems[0]
+    with pytest.raises(UsageError, match="not a folder of submissions"):
+        find_submissions(tmp_path / "nope", tmp_path / "s")
+    bad = tmp_path / "bad.zip"
+    bad.write_text("not a zip")
+    with pytest.raises(UsageError, match="not a valid zip"):
+        find_submissions(bad, tmp_path / "s")
+
+
+def test_safe_names() -> None:
+    assert safe_name("Kim Park") == "Kim_Park"
+    assert safe_name("../../etc/passwd") == "etc_passwd"
