@@ -30,15 +30,29 @@ class Case:
     sizes: Mapping[str, int]
     args: tuple[Any, ...]
     variable: bool = False  # a top-level variable read after the notebook ran, not a call
+    probe: bool = False  # only "did the output change?" matters: the child sends a digest
 
     def fresh_args(self) -> tuple[Any, ...]:
         """A deep copy, so no call can see what an earlier call did to its inputs."""
-        return copy.deepcopy(self.args)
+        return tuple(_fresh(a) for a in self.args)
 
     def describe(self) -> str:
         if self.variable:
             return "the value after the notebook ran"
         return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+
+
+def _fresh(value: Any) -> Any:
+    """copy.deepcopy for the kinds of value cases hold, without its bookkeeping."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_fresh(v) for v in value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return copy.deepcopy(value)
 
 
 def _column(rng: Rng, d: int) -> np.ndarray:
@@ -236,5 +250,6 @@ def probe_cases(seed: int, cases: tuple[Case, ...]) -> tuple[Case, ...]:
     for position, arg in enumerate(base.args):
         changed = list(copy.deepcopy(base.args))
         changed[position] = _perturb(arg, rng)
-        probes.append(Case(base.target, PROBE_OFFSET + position, base.sizes, tuple(changed)))
+        index = PROBE_OFFSET + position
+        probes.append(Case(base.target, index, base.sizes, tuple(changed), probe=True))
     return tuple(probes)

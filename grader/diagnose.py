@@ -84,7 +84,8 @@ class Evidence:
     hints: Sequence[Hint]
     failing_callees: Sequence[str]
     known_mistakes: tuple[str, ...] = ()  # already found while scoring (mutates_input)
-    probes: dict[int, Answer] = field(default_factory=dict)
+    probes: dict[int, str | None] = field(default_factory=dict)  # digests, by argument
+    base_digest: str | None = None
     reference_probes: dict[int, Value] = field(default_factory=dict)
 
 
@@ -367,17 +368,9 @@ def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def _ignored(ev: Evidence) -> str | None:
     base_index = ev.cases[1 % len(ev.cases)].index
-    base = ev.answers[base_index]
-    base_array = None if isinstance(base, _NoAnswer) else stack(base)
     reference_base = stack(ev.reference.outputs[base_index])
-    if base_array is None or reference_base is None:
+    if ev.base_digest is None or reference_base is None:
         return None
-    student = {
-        p: a
-        for p, v in ev.probes.items()
-        if not isinstance(v, _NoAnswer) and (a := stack(v)) is not None
-    }
+    unchanged = {p for p, d in ev.probes.items() if d is not None and d == ev.base_digest}
     reference = {p: a for p, v in ev.reference_probes.items() if (a := stack(v)) is not None}
-    return relations.ignored_inputs(
-        ev.reference.parameters, base_array, student, reference_base, reference
-    )
+    return relations.ignored_inputs(ev.reference.parameters, unchanged, reference_base, reference)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .cases import PROBE_OFFSET
+from .cases import PROBE_OFFSET, probe_base
 from .config import AssignmentSpec
 from .diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from .notebook import Submission
@@ -12,6 +12,14 @@ from .prepared import CaseSet, Expected
 from .report import TargetResult
 from .score import Answers
 from .static import called_names, find_function, function_hints, notebook_globals
+
+
+def _digest(answers: Answers, target: str, index: int) -> str | None:
+    found = answers.results.get((target, index))
+    if found is None or found[0].get("status") != "ok":
+        return None
+    value = found[0].get("digest")
+    return value if isinstance(value, str) else None
 
 
 def _answer(answers: Answers, target: str, index: int) -> Answer:
@@ -40,7 +48,7 @@ def explain(
         function = find_function(submission, name)
         cases = case_set.cases[name]
         probes = {
-            p.index - PROBE_OFFSET: _answer(answers, name, p.index) for p in case_set.probes[name]
+            p.index - PROBE_OFFSET: _digest(answers, name, p.index) for p in case_set.probes[name]
         }
         evidence = Evidence(
             spec=assignment.target(name),
@@ -57,6 +65,7 @@ def explain(
             failing_callees=sorted(called_names(function) & failing) if function else [],
             known_mistakes=result.mistakes,
             probes=probes,
+            base_digest=_digest(answers, name, probe_base(cases).index),
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
         )
         diagnosis = diagnose(evidence)

@@ -44,6 +44,10 @@ class Submission:
     assignment_hint: str | None
     notes: tuple[str, ...]
 
+    def __getstate__(self) -> dict[str, object]:
+        # Parsed trees are a cache: cheaper to rebuild than to pickle across processes.
+        return {k: v for k, v in self.__dict__.items() if k != "_trees"}
+
     @cached_property
     def _trees(self) -> dict[int, ast.Module | None]:
         trees: dict[int, ast.Module | None] = {}

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Case
+from .child import serve
 from .config import TimeLimit
 from .notebook import CodeCell
-from .wire import FrameReader, Value, WireError
+from .wire import FrameReader, Value, WireError, encode_frame
 
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
@@ -31,16 +32,40 @@ OPEN_FILES_LIMIT = 64
 Frame = tuple[dict[str, Any], dict[str, Value]]
 
 
+DONE = encode_frame({"kind": "done"}, {})
+MAX_OUTPUT = 256 << 20
+
+
 @dataclass
 class ChildRun:
-    """What came back from one child: its frames and how it ended."""
+    """What came back from one child: its raw bytes and how it ended.
 
-    frames: list[Frame] = field(default_factory=list)
+    Only bytes cross from a batch worker to the parent (cheap to send); the parent decodes
+    them into frames with every check of wire.py.
+    """
+
+    raw: bytes = b""
     finished: bool = False
     timed_out: bool = False
     exit_description: str = ""
-    wire_error: str = ""
     seconds: float = 0.0
+    wire_error: str = ""
+    _frames: list[Frame] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def frames(self) -> list[Frame]:
+        if self._frames is None:
+            reader = FrameReader()
+            try:
+                self._frames = reader.feed(self.raw)
+                if reader.pending:
+                    self.wire_error = "the student process sent a truncated frame"
+            except WireError as exc:
+                self._frames, self.wire_error = [], str(exc)
+        return self._frames
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_frames": None}
 
 
 def _limit_child(limits: TimeLimit) -> None:
@@ -87,8 +112,6 @@ class Child:
                 os.setsid()
                 _detach_fds(write_fd, self.workdir)
                 _limit_child(limits)
-                from .child import serve
-
                 serve(cells, plan, write_fd, limits.cell, limits.call)
             finally:
                 os._exit(71)
@@ -98,16 +121,18 @@ class Child:
 
     def collect(self) -> ChildRun:
         run = ChildRun()
-        reader = FrameReader()
+        buffer = bytearray()
         deadline = self.started + self.limits.submission
         try:
-            self._read(reader, run, deadline)
+            self._read(buffer, run, deadline)
         finally:
             self._stop(run)
+        run.raw = bytes(buffer)
         run.seconds = time.monotonic() - self.started
         return run
 
-    def _read(self, reader: FrameReader, run: ChildRun, deadline: float) -> None:
+    def _read(self, buffer: bytearray, run: ChildRun, deadline: float) -> None:
+        """Until the child's last frame, its end, the deadline, or too much output."""
         poller = select.poll()
         poller.register(self.read_fd, select.POLLIN | select.POLLHUP)
         while True:
@@ -119,19 +144,15 @@ class Child:
                 continue
             chunk = os.read(self.read_fd, 1 << 16)
             if not chunk:
-                if reader.pending:
-                    run.wire_error = "the student process sent a truncated frame"
                 return
-            try:
-                frames = reader.feed(chunk)
-            except WireError as exc:
-                run.wire_error = str(exc)
+            buffer += chunk
+            if len(buffer) > MAX_OUTPUT:
+                run.wire_error = f"the student process sent more than {MAX_OUTPUT >> 20} MB"
+                del buffer[:]
                 return
-            for frame in frames:
-                run.frames.append(frame)
-                if frame[0].get("kind") == "done":
-                    run.finished = True
-                    return
+            if buffer.endswith(DONE):
+                run.finished = True
+                return
 
     def _stop(self, run: ChildRun) -> None:
         os.close(self.read_fd)

@@ -8,7 +8,9 @@ float64 arrays from the raw bytes and checks every size and offset before it tru
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +75,11 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
     head = json.dumps(body).encode()
     payload = b"".join(chunks)
     return _PREFIX.pack(len(head), len(payload)) + head + payload
+
+
+def digest(obj: Any) -> str:
+    """A short fingerprint of a value's encoding: equal values, equal digests."""
+    return hashlib.sha256(encode_frame({}, {"v": obj})).hexdigest()[:20]
 
 
 def _as_real_array(obj: Any) -> np.ndarray | None:
@@ -159,7 +166,7 @@ def _array(node: dict[str, Any], payload: bytes) -> np.ndarray:
         raise WireError("malformed array header")
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise WireError("malformed array shape")
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(shape)
     if at < 0 or count < 0 or at + 8 * count > len(payload):
         raise WireError("array outside the payload")
     flat = np.frombuffer(payload, dtype="<f8", count=count, offset=at)

@@ -1,0 +1,97 @@
+"""Batch grading throughput and memory, against a bare `python -c "import numpy"` start.
+
+Usage: python bench/batch_throughput.py [--sizes 1000] [--jobs N]
+For each size, generates that many submissions of mixed quality (correct, the seed
+mistakes, broken cells, stubs), grades them with `grader grade` in a fresh process, and
+prints seconds per submission, its ratio to a bare numpy start measured in the same run,
+and the peak resident memory of the grader's processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+import students  # noqa: E402
+from conftest import write_notebook  # noqa: E402
+
+VARIANTS = [
+    {},
+    {"scaled_dot_product_self_attention": students.SEED_001_SCALED},
+    {"scaled_dot_product_self_attention": students.SCALE_HARDCODED},
+    {"softmax_cols": students.SOFTMAX_COLS_WRONG_AXIS},
+    {"qkv_loop": students.ELEMENTWISE},
+    {"self_attention": students.ROWS_FORM},
+    {"attention_loop": students.FLOAT_LOOP},
+    {"softmax": "def softmax(items_in):\n    return np.exp(items_in\n"},
+    {"self_attention": students.MISSING_BIAS},
+]
+
+
+def generate(folder: Path, count: int) -> None:
+    folder.mkdir(parents=True)
+    exercise = REPO / "exercises" / "self_attention.ipynb"
+    for i in range(count):
+        if i % 10 == 9:
+            shutil.copy(exercise, folder / f"student{i:05d}.ipynb")
+            continue
+        cells = students.cells(**VARIANTS[i % len(VARIANTS)])
+        cells[0] += f"\n# student {i}"  # every file differs, as real submissions do
+        write_notebook(folder / f"student{i:05d}.ipynb", cells)
+
+
+def bare_numpy(repeat: int = 7) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def grade(folder: Path, out: Path, jobs: int) -> tuple[float, float]:
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out)]
+    command += ["--assignment", "self_attention", "--jobs", str(jobs)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    peak_kb = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
+    return seconds, peak_kb / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000])
+    parser.add_argument("--jobs", type=int, default=None)
+    args = parser.parse_args()
+    jobs = args.jobs or len(__import__("os").sched_getaffinity(0))
+    bare = bare_numpy()
+    print(f"bare `python -c 'import numpy'`: {bare * 1000:.1f} ms (median of 7); jobs={jobs}")
+    print(
+        f"{'submissions':>11}  {'total s':>8}  {'ms/sub':>7}  {'subs/s':>7}  {'bare/sub':>8}  {'peak MB':>7}"
+    )
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch) / "class"
+            generate(folder, size)
+            seconds, peak = grade(folder, Path(scratch) / "out", jobs)
+        per = seconds / size
+        print(
+            f"{size:>11}  {seconds:>8.2f}  {per * 1000:>7.2f}  {size / seconds:>7.1f}  "
+            f"{bare / per:>8.1f}  {peak:>7.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
