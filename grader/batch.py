@@ -61,6 +61,8 @@ class _Recorder:
     hashes: dict[str, str] = field(default_factory=dict)
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
+        if entry.report is None and self.book is not None and entry.path:
+            self.book.record_problem(entry.student, entry.path, entry.problem)
         if entry.report is not None and new and self.book is not None and entry.path:
             content = self.hashes[entry.student]
             self.book.record(entry.student, entry.path, content, self.settings, entry.report)

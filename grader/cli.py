@@ -161,10 +161,40 @@ def grade(
         f"{failed} could not be graded, {len(batch.problems)} skipped; {batch.seconds:.2f} s"
     )
     if out is not None:
-        click.echo(
-            f"wrote {write_csv(batch.entries, spec, out)}, {out / 'gradebook.sqlite'}, "
-            f"{out / 'feedback'}/"
-        )
+        from .classreport import write_report
+
+        written = [write_csv(batch.entries, spec, out), out / "gradebook.sqlite"]
+        written.append(write_report(out, aid))
+        click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
+
+
+@main.command()
+@click.argument("out", type=click.Path(path_type=Path))
+@ASSIGNMENT_OPTION
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "csv", "json"]),
+    default="html",
+    show_default=True,
+    help="html writes OUT/report.html; csv and json print the aggregates.",
+)
+@_errors_to_exit_codes
+def report(out: Path, assignment: str | None, fmt: str) -> None:
+    """Summarise a graded class from OUT/gradebook.sqlite: scores, pass rates, mistakes.
+
+    \b
+    Examples:
+      grader report results/                 # writes results/report.html
+      grader report results/ --format json   # the same numbers, for your own tools
+    """
+    from .classreport import load_summary, render_csv, render_json, write_report
+
+    if fmt == "html":
+        click.echo(f"wrote {write_report(out, assignment)}")
+        return
+    summary = load_summary(out, assignment)
+    click.echo(render_csv(summary) if fmt == "csv" else render_json(summary), nl=fmt == "json")
 
 
 @main.command("export-gradescope")

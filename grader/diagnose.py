@@ -267,19 +267,22 @@ def _explain(
     fix = f" Fix: {mistake.hint}." if mistake else ""
     if mistake_id == "scale_discarded" and hint:
         return (
-            f"{hint.location.describe()}: `{hint.text}` computes the scaled scores and throws "
+            f"scale_discarded: {hint.location.describe()}: `{hint.text}` computes the scaled "
+            "scores and throws "
             f"them away, so the softmax gets the unscaled ones. Assign it: "
             f"`{_assignment_for(hint.text)}`.",
             hint.location,
         )
     if mistake_id == "scale_hardcoded" and hint:
         return (
-            f"{hint.location.describe()}: divides by the literal `{hint.text}`, which is right "
+            f"scale_hardcoded: {hint.location.describe()}: divides by the literal `{hint.text}`, "
+            "which is right "
             f"only when D_q = 4.{fix or ' Compute it from the shape of the queries.'}",
             hint.location,
         )
     if mistake_id == "mutates_input":
         at = f"{hint.location.describe()}: `{hint.text}` " if hint else ""
+        at = f"mutates_input: {at}"
         return (
             f"{at}changes an argument in place, so the caller's data is changed too. "
             "Work on a copy (`x = x - m` instead of `x -= m`).",
@@ -289,7 +292,8 @@ def _explain(
         names = sorted({f"`{h.name}`" for h in ev.hints if h.kind == "global"})
         which = f"global {names[0]}" if len(names) == 1 else f"globals {', '.join(names)}"
         return (
-            f"{hint.location.describe()}: reads the notebook's {which}; the grader calls the "
+            f"uses_global: {hint.location.describe()}: reads the notebook's {which}; the grader "
+            "calls the "
             "function with other sizes, where that is wrong. Use the shapes of the arguments.",
             hint.location,
         )

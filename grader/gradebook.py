@@ -37,6 +37,12 @@ CREATE TABLE IF NOT EXISTS submissions (
     report TEXT NOT NULL,
     UNIQUE (student, content_hash, config_hash)
 );
+CREATE TABLE IF NOT EXISTS unreadable (
+    student TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    seen_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS results (
     submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
     target TEXT NOT NULL,
@@ -105,6 +111,7 @@ class Gradebook:
         with self.db:  # one transaction: the whole submission, or nothing
             self.db.execute("BEGIN")
             self.db.execute("INSERT OR IGNORE INTO students(name) VALUES (?)", (student,))
+            self.db.execute("DELETE FROM unreadable WHERE student=?", (student,))
             self.db.execute(
                 "DELETE FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
                 (student, content, config),
@@ -144,6 +151,29 @@ class Gradebook:
                     for t in report.targets
                 ],
             )
+
+    def record_problem(self, student: str, path: Path, problem: str) -> None:
+        """A submission that could not be graded at all (kept until it can be)."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(
+                "INSERT OR REPLACE INTO unreadable VALUES (?, ?, ?, ?)",
+                (student, str(path), problem, time.time()),
+            )
+
+    def latest(self, assignment: str | None = None) -> list[tuple[str, Report]]:
+        """Each student's most recently graded submission (of one assignment, if given)."""
+        rows = self.db.execute(
+            "SELECT student, report, assignment FROM submissions s WHERE graded_at = "
+            "(SELECT MAX(graded_at) FROM submissions t WHERE t.student = s.student"
+            " AND (? IS NULL OR t.assignment = ?)) AND (? IS NULL OR assignment = ?)"
+            " ORDER BY student",
+            (assignment, assignment, assignment, assignment),
+        ).fetchall()
+        return [(r[0], Report.from_dict(json.loads(r[1]))) for r in rows]
+
+    def problems(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.db.execute("SELECT student, problem FROM unreadable")]
 
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])

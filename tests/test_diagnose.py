@@ -153,7 +153,7 @@ def test_seed_001_is_reported_with_all_three_mistakes(
     result = target(grade_path(path, config, "self_attention"), "scaled_dot_product_self_attention")
     assert result.mistakes == ("output_transposed", "scale_discarded", "scale_hardcoded")
     discarded = next(m for m in result.messages if "throws them away" in m)
-    assert discarded.startswith("cell 8, line 6: `all_km_qn / 2`")
+    assert discarded.startswith("scale_discarded: cell 8, line 6: `all_km_qn / 2`")
     assert "all_km_qn = all_km_qn / 2" in discarded
 
 

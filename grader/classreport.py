@@ -1,0 +1,76 @@
+"""`OUT/report.html` and `grader report`: the class at a glance, from the gradebook."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from .aggregate import ClassSummary, summarise
+from .errors import UsageError
+from .gradebook import Gradebook
+from .plots import pass_rates, score_histogram
+from .render.html import render_template
+from .submissions import safe_name
+
+LIST_LIMIT = 50  # students named per table row; the rest are counted
+
+
+def load_summary(out: Path, assignment: str | None = None) -> ClassSummary:
+    path = out / "gradebook.sqlite"
+    if not path.is_file():
+        raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
+    book = Gradebook(path)
+    try:
+        graded = book.latest(assignment)
+        problems = book.problems()
+    finally:
+        book.close()
+    assignments = sorted({r.assignment for _, r in graded})
+    if len(assignments) > 1:
+        raise UsageError(
+            f"{out}: the gradebook holds several assignments ({', '.join(assignments)}); "
+            "pass --assignment"
+        )
+    name = assignment or (assignments[0] if assignments else "nothing graded")
+    return summarise(name, graded, problems)
+
+
+def render_html(summary: ClassSummary) -> str:
+    scores = summary.scores
+    return render_template(
+        "report.html.j2",
+        s=summary,
+        mean=sum(scores) / len(scores) if scores else 0.0,
+        full=sum(score == summary.max_score for score in scores),
+        histogram=score_histogram(scores, summary.max_score) if scores else "",
+        rates=pass_rates(summary.targets) if summary.targets else "",
+        links={s: f"feedback/{safe_name(s)}.html" for s, _ in summary.students},
+        limit=LIST_LIMIT,
+    )
+
+
+def write_report(out: Path, assignment: str | None = None) -> Path:
+    path = out / "report.html"
+    path.write_text(render_html(load_summary(out, assignment)), encoding="utf-8")
+    return path
+
+
+def render_csv(summary: ClassSummary) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["section", "name", "value", "detail"])
+    for t in summary.targets:
+        writer.writerow(["pass_rate", t.name, f"{t.pass_rate:.4f}", f"{t.passed}/{t.total}"])
+    for m in summary.mistakes:
+        writer.writerow(["mistake", m.id, m.count, ";".join(m.students)])
+    for student, report in summary.students:
+        writer.writerow(["score", student, f"{report.score:g}", f"{report.max_score:g}"])
+    for student, problem in summary.failing_to_run:
+        writer.writerow(["did_not_run", student, "", problem])
+    return buffer.getvalue()
+
+
+def render_json(summary: ClassSummary) -> str:
+    return json.dumps(summary.to_dict(), indent=2, ensure_ascii=False)
