@@ -78,9 +78,9 @@ def main() -> None:
     jobs = args.jobs or len(__import__("os").sched_getaffinity(0))
     bare = bare_numpy()
     print(f"bare `python -c 'import numpy'`: {bare * 1000:.1f} ms (median of 7); jobs={jobs}")
-    print(
-        f"{'submissions':>11}  {'total s':>8}  {'ms/sub':>7}  {'subs/s':>7}  {'bare/sub':>8}  {'peak MB':>7}"
-    )
+    columns = [("submissions", 11), ("total s", 8), ("ms/sub", 7), ("subs/s", 7)]
+    columns += [("bare/sub", 8), ("peak MB", 7)]
+    print("  ".join(f"{name:>{width}}" for name, width in columns))
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch) / "class"
