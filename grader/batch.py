@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import AssignmentSpec, Config
-from .engine import finish, with_choice
+from .engine import finish, secret_paths, with_choice
 from .feedback import write_feedback
 from .gradebook import Gradebook, config_hash, file_hash
 from .notebook import Submission, load_submission
@@ -98,7 +98,8 @@ def grade_batch(
             todo = _unchanged_first(found.submissions, recorder, force)
             if todo:
                 workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-                pool = start_pool(config, assignment, workers, specs)
+                hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
+                pool = start_pool(config, assignment, workers, specs, hidden)
                 try:
                     for done in run_jobs(pool, todo):
                         recorder.add(_judge(done, config), done.submission)

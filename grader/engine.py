@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from . import isolation
 from .cases import Case
 from .compat import removed_name_notes
 from .config import AssignmentSpec, Config, TargetSpec
@@ -65,7 +67,8 @@ def grade_path(
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     if public_only:
         assignment = assignment.public()
-    return with_choice(grade_submission(submission, assignment), chosen)
+    hidden = secret_paths(config, [path.resolve().parent])
+    return with_choice(grade_submission(submission, assignment, hidden), chosen)
 
 
 def with_choice(report: Report, chosen: str) -> Report:
@@ -73,11 +76,22 @@ def with_choice(report: Report, chosen: str) -> Report:
     return replace(report, notes=(f"graded as {chosen}", *report.notes)) if chosen else report
 
 
-def grade_submission(submission: Submission, assignment: AssignmentSpec) -> Report:
+def secret_paths(config: Config, extra: Sequence[Path | None] = ()) -> tuple[str, ...]:
+    """What a student's process must not see: config, solutions, catalogues, our source."""
+    paths: list[Path | None] = [config.path, Path(__file__).resolve().parent, *extra]
+    for spec in config.assignments.values():
+        paths += [spec.solution.parent, spec.mistakes]
+    return isolation.hidden_paths(paths)
+
+
+def grade_submission(
+    submission: Submission, assignment: AssignmentSpec, hidden: Sequence[str] | None = None
+) -> Report:
     started = time.monotonic()
     case_set = build_cases(assignment)
     # Fork first: the child must never hold the reference solution in its memory.
-    child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit)
+    plan = case_set.plan(assignment)
+    child = Child(submission.cells, plan, assignment.time_limit, hidden)
     expected = build_expected(assignment, case_set)
     run = child.collect()
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
@@ -109,6 +123,7 @@ def finish(
         targets=targets,
         errors=tuple(_run_errors(run, answers)),
         notes=(
+            *(() if run.isolated else (isolation.NOTE,)),
             *submission.notes,
             *removed_name_notes(submission),
             *scalar_messages(answers.scalar_fixes),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from multiprocessing.pool import Pool
 from pathlib import Path
 
+from . import isolation
 from .config import AssignmentSpec, Config
 from .engine import choose_assignment
 from .errors import GraderError
@@ -48,7 +49,9 @@ class Done:
 _WORKER: dict[str, object] = {}
 
 
-def _start_worker(config: Config, requested: str | None, preload: Sequence[str]) -> None:
+def _start_worker(
+    config: Config, requested: str | None, preload: Sequence[str], hidden: Sequence[str]
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     os.environ.setdefault("MPLBACKEND", "Agg")
     for name in preload:
@@ -56,7 +59,7 @@ def _start_worker(config: Config, requested: str | None, preload: Sequence[str])
             importlib.import_module(name)
         except Exception:  # an optional library that is not installed: students' cells will say
             continue
-    _WORKER.update(config=config, requested=requested)
+    _WORKER.update(config=config, requested=requested, hidden=tuple(hidden))
 
 
 def _grade(job: Job) -> Done:
@@ -71,7 +74,9 @@ def _grade(job: Job) -> Done:
     except GraderError as exc:
         return Done(job, problem=str(exc))
     case_set = build_cases(assignment)
-    child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit)
+    hidden = _WORKER["hidden"]
+    assert isinstance(hidden, tuple)
+    child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit, hidden)
     return Done(job, submission, assignment.id, chosen, child.collect())
 
 
@@ -80,13 +85,16 @@ def start_pool(
     requested: str | None,
     jobs: int,
     assignments: Sequence[AssignmentSpec],
+    hidden: Sequence[str],
     preload: Sequence[str] = DEFAULT_PRELOAD,
 ) -> Pool:
     """Fork the workers now, while this process holds cases but no reference."""
     for assignment in assignments:
         build_cases(assignment)  # inherited by every worker: built once, not per worker
+    isolation.available()  # probed once, here, not in every worker
     context = multiprocessing.get_context("fork")
-    return context.Pool(jobs, initializer=_start_worker, initargs=(config, requested, preload))
+    initargs = (config, requested, preload, hidden)
+    return context.Pool(jobs, initializer=_start_worker, initargs=initargs)
 
 
 def run_jobs(pool: Pool, jobs: Sequence[Job]) -> Iterator[Done]:

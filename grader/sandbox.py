@@ -19,12 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import isolation
 from .cases import Case
 from .child import serve
 from .config import TimeLimit
 from .notebook import CodeCell
 from .wire import FrameReader, Value, WireError, encode_frame
 
+SANDBOX_FAILED = 72
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
 OPEN_FILES_LIMIT = 64
@@ -50,6 +52,7 @@ class ChildRun:
     exit_description: str = ""
     seconds: float = 0.0
     wire_error: str = ""
+    isolated: bool = False
     _frames: list[Frame] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -100,8 +103,11 @@ class Child:
         cells: Sequence[CodeCell],
         plan: Sequence[tuple[str, Sequence[Case]]],
         limits: TimeLimit,
+        hidden: Sequence[str] | None = None,
     ) -> None:
+        """`hidden`: paths the student must not see; None runs without a namespace sandbox."""
         self.limits = limits
+        self.isolated = hidden is not None and isolation.available()
         self.workdir = tempfile.mkdtemp(prefix="grader-child-")
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
@@ -110,7 +116,13 @@ class Child:
             try:
                 os.close(read_fd)
                 os.setsid()
-                _detach_fds(write_fd, self.workdir)
+                workdir = self.workdir
+                if self.isolated:
+                    try:
+                        workdir = isolation.enter(hidden or ())
+                    except BaseException:
+                        os._exit(SANDBOX_FAILED)
+                _detach_fds(write_fd, workdir)
                 _limit_child(limits)
                 serve(cells, plan, write_fd, limits.cell, limits.call)
             finally:
@@ -128,6 +140,7 @@ class Child:
         finally:
             self._stop(run)
         run.raw = bytes(buffer)
+        run.isolated = self.isolated
         run.seconds = time.monotonic() - self.started
         return run
 
@@ -162,6 +175,8 @@ class Child:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
+        if self.isolated:
+            isolation.remove_cgroup(self.pid)
         if not run.finished:
             run.exit_description = _describe_exit(status, run.timed_out, self.limits)
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -177,6 +192,8 @@ def _describe_exit(status: int, timed_out: bool, limits: TimeLimit) -> str:
         if sig == signal.SIGKILL:
             return "the notebook's process was killed (memory or time limit)"
         return f"the notebook's process crashed ({signal.Signals(sig).name})"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED:
+        return "the sandbox could not be set up for this notebook (a grader fault)"
     if os.WIFEXITED(status):
         return f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"
     return "the notebook's process stopped unexpectedly"

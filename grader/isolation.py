@@ -1,0 +1,193 @@
+"""Namespace isolation for the student's process (Linux), done in the forked child itself.
+
+What the child gets: its own mount namespace where the secret paths (solutions, config,
+the grader's source, the submissions folder, the output folder) are covered by empty
+tmpfs mounts and /tmp is a fresh tmpfs; no network (a new, empty network namespace); its own
+PID namespace, so that every process it starts dies with it, even a detached one; and, when
+the grader runs as root, no capabilities at all, every mount read-only except its own /tmp,
+and (where the pids cgroup is writable) a cap on the number of its processes.
+
+This is the equivalent of a bubblewrap sandbox without an exec, so the warm, forked child
+keeps its speed. Where namespaces are not allowed (a student's laptop without root), the
+child runs with the process limits alone and the report says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_BIND = 4096
+MS_REC = 16384
+MS_REMOUNT = 32
+MS_PRIVATE = 1 << 18
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PROCESS_LIMIT = 64
+NOTE = "no namespace sandbox on this machine: the notebook ran with process limits only"
+_NEVER_HIDE = {"/", "/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/tmp"}
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class IsolationError(OSError):
+    pass
+
+
+def _call(name: str, *args: object) -> None:
+    if getattr(_libc, name)(*args) != 0:
+        errno = ctypes.get_errno()
+        raise IsolationError(errno, f"{name}: {os.strerror(errno)}")
+
+
+def _mount(source: str, target: str, kind: str, flags: int, data: str = "") -> None:
+    _call("mount", source.encode(), target.encode(), kind.encode(), flags, data.encode() or None)
+
+
+@cache
+def available() -> bool:
+    """Whether this process may create the namespaces (tried once, in a throwaway child)."""
+    if os.geteuid() != 0:
+        return False
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - reported through the exit code
+        try:
+            _call("unshare", CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC)
+            _mount("none", "/", "", MS_REC | MS_PRIVATE)
+            _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def hidden_paths(paths: Sequence[Path | str | None]) -> tuple[str, ...]:
+    """The directories (or files) to cover; never a system directory or a parent of the
+    interpreter's own files."""
+    keep = [Path(p).resolve() for p in (os.__file__, ctypes.__file__)]
+    result: list[str] = []
+    for path in paths:
+        if path is None:
+            continue
+        resolved = Path(path).resolve()
+        if str(resolved) in _NEVER_HIDE or not resolved.exists():
+            continue
+        if any(k == resolved or resolved in k.parents for k in keep):
+            continue
+        result.append(str(resolved))
+    # A path inside a covered directory is covered already (and no longer exists to mount).
+    unique = sorted(set(result), key=len)
+    return tuple(p for p in unique if not any(p.startswith(q + "/") for q in unique if q != p))
+
+
+def enter(hidden: Sequence[str]) -> str:
+    """In the forked child: new namespaces, secrets covered, a fresh /tmp; returns a workdir.
+
+    The calling process forks once more inside: the grandchild is PID 1 of the new PID
+    namespace and goes on to run the notebook; this process only waits for it and passes
+    its end on, so the parent sees one child that exits as the notebook did.
+    """
+    join_pids_cgroup()
+    _call("unshare", CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
+    _mount("none", "/", "", MS_REC | MS_PRIVATE)
+    for path in hidden:
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k")
+        else:
+            _mount("/dev/null", path, "", MS_BIND)
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    pid = os.fork()
+    if pid:
+        _relay(pid)
+    # Without a fresh /proc, the old one would show the host's processes (not its files).
+    with contextlib.suppress(IsolationError):
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+    workdir = "/tmp/work"
+    os.mkdir(workdir, 0o700)
+    _read_only_mounts()
+    _drop_capabilities()
+    return workdir
+
+
+def _read_only_mounts() -> None:
+    """Every mount read-only but /tmp (and the kernel's own file systems)."""
+    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        points = [line.split()[4] for line in handle]
+    for point in sorted(set(points), key=len):
+        if point == "/tmp" or point.startswith(("/tmp/", "/proc", "/sys", "/dev")):
+            continue
+        try:
+            _mount("none", point.replace("\\040", " "), "", MS_BIND | MS_REMOUNT | MS_RDONLY)
+        except IsolationError:
+            continue  # a mount that refuses; it is still covered by no-capabilities below
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _drop_capabilities() -> None:
+    """Root without any capability: cannot mount, unmount, override permissions or regain."""
+    for cap in range(64):
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails harmlessly past the last one
+    _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    header = _CapHeader(0x20080522, 0)
+    data = (_CapData * 2)()
+    _call("capset", ctypes.byref(header), data)
+
+
+def join_pids_cgroup(limit: int = PROCESS_LIMIT) -> str | None:
+    """Put this process in a fresh pids cgroup (v1 layout) capped at `limit` processes."""
+    root = Path("/sys/fs/cgroup/pids")
+    if not (root / "cgroup.procs").exists():
+        return None
+    group = root / "grader" / str(os.getpid())
+    try:
+        group.mkdir(parents=True, exist_ok=True)
+        (group / "pids.max").write_text(str(limit))
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return None
+    return str(group)
+
+
+def remove_cgroup(pid: int) -> None:
+    group = Path("/sys/fs/cgroup/pids/grader") / str(pid)
+    if group.exists():
+        with contextlib.suppress(OSError):
+            group.rmdir()
+
+
+def _relay(pid: int) -> None:
+    """Wait for the namespace's PID 1 and end the same way; never returns."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        os._exit(70)
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
