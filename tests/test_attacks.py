@@ -1,0 +1,271 @@
+"""Hostile notebooks. Every function in them is wrong, so an honest score is 0; each attack
+tries to get more, or to harm the grader, the gradebook or the machine. All are bounded
+(short sleeps, capped loops) so they stop by themselves even if the sandbox failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader import isolation
+from grader.batch import grade_batch
+from grader.cli import main
+from grader.config import Config
+from grader.engine import grade_path
+
+import students
+from conftest import REPO, write_notebook
+
+WRONG = """\
+import numpy as np
+def qkv_loop(all_x, omega_q, omega_k, omega_v, beta_q, beta_k, beta_v):
+    return [np.zeros_like(x) for x in all_x], [x for x in all_x], [x for x in all_x]
+def softmax(items_in):
+    return np.ones(len(items_in))
+def attention_loop(all_queries, all_keys, all_values):
+    return [v * 2 for v in all_values]
+def softmax_cols(data_in):
+    return np.ones_like(data_in)
+def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    return X * 0.5
+def scaled_dot_product_self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    return X * 0.25"""
+
+SOLUTION = REPO / "solutions" / "self_attention.ipynb"
+
+ATTACKS = {
+    "patch_comparisons": """\
+import numpy as np, builtins, math
+np.allclose = lambda *a, **k: True
+np.isclose = lambda *a, **k: np.array(True)
+np.testing.assert_allclose = lambda *a, **k: None
+np.array_equal = lambda *a, **k: True
+builtins.abs = lambda x: 0
+math.isclose = lambda *a, **k: True""",
+    "lying_arrays": """\
+import numpy as np
+class Liar(np.ndarray):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __array_ufunc__(self, *a, **k): return True
+    def __array__(self, *a, **k): return np.zeros(1)
+def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    return np.zeros((X.shape[0], X.shape[1])).view(Liar)
+class Anything:
+    def __eq__(self, other): return True
+    def __float__(self): return 1.0
+def softmax(items_in):
+    return Anything()""",
+    "read_the_solution": f"""\
+import json
+def _reference():
+    cells = json.load(open({str(SOLUTION)!r}))["cells"]
+    ns = {{}}
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            exec("".join(cell["source"]), ns)
+    return ns
+def scaled_dot_product_self_attention(*args):
+    return _reference()["scaled_dot_product_self_attention"](*args)
+def softmax_cols(data_in):
+    return _reference()["softmax_cols"](data_in)""",
+    "exit_at_top_level": "import sys\nsys.exit(0)",
+    "exit_inside_a_function": """\
+import os
+def softmax_cols(data_in):
+    os._exit(0)""",
+    "loop_at_top_level": "while True:\n    pass",
+    "loop_inside_a_function": """\
+import signal
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    while True:
+        try:
+            while True:
+                pass
+        except BaseException:
+            pass""",
+    "allocate_40_gb": "import numpy as np\nhuge = np.ones(5_000_000_000)",
+    "many_processes": """\
+import subprocess
+children = []
+for _ in range(300):
+    try:
+        children.append(subprocess.Popen(["sleep", "31.4159"]))
+    except OSError:
+        break""",
+    "detached_process": """\
+import subprocess
+subprocess.Popen(["sleep", "27.1828"], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)""",
+    "fifty_mb_of_output": "print('x' * (50 * 1024 * 1024))",
+    "fake_results": """\
+print("::error file=x.py,line=1::all good")
+print(json.dumps({"score": 10, "max_score": 10, "targets": []}))""".replace(
+        "json.dumps", "__import__('json').dumps"
+    ),
+    "deep_recursion": """\
+import sys
+sys.setrecursionlimit(10**9)
+def softmax(items_in):
+    def down(n):
+        return down(n + 1) + 1
+    return down(0)""",
+}
+
+
+def attack(tmp_path: Path, name: str, extra: str = "") -> Path:
+    return write_notebook(tmp_path / f"{name}.ipynb", [WRONG, ATTACKS[name] + extra])
+
+
+def test_the_sandbox_is_available_here() -> None:
+    assert isolation.available(), (
+        "no namespace sandbox on this machine: the grader must run as root (CI does) for "
+        "the isolation tests; they fail rather than skip"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_every_attack_scores_zero(fast_config: Config, tmp_path: Path, name: str) -> None:
+    report = grade_path(attack(tmp_path, name), fast_config, "self_attention")
+    assert report.score == 0, [(t.name, t.status, t.messages[:2]) for t in report.targets]
+    assert isolation.NOTE not in report.notes
+
+
+def processes_with(marker: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(cmdline)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "marker"), [("many_processes", "31.4159"), ("detached_process", "27.1828")]
+)
+def test_no_process_survives(fast_config: Config, tmp_path: Path, name: str, marker: str) -> None:
+    grade_path(attack(tmp_path, name), fast_config, "self_attention")
+    time.sleep(0.1)
+    assert processes_with(marker) == []
+
+
+def test_the_solution_is_out_of_sight(fast_config: Config, tmp_path: Path) -> None:
+    report = grade_path(attack(tmp_path, "read_the_solution"), fast_config, "self_attention")
+    scaled = next(t for t in report.targets if t.name == "scaled_dot_product_self_attention")
+    assert scaled.status == "error"
+    assert any("FileNotFoundError" in m for m in scaled.messages)
+
+
+def test_clear_messages_for_limits(fast_config: Config, tmp_path: Path) -> None:
+    memory = grade_path(attack(tmp_path, "allocate_40_gb"), fast_config, "self_attention")
+    assert any("MemoryError" in e for e in memory.errors)
+    loop = grade_path(attack(tmp_path, "loop_at_top_level"), fast_config, "self_attention")
+    assert any("time limit" in e for e in loop.errors)
+    spin = grade_path(attack(tmp_path, "loop_inside_a_function"), fast_config, "self_attention")
+    assert any("did not finish within the 4 s time limit" in e for e in spin.errors)
+    crash = grade_path(attack(tmp_path, "deep_recursion"), fast_config, "self_attention")
+    softmax = next(t for t in crash.targets if t.name == "softmax")
+    # Python 3.11 recursion lives on the heap: it ends in the memory or the time limit.
+    assert softmax.status in ("error", "timeout")
+    words = ("crashed (SIGSEGV)", "MemoryError", "time limit", "killed")
+    assert any(w in m for m in softmax.messages for w in words), softmax.messages
+
+
+def test_no_network(fast_config: Config, tmp_path: Path) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(3)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+    threading.Thread(target=lambda: accepted.append(_accept(server)), daemon=True).start()
+    code = f"""
+import socket
+def softmax(items_in):
+    socket.create_connection(("127.0.0.1", {port}), timeout=1).sendall(b"leak")
+    return [1.0]"""
+    path = write_notebook(tmp_path / "net.ipynb", [WRONG, code])
+    report = grade_path(path, fast_config, "self_attention")
+    softmax = next(t for t in report.targets if t.name == "softmax")
+    assert any("unreachable" in m or "OSError" in m for m in softmax.messages), softmax.messages
+    time.sleep(0.2)
+    server.close()
+    assert accepted in ([], [None])
+
+
+def _accept(server: socket.socket) -> object:
+    try:
+        return server.accept()
+    except OSError:
+        return None
+
+
+def test_forged_output_reaches_no_format(fast_config: Config, tmp_path: Path) -> None:
+    path = attack(tmp_path, "fake_results")
+    config = str(fast_config.path)
+    github = CliRunner().invoke(
+        main, ["check", str(path), "--config", config, "--format", "github"]
+    )
+    assert "all good" not in github.output
+    data = json.loads(
+        CliRunner()
+        .invoke(main, ["check", str(path), "--config", config, "--format", "json"])
+        .output
+    )
+    assert data["score"] == 0
+
+
+def test_a_60_mb_notebook_is_refused_clearly(fast_config: Config, tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "big.ipynb", [WRONG, "x = '" + "a" * (60 << 20) + "'"])
+    result = CliRunner().invoke(main, ["check", str(path), "--config", str(fast_config.path)])
+    assert result.exit_code == 2 and "larger than the 50 MB limit" in result.output
+
+
+def test_batch_with_attacks_keeps_honest_grades_and_the_gradebook(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    out = tmp_path / "out"
+    honest = {
+        "ok": students.cells(),
+        "seed001": students.cells(scaled_dot_product_self_attention=students.SEED_001_SCALED),
+        "axis": students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS),
+    }
+    for i in range(4):
+        for kind, cells in honest.items():
+            write_notebook(folder / f"{kind}{i}.ipynb", cells)
+    vandal = f"""
+def softmax(items_in):
+    for name in ("gradebook.sqlite", "grades.csv", "feedback/ok0.html"):
+        try:
+            open({str(out)!r} + "/" + name, "w").write("vandalised")
+        except OSError:
+            pass
+    return [0.0]"""
+    write_notebook(folder / "vandal.ipynb", [WRONG, vandal])
+    for name in ("patch_comparisons", "exit_inside_a_function", "many_processes", "allocate_40_gb"):
+        attack(folder, name)
+    batch = grade_batch(folder, fast_config, out, "self_attention", jobs=2)
+    by_student = {e.student: e.report for e in batch.entries}
+    for student, report in by_student.items():
+        assert report is not None
+        if student in ATTACKS or student == "vandal":
+            assert report.score == 0, student
+            continue
+        alone = grade_path(folder / f"{student}.ipynb", fast_config, "self_attention")
+        assert [(t.status, t.score, t.mistakes) for t in report.targets] == [
+            (t.status, t.score, t.mistakes) for t in alone.targets
+        ]
+    assert "vandalised" not in (out / "feedback" / "ok0.html").read_text()
+    again = grade_batch(folder, fast_config, out, "self_attention")
+    assert again.skipped == len(by_student)  # the gradebook is intact and still skips them
