@@ -4,8 +4,9 @@ What the child gets: its own mount namespace where the secret paths (solutions, 
 the grader's source, the submissions folder, the output folder) are covered by empty
 tmpfs mounts and /tmp is a fresh tmpfs; no network (a new, empty network namespace); its own
 PID namespace, so that every process it starts dies with it, even a detached one; and, when
-the grader runs as root, no capabilities at all, every mount read-only except its own /tmp,
-and (where the pids cgroup is writable) a cap on the number of its processes.
+the grader runs as root, the unprivileged user `nobody` with no capability, every mount
+read-only except its own /tmp, home folders covered, and a cap on its number of processes
+(RLIMIT_NPROC, and a pids cgroup where one is writable).
 
 This is the equivalent of a bubblewrap sandbox without an exec, so the warm, forked child
 keeps its speed. Where namespaces are not allowed (a student's laptop without root), the
@@ -17,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
 import signal
+import sys
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -36,6 +39,7 @@ MS_REMOUNT = 32
 MS_PRIVATE = 1 << 18
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+NOBODY = 65534
 PROCESS_LIMIT = 64
 NOTE = "no namespace sandbox on this machine: the notebook ran with process limits only"
 _NEVER_HIDE = {"/", "/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/tmp"}
@@ -102,6 +106,8 @@ def enter(hidden: Sequence[str]) -> str:
     its end on, so the parent sees one child that exits as the notebook did.
     """
     join_pids_cgroup()
+    for cap in range(64):  # the bounding set, while we still may: no way back via exec
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
     _call("unshare", CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
     _mount("none", "/", "", MS_REC | MS_PRIVATE)
     for path in hidden:
@@ -110,6 +116,7 @@ def enter(hidden: Sequence[str]) -> str:
         else:
             _mount("/dev/null", path, "", MS_BIND)
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    _cover_homes()
     pid = os.fork()
     if pid:
         _relay(pid)
@@ -118,9 +125,31 @@ def enter(hidden: Sequence[str]) -> str:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
     workdir = "/tmp/work"
     os.mkdir(workdir, 0o700)
+    os.chown(workdir, NOBODY, NOBODY)
     _read_only_mounts()
+    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
+    _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)  # from root to nobody: every capability goes with it
     _drop_capabilities()
     return workdir
+
+
+def _cover_homes() -> None:
+    """Home folders hold keys and tokens: cover them, but keep the Python this process runs
+    on reachable when it lives inside one (pyenv installs in ~/.pyenv, venvs anywhere)."""
+    keep = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)})
+    for home in ("/root", "/home"):
+        if not os.path.isdir(home):
+            continue
+        inside = [k for k in keep if k.startswith(home + "/")]
+        handles = [os.open(k, os.O_PATH | os.O_DIRECTORY) for k in inside]
+        _mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=755")
+        for path, handle in zip(inside, handles, strict=True):
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            _mount(f"/proc/self/fd/{handle}", path, "", MS_BIND | MS_REC)
+            os.close(handle)
 
 
 def _read_only_mounts() -> None:
@@ -149,10 +178,7 @@ class _CapData(ctypes.Structure):
 
 
 def _drop_capabilities() -> None:
-    """Root without any capability: cannot mount, unmount, override permissions or regain."""
-    for cap in range(64):
-        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails harmlessly past the last one
-    _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    """No capability left, in any set: nothing to mount, unmount, override or regain."""
     header = _CapHeader(0x20080522, 0)
     data = (_CapData * 2)()
     _call("capset", ctypes.byref(header), data)

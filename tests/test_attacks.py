@@ -98,7 +98,7 @@ import subprocess
 children = []
 for _ in range(300):
     try:
-        children.append(subprocess.Popen(["sleep", "31.4159"]))
+        children.append(subprocess.Popen(["sleep", "41.4142"]))
     except OSError:
         break""",
     "detached_process": """\
@@ -152,7 +152,7 @@ def processes_with(marker: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("name", "marker"), [("many_processes", "31.4159"), ("detached_process", "27.1828")]
+    ("name", "marker"), [("many_processes", "41.4142"), ("detached_process", "27.1828")]
 )
 def test_no_process_survives(fast_config: Config, tmp_path: Path, name: str, marker: str) -> None:
     grade_path(attack(tmp_path, name), fast_config, "self_attention")
