@@ -201,7 +201,9 @@ class Runner:
             self.send({"kind": "missing", "target": name, "found": kind})
             return
         for case in cases:
-            if not self.run_case(fn, case):
+            going_on = self.run_case(fn, case)
+            self.flush()  # after every call: the parent's watchdog hears the child is alive
+            if not going_on:
                 break
 
 

@@ -53,6 +53,7 @@ class ChildRun:
     seconds: float = 0.0
     wire_error: str = ""
     isolated: bool = False
+    went_silent: bool = False
     _frames: list[Frame] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -108,6 +109,9 @@ class Child:
         """`hidden`: paths the student must not see; None runs without a namespace sandbox."""
         self.limits = limits
         self.isolated = hidden is not None and isolation.available()
+        # The child writes after every cell and every call; longer silence means it is
+        # stuck where its own time limit could not stop it (a swallowed alarm).
+        self.silence = max(limits.cell, limits.call) + 1.0
         self.workdir = tempfile.mkdtemp(prefix="grader-child-")
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
@@ -153,7 +157,10 @@ class Child:
             if remaining <= 0:
                 run.timed_out = True
                 return
-            if not poller.poll(remaining * 1000):
+            if not poller.poll(min(remaining, self.silence) * 1000):
+                if remaining > self.silence:  # silent for longer than any cell or target may be
+                    run.timed_out = run.went_silent = True
+                    return
                 continue
             chunk = os.read(self.read_fd, 1 << 16)
             if not chunk:
@@ -177,7 +184,12 @@ class Child:
         _, status = os.waitpid(self.pid, 0)
         if self.isolated:
             isolation.remove_cgroup(self.pid)
-        if not run.finished:
+        if run.went_silent:
+            run.exit_description = (
+                f"the notebook stopped answering for {self.silence:g} s, longer than any cell "
+                "or function may take (it kept running past its time limit), and was stopped"
+            )
+        elif not run.finished:
             run.exit_description = _describe_exit(status, run.timed_out, self.limits)
         shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -43,23 +43,34 @@ def test_background_processes_die_with_the_child(fast_config: Config, tmp_path: 
     assert processes_with(marker) == []
 
 
-def test_whole_submission_deadline_kills_and_reports(fast_config: Config, tmp_path: Path) -> None:
-    # Swallowing the per-cell alarm keeps the cell alive: only the overall deadline stops it.
-    spin = (
-        "while True:\n"
-        "    try:\n"
-        "        while True:\n"
-        "            pass\n"
-        "    except BaseException:\n"
-        "        pass"
-    )
+SWALLOW = (
+    "import time\n"
+    "while True:\n"
+    "    try:\n"
+    "        while True:\n"
+    "            time.sleep(0.01)\n"
+    "    except BaseException:\n"
+    "        pass"
+)
+
+
+def test_a_child_that_goes_silent_is_stopped(fast_config: Config, tmp_path: Path) -> None:
+    # Swallowing the per-cell alarm keeps the cell alive; the parent's watchdog hears
+    # nothing for longer than a cell may take, and stops it long before the deadline.
     started = time.monotonic()
-    _, run = run_cells(fast_config, tmp_path, [spin])
-    assert (
-        time.monotonic() - started
-        < fast_config.assignment("self_attention").time_limit.submission + 2
-    )
-    assert run.timed_out
+    _, run = run_cells(fast_config, tmp_path, [SWALLOW])
+    assert time.monotonic() - started < 3.5
+    assert run.timed_out and run.went_silent
+    assert "stopped answering for 2 s" in run.exit_description
+
+
+def test_whole_submission_deadline_kills_and_reports(fast_config: Config, tmp_path: Path) -> None:
+    # Cells that each stay within their limit, but not together: the overall deadline holds.
+    cells = ["import time\ntime.sleep(0.8)"] * 8
+    started = time.monotonic()
+    _, run = run_cells(fast_config, tmp_path, cells)
+    assert time.monotonic() - started < 6
+    assert run.timed_out and not run.went_silent
     assert "did not finish within the 4 s time limit" in run.exit_description
 
 
