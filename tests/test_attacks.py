@@ -269,3 +269,29 @@ def softmax(items_in):
     assert "vandalised" not in (out / "feedback" / "ok0.html").read_text()
     again = grade_batch(folder, fast_config, out, "self_attention")
     assert again.skipped == len(by_student)  # the gradebook is intact and still skips them
+
+
+def test_files_written_by_an_attack_stay_in_its_own_tmp(
+    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    targets = [tmp_path / "dropped.txt", REPO / "dropped.txt", Path("/tmp/dropped-by-attack")]
+    targets.append(Path.home() / "dropped-by-attack")
+    code = "\n".join(
+        f"try:\n    open({str(t)!r}, 'w').write('x')\nexcept OSError:\n    pass" for t in targets
+    )
+    code += "\nopen('scratch.txt', 'w').write('its own folder is fine')"
+    path = write_notebook(tmp_path / "writer.ipynb", [WRONG, code])
+    report = grade_path(path, fast_config, "self_attention")
+    assert report.score == 0
+    assert [t for t in targets if t.exists()] == []
+    assert not (tmp_path / "scratch.txt").exists()
+
+
+def test_without_namespaces_the_report_says_so(
+    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(isolation, "available", lambda: False)
+    report = grade_path(write_notebook(tmp_path / "a.ipynb", students.cells()), fast_config)
+    assert report.notes[1] == isolation.NOTE  # after "graded as …"
+    assert report.score == report.max_score
