@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,19 @@ def write_notebook(
     notebook.metadata.update(metadata or {})
     path.write_text(nbformat.writes(notebook), encoding="utf-8")
     return path
+
+
+def processes_with(marker: str) -> list[str]:
+    """Command lines of running processes that contain `marker` (to find stray ones)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(cmdline)
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ tries to get more, or to harm the grader, the gradebook or the machine. All are 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import time
@@ -21,7 +20,7 @@ from grader.config import Config
 from grader.engine import grade_path
 
 import students
-from conftest import REPO, write_notebook
+from conftest import REPO, processes_with, write_notebook
 
 WRONG = """\
 import numpy as np
@@ -137,18 +136,6 @@ def test_every_attack_scores_zero(fast_config: Config, tmp_path: Path, name: str
     report = grade_path(attack(tmp_path, name), fast_config, "self_attention")
     assert report.score == 0, [(t.name, t.status, t.messages[:2]) for t in report.targets]
     assert isolation.NOTE not in report.notes
-
-
-def processes_with(marker: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(cmdline)
-    return found
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from grader.config import Config
 from grader.notebook import load_submission
 from grader.sandbox import Child, ChildRun
 
-from conftest import write_notebook
+from conftest import processes_with, write_notebook
 
 
 def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[Child, ChildRun]:
@@ -20,18 +20,6 @@ def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[Child, 
     cases = assignment_cases(assignment)
     child = Child(submission.cells, [("softmax", cases["softmax"])], assignment.time_limit)
     return child, child.collect()
-
-
-def processes_with(marker: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(cmdline)
-    return found
 
 
 def test_background_processes_die_with_the_child(fast_config: Config, tmp_path: Path) -> None:
