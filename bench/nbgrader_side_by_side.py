@@ -1,0 +1,142 @@
+"""The same notebooks graded by this grader and by nbgrader's `autograde`, side by side.
+
+Usage: python bench/nbgrader_side_by_side.py [--students 20] [--venv /tmp/nbgrader-venv]
+Installs nbgrader into its own virtual environment (once), writes an nbgrader course whose
+assignment has the six self_attention functions as solution cells and one autograded test
+cell per function, fills the same student code into both formats, and times
+`nbgrader autograde` against `grader grade`. Prints seconds per notebook and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from batch_throughput import VARIANTS  # noqa: E402
+
+import students  # noqa: E402
+from conftest import write_notebook  # noqa: E402
+
+# One autograded test per function: a check in the style an nbgrader course would write.
+TESTS = {
+    "qkv_loop": "q, k, v = qkv_loop(all_x, omega_q, omega_k, omega_v, beta_q, beta_k, beta_v)\n"
+    "assert np.allclose(q[0], omega_q @ all_x[0] + beta_q)",
+    "softmax": "w = np.exp(np.array([1.0, 2.0, 3.0]))\n"
+    "assert np.allclose(np.squeeze(softmax([1.0, 2.0, 3.0])), w / w.sum())",
+    "attention_loop": "out = attention_loop(*qkv_loop(all_x, omega_q, omega_k, omega_v, "
+    "beta_q, beta_k, beta_v))\nassert len(out) == N",
+    "softmax_cols": "m = np.arange(6.0).reshape(2, 3)\n"
+    "assert np.allclose(softmax_cols(m).sum(axis=0), 1)",
+    "self_attention": "assert self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, "
+    "beta_k).shape == (D, N)",
+    "scaled_dot_product_self_attention": "assert scaled_dot_product_self_attention(X, omega_v, "
+    "omega_q, omega_k, beta_v, beta_q, beta_k).shape == (D, N)",
+}
+
+
+def meta(grade_id: str, *, solution: bool = False, points: int = 0) -> dict[str, object]:
+    cell: dict[str, object] = {
+        "grade": points > 0,
+        "grade_id": grade_id,
+        "locked": not solution,
+        "schema_version": 3,
+        "solution": solution,
+        "task": False,
+    }
+    if points:
+        cell["points"] = points
+    return {"nbgrader": cell}
+
+
+def course_notebook(functions: dict[str, str]) -> nbformat.NotebookNode:
+    cells = [nbformat.v4.new_code_cell(students.SETUP, metadata=meta("setup"))]
+    for name, source in functions.items():
+        cells.append(nbformat.v4.new_code_cell(source, metadata=meta(name, solution=True)))
+        test = "import numpy as np\n" + TESTS[name]
+        cells.append(nbformat.v4.new_code_cell(test, metadata=meta(f"test_{name}", points=1)))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return notebook
+
+
+def install(venv: Path) -> Path:
+    nbgrader = venv / "bin" / "nbgrader"
+    if not nbgrader.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "pip"), "install", "-q", "nbgrader", "numpy"]
+        subprocess.run(pip, check=True)
+    return nbgrader
+
+
+def run(course: Path, nbgrader: Path, *args: str) -> None:
+    env = {**os.environ, "PATH": f"{nbgrader.parent}:{os.environ['PATH']}"}  # alembic, kernel
+    command = [str(nbgrader), *args]
+    result = subprocess.run(command, cwd=course, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise SystemExit(f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "nbgrader-venv")
+    args = parser.parse_args()
+    nbgrader = install(args.venv)
+    with tempfile.TemporaryDirectory() as scratch:
+        course = Path(scratch) / "course"
+        (course / "source" / "sa").mkdir(parents=True)
+        (course / "nbgrader_config.py").write_text(
+            "c = get_config()\nc.CourseDirectory.course_id = 'bench'\n"
+        )
+        nbformat.write(course_notebook(students.CORRECT), course / "source" / "sa" / "sa.ipynb")
+        run(course, nbgrader, "generate_assignment", "sa", "--force")
+        ours = Path(scratch) / "ours"
+        ours.mkdir()
+        for i in range(args.students):
+            functions = {**students.CORRECT, **VARIANTS[i % len(VARIANTS)]}
+            folder = course / "submitted" / f"s{i:03d}" / "sa"
+            folder.mkdir(parents=True)
+            nbformat.write(course_notebook(functions), folder / "sa.ipynb")
+            write_notebook(ours / f"s{i:03d}.ipynb", students.cells(**VARIANTS[i % len(VARIANTS)]))
+        started = time.perf_counter()
+        run(course, nbgrader, "autograde", "sa", "--create", "--force")
+        theirs = (time.perf_counter() - started) / args.students
+        graded = len(list((course / "autograded").glob("*/sa/sa.ipynb")))
+        command = [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(ours),
+            "--out",
+            str(Path(scratch) / "out"),
+        ]
+        started = time.perf_counter()
+        subprocess.run(
+            [*command, "--assignment", "self_attention"], check=True, capture_output=True
+        )
+        mine = (time.perf_counter() - started) / args.students
+    print(json.dumps({"notebooks": args.students, "nbgrader_autograded": graded}))
+    print(f"nbgrader autograde: {theirs:.3f} s per notebook")
+    print(f"grader grade:       {mine:.3f} s per notebook")
+    print(f"ratio: {theirs / mine:.0f}× (both include their process start, in the same run)")
+
+
+if __name__ == "__main__":
+    main()
