@@ -61,8 +61,9 @@ def choose_assignment(
 
 
 def grade_path(
-    path: Path, config: Config, assignment_id: str | None = None, public_only: bool = False
+    path: Path | str, config: Config, assignment_id: str | None = None, public_only: bool = False
 ) -> Report:
+    path = Path(path)
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     if public_only:

@@ -284,3 +284,8 @@ def test_every_exercise_is_recognised_by_its_metadata(config: Config) -> None:
         assert report.assignment == assignment.id
         assert "from the notebook's metadata" in report.notes[0]
         assert report.score == 0
+
+
+def test_grade_path_takes_a_string_too(config: Config) -> None:
+    report = grade_path(str(REPO / "solutions" / "self_attention.ipynb"), config)
+    assert report.score == report.max_score
