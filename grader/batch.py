@@ -140,12 +140,6 @@ def _judge(done: Done, config: Config) -> Entry:
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
 
 
-def _add(batch: Batch, entry: Entry, on_entry: Callable[[Entry], None] | None) -> None:
-    batch.entries.append(entry)
-    if on_entry:
-        on_entry(entry)
-
-
 def _load(path: Path) -> Submission | None:
     try:
         return load_submission(path)
