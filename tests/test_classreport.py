@@ -66,6 +66,8 @@ def test_report_numbers_match_the_known_mistakes(graded: Path) -> None:
     assert rates["softmax_cols"] == (11 - 2, 12)
     assert rates["scaled_dot_product_self_attention"] == (4, 12)
     assert [s for s, _ in summary.failing_to_run] == ["broken0"]
+    seconds = [t for _, t in summary.slowest]
+    assert len(seconds) == 10 and seconds == sorted(seconds, reverse=True)
     scaled = next(m for m in summary.mistakes if m.id == "scale_discarded")
     assert scaled.message.startswith("cell 8, line 6: `all_km_qn / 2` computes the scaled")
 

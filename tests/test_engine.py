@@ -289,3 +289,22 @@ def test_every_exercise_is_recognised_by_its_metadata(config: Config) -> None:
 def test_grade_path_takes_a_string_too(config: Config) -> None:
     report = grade_path(str(REPO / "solutions" / "self_attention.ipynb"), config)
     assert report.score == report.max_score
+
+
+def test_partial_credit_can_be_switched_off(tmp_path: Path, notebook: NotebookFactory) -> None:
+    import json
+
+    from grader.config import load_config
+
+    from conftest import repo_config_raw
+
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"]["targets"]["scaled_dot_product_self_attention"][
+        "partial_credit"
+    ] = False
+    path = tmp_path / "all_or_nothing.yaml"
+    path.write_text(json.dumps(raw))
+    strict = load_config(path)
+    source = students.cells(scaled_dot_product_self_attention=students.SCALE_HARDCODED)
+    result = target(grade(strict, notebook(source)), "scaled_dot_product_self_attention")
+    assert result.cases_passed == 1 and result.score == 0
