@@ -68,7 +68,9 @@ def grade_path(
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     if public_only:
         assignment = assignment.public()
-    hidden = secret_paths(config, [path.resolve().parent])
+    # One notebook: its own folder stays readable (data files beside it); in a batch,
+    # the class folder is hidden from every student (see batch.py).
+    hidden = secret_paths(config)
     return with_choice(grade_submission(submission, assignment, hidden), chosen)
 
 

@@ -5,7 +5,9 @@ tries to get more, or to harm the grader, the gradebook or the machine. All are 
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -282,3 +284,24 @@ def test_without_namespaces_the_report_says_so(
     report = grade_path(write_notebook(tmp_path / "a.ipynb", students.cells()), fast_config)
     assert report.notes[1] == isolation.NOTE  # after "graded as …"
     assert report.score == report.max_score
+
+
+def test_a_single_notebook_reads_data_beside_it_a_batch_does_not(fast_config: Config) -> None:
+    # Not under /tmp: every child gets a fresh /tmp of its own.
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-test-"))
+    try:
+        (folder / "weights.txt").write_text("0.5")
+        reader = f"""
+def softmax(items_in):
+    return [float(open({str(folder / "weights.txt")!r}).read())]"""
+        path = write_notebook(folder / "reader.ipynb", [WRONG, reader])
+        alone = grade_path(path, fast_config, "self_attention")
+        softmax = next(t for t in alone.targets if t.name == "softmax")
+        assert not any("FileNotFoundError" in m for m in softmax.messages), softmax.messages
+        batch = grade_batch(folder, fast_config, None, "self_attention")
+        report = batch.entries[0].report
+        assert report is not None
+        softmax = next(t for t in report.targets if t.name == "softmax")
+        assert any("FileNotFoundError" in m for m in softmax.messages)
+    finally:
+        shutil.rmtree(folder)
