@@ -8,7 +8,8 @@ import jinja2
 
 from ..report import Report
 
-ICONS = {"passed": "✅", "failed": "❌", "error": "💥", "missing": "❓", "timeout": "⏱️"}
+# Symbols every common font has (emoji are missing on many servers and in headless browsers).
+ICONS = {"passed": "✓", "failed": "✗", "error": "!", "missing": "?", "timeout": "!"}
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader", "templates"),
