@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     report TEXT NOT NULL,
     UNIQUE (student, content_hash, config_hash)
 );
+CREATE INDEX IF NOT EXISTS submissions_by_student ON submissions (student, graded_at);
 CREATE TABLE IF NOT EXISTS unreadable (
     student TEXT PRIMARY KEY,
     path TEXT NOT NULL,
