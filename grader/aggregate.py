@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .diagnose import STRUCTURAL
 from .report import Report
 
 SLOWEST = 10
@@ -78,20 +79,13 @@ class ClassSummary:
         }
 
 
-DESCRIPTIONS = {
-    "not_implemented": "the function is still the unfinished stub",
-    "output_transposed": "returns the transpose of the expected result",
-    "returns_tuple": "returns a tuple where a single array is expected (or its items swapped)",
-}
-
-
 def _mistake_message(report: Report, mistake: str) -> str:
     """The sentence the diagnosis wrote for this mistake (they start with its id)."""
     for target in report.targets:
         for message in target.messages:
             if message.startswith(f"{mistake}: "):
                 return message[len(mistake) + 2 :].split(" Fix:")[0]
-    return DESCRIPTIONS.get(mistake, mistake)
+    return STRUCTURAL.get(mistake, mistake)
 
 
 def summarise(

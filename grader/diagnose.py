@@ -302,12 +302,14 @@ def _explain(
         if hint
         else _locate(ev.function, mistake.locate if mistake else None, mistake_id)
     )
-    what = mistake.message if mistake else _STRUCTURAL.get(mistake_id, mistake_id)
+    what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
     at = f" ({where.describe()})" if where else ""
     return f"{mistake_id}: {what}{at}.{fix}", where
 
 
-_STRUCTURAL = {
+# Words for mistakes found without a catalogue entry (structure, or the untouched stub).
+STRUCTURAL = {
+    "not_implemented": "the function is still the unfinished stub",
     "output_transposed": "returns the transpose of the expected result",
     "returns_tuple": "returns a tuple where a single array is expected (or its items swapped)",
 }
