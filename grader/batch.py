@@ -5,10 +5,11 @@ warm workers, judge each in this process, and record it as soon as it is done.
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .engine import finish, secret_paths, with_choice
 from .feedback import write_feedback
 from .gradebook import Gradebook, config_hash, file_hash
 from .notebook import Submission, load_submission
-from .pool import Done, Job, run_jobs, start_pool
+from .pool import Done, Job, run_jobs, start_pool, stop_pool
 from .prepared import build_cases, build_expected
 from .report import Report
 from .submissions import find_submissions, safe_name
@@ -101,11 +102,10 @@ def grade_batch(
                 hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
                 pool = start_pool(config, assignment, workers, specs, hidden)
                 try:
-                    for done in run_jobs(pool, todo):
+                    for done in run_jobs(pool, _read(todo, recorder)):
                         recorder.add(_judge(done, config), done.submission)
                 finally:
-                    pool.terminate()
-                    pool.join()
+                    stop_pool(pool)
     finally:
         if book is not None:
             book.close()
@@ -128,6 +128,19 @@ def _unchanged_first(
         else:
             recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
     return todo
+
+
+def _read(todo: Sequence[Job], recorder: _Recorder) -> Iterator[Job]:
+    """Each job with its bytes, read as it is handed out (memory stays flat); the hash is
+    taken again from exactly the bytes graded."""
+    for job in todo:
+        try:
+            data = job.path.read_bytes()
+        except OSError as exc:
+            yield Job(job.student, job.path, problem=f"{job.path}: cannot be read ({exc.strerror})")
+            continue
+        recorder.hashes[job.student] = hashlib.sha256(data).hexdigest()
+        yield Job(job.student, job.path, data)
 
 
 def _judge(done: Done, config: Config) -> Entry:

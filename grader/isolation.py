@@ -106,27 +106,90 @@ def enter(hidden: Sequence[str]) -> str:
     its end on, so the parent sees one child that exits as the notebook did.
     """
     join_pids_cgroup()
-    for cap in range(64):  # the bounding set, while we still may: no way back via exec
-        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    _drop_bounding_set()
     _call("unshare", CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
+    _cover(hidden)
+    _fresh_tmp()
+    pid = os.fork()
+    if pid:
+        _relay(pid)
+    _mount_proc()
+    _read_only_mounts()
+    return _become_nobody()
+
+
+# A batch worker enters the costly part once (mount and network namespaces, secrets covered,
+# everything read-only) and keeps a handle on its own PID namespace; each child it forks
+# then only adds a PID namespace of its own (so it is PID 1 there and every process it starts
+# dies with it), IPC and UTS namespaces, a fresh /tmp and /proc, and drops to `nobody`.
+_WORKER_PID_NS: list[int] = []
+
+
+def enter_worker(hidden: Sequence[str], cgroup_name: str) -> bool:
+    """In a batch worker, once; False where namespaces are not allowed."""
+    if not available():
+        return False
+    join_pids_cgroup(PROCESS_LIMIT + 2, cgroup_name)  # the worker, its child, and theirs
+    _drop_bounding_set()
+    handle = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    _call("unshare", CLONE_NEWNS | CLONE_NEWNET)
+    _cover(hidden)
+    _read_only_mounts()
+    _WORKER_PID_NS.append(handle)
+    return True
+
+
+def in_worker() -> bool:
+    return bool(_WORKER_PID_NS)
+
+
+def before_fork() -> None:
+    """In a worker that entered: the next child starts a PID namespace of its own."""
+    _call("setns", _WORKER_PID_NS[0], CLONE_NEWPID)  # back to ours, so unshare may nest one
+    _call("unshare", CLONE_NEWPID)
+
+
+def enter_child() -> str:
+    """In a child forked by a worker that entered: the per-student part; returns a workdir."""
+    _call("unshare", CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
+    _fresh_tmp()
+    _mount_proc()
+    return _become_nobody()
+
+
+def _drop_bounding_set() -> None:
+    for cap in range(64):  # while we still may: no way back via exec
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+
+
+def _cover(hidden: Sequence[str]) -> None:
+    """Secrets under empty read-only tmpfs (or /dev/null for a file); homes covered too."""
     _mount("none", "/", "", MS_REC | MS_PRIVATE)
     for path in hidden:
         if os.path.isdir(path):
             _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k")
         else:
             _mount("/dev/null", path, "", MS_BIND)
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
     _cover_homes()
-    pid = os.fork()
-    if pid:
-        _relay(pid)
+
+
+def _fresh_tmp() -> None:
+    """A private, empty /tmp and /dev/shm: nothing left by anyone before, nothing kept after."""
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+
+
+def _mount_proc() -> None:
     # Without a fresh /proc, the old one would show the host's processes (not its files).
     with contextlib.suppress(IsolationError):
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+
+
+def _become_nobody() -> str:
     workdir = "/tmp/work"
     os.mkdir(workdir, 0o700)
     os.chown(workdir, NOBODY, NOBODY)
-    _read_only_mounts()
     resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
     _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     os.setgroups([])
@@ -184,12 +247,12 @@ def _drop_capabilities() -> None:
     _call("capset", ctypes.byref(header), data)
 
 
-def join_pids_cgroup(limit: int = PROCESS_LIMIT) -> str | None:
+def join_pids_cgroup(limit: int = PROCESS_LIMIT, name: str = "") -> str | None:
     """Put this process in a fresh pids cgroup (v1 layout) capped at `limit` processes."""
     root = Path("/sys/fs/cgroup/pids")
     if not (root / "cgroup.procs").exists():
         return None
-    group = root / "grader" / str(os.getpid())
+    group = root / "grader" / (name or str(os.getpid()))
     try:
         group.mkdir(parents=True, exist_ok=True)
         (group / "pids.max").write_text(str(limit))
@@ -199,11 +262,20 @@ def join_pids_cgroup(limit: int = PROCESS_LIMIT) -> str | None:
     return str(group)
 
 
-def remove_cgroup(pid: int) -> None:
-    group = Path("/sys/fs/cgroup/pids/grader") / str(pid)
+def remove_cgroup(name: int | str) -> None:
+    group = Path("/sys/fs/cgroup/pids/grader") / str(name)
     if group.exists():
         with contextlib.suppress(OSError):
             group.rmdir()
+
+
+def remove_worker_cgroups(prefix: str) -> None:
+    """The pids cgroups of a batch's workers (named `prefix`-…), once the workers are gone."""
+    root = Path("/sys/fs/cgroup/pids/grader")
+    with contextlib.suppress(OSError):
+        for group in root.glob(f"{prefix}-*"):
+            with contextlib.suppress(OSError):
+                group.rmdir()
 
 
 def _relay(pid: int) -> None:

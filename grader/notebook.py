@@ -100,10 +100,11 @@ def _bound_names(node: ast.stmt) -> list[str]:
     return []
 
 
-def load_submission(path: Path) -> Submission:
-    """Read a notebook or script; a file that cannot be read at all is a SubmissionError."""
+def load_submission(path: Path, data: bytes | None = None) -> Submission:
+    """Read a notebook or script (or parse `data`, its bytes read already, e.g. by a batch's
+    parent); a file that cannot be read at all is a SubmissionError."""
     path = Path(path)
-    text = _read_text(path)
+    text = _read_text(path) if data is None else _decode(path, data)
     if path.suffix == ".py":
         raw_cells: list[tuple[int, str, int | None]] = [
             (i + 1, src, None) for i, src in enumerate(_split_script(text))
@@ -130,7 +131,12 @@ def _read_text(path: Path) -> str:
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise SubmissionError(f"{path}: {size / 2**20:.0f} MB is larger than the 50 MB limit")
-    data = path.read_bytes()
+    return _decode(path, path.read_bytes())
+
+
+def _decode(path: Path, data: bytes) -> str:
+    if len(data) > MAX_BYTES:
+        raise SubmissionError(f"{path}: {len(data) / 2**20:.0f} MB is larger than the 50 MB limit")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

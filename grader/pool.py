@@ -12,7 +12,7 @@ import importlib
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.pool import Pool
 from pathlib import Path
@@ -30,8 +30,13 @@ DEFAULT_PRELOAD = ("matplotlib", "matplotlib.pyplot", "scipy.special")
 
 @dataclass(frozen=True)
 class Job:
+    """One submission to grade. `data` is its bytes, read by the parent: a worker's view of
+    the file system no longer includes the submissions."""
+
     student: str
     path: Path
+    data: bytes = b""
+    problem: str = ""  # why the parent could not read it
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ def _start_worker(
             importlib.import_module(name)
         except Exception:  # an optional library that is not installed: students' cells will say
             continue
+    isolation.enter_worker(hidden, f"{os.getppid()}-{os.getpid()}")
     _WORKER.update(config=config, requested=requested, hidden=tuple(hidden))
 
 
@@ -66,8 +72,10 @@ def _grade(job: Job) -> Done:
     config = _WORKER["config"]
     assert isinstance(config, Config)
     requested = _WORKER["requested"]
+    if job.problem:
+        return Done(job, problem=job.problem)
     try:
-        submission = load_submission(job.path)
+        submission = load_submission(job.path, job.data)
         assignment, chosen = choose_assignment(
             config, submission, requested if isinstance(requested, str) else None
         )
@@ -97,5 +105,11 @@ def start_pool(
     return context.Pool(jobs, initializer=_start_worker, initargs=initargs)
 
 
-def run_jobs(pool: Pool, jobs: Sequence[Job]) -> Iterator[Done]:
+def run_jobs(pool: Pool, jobs: Iterable[Job]) -> Iterator[Done]:
     yield from pool.imap_unordered(_grade, jobs, chunksize=1)
+
+
+def stop_pool(pool: Pool) -> None:
+    pool.terminate()
+    pool.join()
+    isolation.remove_worker_cgroups(str(os.getpid()))

@@ -112,9 +112,13 @@ class Child:
         # The child writes after every cell and every call; longer silence means it is
         # stuck where its own time limit could not stop it (a swallowed alarm).
         self.silence = max(limits.cell, limits.call) + 1.0
-        self.workdir = tempfile.mkdtemp(prefix="grader-child-")
+        # A batch worker that entered its namespaces gives each child a fresh /tmp of its own.
+        self.shared = self.isolated and isolation.in_worker()
+        self.workdir = "" if self.shared else tempfile.mkdtemp(prefix="grader-child-")
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
+        if self.shared:
+            isolation.before_fork()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             try:
@@ -123,7 +127,10 @@ class Child:
                 workdir = self.workdir
                 if self.isolated:
                     try:
-                        workdir = isolation.enter(hidden or ())
+                        shared = self.shared
+                        workdir = (
+                            isolation.enter_child() if shared else isolation.enter(hidden or ())
+                        )
                     except BaseException:
                         os._exit(SANDBOX_FAILED)
                 _detach_fds(write_fd, workdir)
@@ -182,7 +189,7 @@ class Child:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
-        if self.isolated:
+        if self.isolated and not self.shared:
             isolation.remove_cgroup(self.pid)
         if run.went_silent:
             run.exit_description = (
@@ -191,7 +198,8 @@ class Child:
             )
         elif not run.finished:
             run.exit_description = _describe_exit(status, run.timed_out, self.limits)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _describe_exit(status: int, timed_out: bool, limits: TimeLimit) -> str:

@@ -305,3 +305,42 @@ def softmax(items_in):
         assert any("FileNotFoundError" in m for m in softmax.messages)
     finally:
         shutil.rmtree(folder)
+
+
+def test_the_batch_sandbox_holds_between_students_of_one_worker(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    """In a batch, a worker enters its namespaces once and forks a child per student: what
+    one student leaves behind (files in /tmp or /dev/shm, a detached process) must be gone
+    for the next one, and secrets and the network stay out of reach."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    leftovers = ["/tmp/left-behind", "/dev/shm/left-behind", "/tmp/work/left-behind"]
+    writer = "\n".join(f"open({p!r}, 'w').write('x')" for p in leftovers)
+    writer += "\n" + ATTACKS["detached_process"].replace("27.1828", "31.4159")
+    write_notebook(folder / "a_writer.ipynb", [WRONG, writer])
+    checks = "import os\n" + "\n".join(
+        f"assert not os.path.exists({p!r}), {p!r}" for p in leftovers
+    )
+    checks += "\nassert not [p for p in os.listdir('/proc') if p.isdigit() and int(p) > 1]"
+    write_notebook(folder / "b_reader.ipynb", [WRONG, checks])
+    attack(folder, "read_the_solution")
+    net = "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1)"
+    write_notebook(folder / "d_network.ipynb", [WRONG, net])
+    batch = grade_batch(folder, fast_config, tmp_path / "out", "self_attention", jobs=1)
+    reports = {e.student: e.report for e in batch.entries}
+    assert all(r is not None and isolation.NOTE not in r.notes for r in reports.values())
+    writer_report, reader_report = reports["a_writer"], reports["b_reader"]
+    assert writer_report is not None and reader_report is not None
+    assert writer_report.errors == (), writer_report.errors  # it could write its own /tmp
+    assert reader_report.errors == (), reader_report.errors  # and none of it was left
+    solution = reports["read_the_solution"]
+    assert solution is not None
+    scaled = next(t for t in solution.targets if t.name == "scaled_dot_product_self_attention")
+    assert any("FileNotFoundError" in m for m in scaled.messages), scaled.messages
+    network = reports["d_network"]
+    assert network is not None
+    assert any("unreachable" in e or "OSError" in e for e in network.errors), network.errors
+    time.sleep(0.1)
+    assert processes_with("31.4159") == []
+    assert not Path("/tmp/left-behind").exists() and not Path("/dev/shm/left-behind").exists()
