@@ -19,7 +19,7 @@ from .feedback import write_feedback
 from .gradebook import Gradebook, config_hash, file_hash
 from .notebook import Submission, load_submission
 from .pool import Done, Job, run_jobs, start_pool, stop_pool
-from .prepared import build_cases, build_expected
+from .prepared import CaseSet, Expected, build_cases, build_expected
 from .report import Report
 from .submissions import find_submissions, safe_name
 
@@ -102,8 +102,9 @@ def grade_batch(
                 hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
                 pool = start_pool(config, assignment, workers, specs, hidden)
                 try:
+                    prepared: dict[str, tuple[CaseSet, Expected]] = {}
                     for done in run_jobs(pool, _read(todo, recorder)):
-                        recorder.add(_judge(done, config), done.submission)
+                        recorder.add(_judge(done, config, prepared), done.submission)
                 finally:
                     stop_pool(pool)
     finally:
@@ -143,12 +144,14 @@ def _read(todo: Sequence[Job], recorder: _Recorder) -> Iterator[Job]:
         yield Job(job.student, job.path, data)
 
 
-def _judge(done: Done, config: Config) -> Entry:
+def _judge(done: Done, config: Config, prepared: dict[str, tuple[CaseSet, Expected]]) -> Entry:
     if done.submission is None or done.run is None:
         return Entry(done.job.student, done.job.path, None, done.problem)
     spec = config.assignment(done.assignment)
-    case_set = build_cases(spec)
-    expected = build_expected(spec, case_set)  # computed once, after the workers were forked
+    if spec.id not in prepared:  # references only now, after the workers were forked
+        case_set = build_cases(spec)
+        prepared[spec.id] = (case_set, build_expected(spec, case_set))
+    case_set, expected = prepared[spec.id]
     report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
 

@@ -1,8 +1,9 @@
 """The SQLite gradebook: every graded submission and its per-target results.
 
 A submission is graded once per (content, configuration): a rerun finds it and skips it.
-Each submission is written in one transaction, so a batch killed at any point leaves only
-whole submissions behind, and the rerun grades exactly the ones that are missing.
+Submissions are written in transactions of whole submissions (a few dozen at a time, or
+every half second, whichever comes first), so a batch killed at any point leaves only whole
+submissions behind, and the rerun grades exactly the ones that are missing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -59,6 +61,7 @@ CREATE TABLE IF NOT EXISTS results (
 """
 
 
+@cache
 def grader_version() -> str:
     try:
         return metadata.version("attention-grader")
@@ -81,8 +84,14 @@ def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
     return digest.hexdigest()
 
 
+GROUP_SIZE = 64
+GROUP_SECONDS = 0.5
+
+
 class Gradebook:
     def __init__(self, path: Path) -> None:
+        self.pending: list[tuple[str, Path, str, str, Report]] = []
+        self.last_write = time.monotonic()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -92,9 +101,11 @@ class Gradebook:
         self.db.executescript(SCHEMA)
 
     def close(self) -> None:
+        self.flush()
         self.db.close()
 
     def find(self, student: str, content: str, config: str) -> Report | None:
+        self.flush()
         row = self.db.execute(
             "SELECT report FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
             (student, content, config),
@@ -102,6 +113,23 @@ class Gradebook:
         return Report.from_dict(json.loads(row[0])) if row else None
 
     def record(self, student: str, path: Path, content: str, config: str, report: Report) -> None:
+        """Queue a graded submission; written with the next group (see `flush`)."""
+        self.pending.append((student, path, content, config, report))
+        if len(self.pending) >= GROUP_SIZE or time.monotonic() - self.last_write > GROUP_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued submissions in one transaction: all of them, or none."""
+        self.last_write = time.monotonic()
+        if not self.pending:
+            return
+        with self.db:
+            self.db.execute("BEGIN")
+            for entry in self.pending:
+                self._insert(*entry)
+        self.pending.clear()
+
+    def _insert(self, student: str, path: Path, content: str, config: str, report: Report) -> None:
         data = report.to_dict()
         for target, result in zip(data["targets"], report.targets, strict=True):
             target.update(
@@ -109,52 +137,51 @@ class Gradebook:
                 cases_total=result.cases_total,
                 case_outcomes=list(result.case_outcomes),
             )
-        with self.db:  # one transaction: the whole submission, or nothing
-            self.db.execute("BEGIN")
-            self.db.execute("INSERT OR IGNORE INTO students(name) VALUES (?)", (student,))
-            self.db.execute("DELETE FROM unreadable WHERE student=?", (student,))
-            self.db.execute(
-                "DELETE FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
-                (student, content, config),
-            )
-            cursor = self.db.execute(
-                "INSERT INTO submissions(student, assignment, path, content_hash, config_hash,"
-                " grader_version, graded_at, seconds, score, max_score, report)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute("INSERT OR IGNORE INTO students(name) VALUES (?)", (student,))
+        self.db.execute("DELETE FROM unreadable WHERE student=?", (student,))
+        self.db.execute(
+            "DELETE FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
+            (student, content, config),
+        )
+        cursor = self.db.execute(
+            "INSERT INTO submissions(student, assignment, path, content_hash, config_hash,"
+            " grader_version, graded_at, seconds, score, max_score, report)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                student,
+                report.assignment,
+                str(path),
+                content,
+                config,
+                grader_version(),
+                time.time(),
+                report.seconds,
+                report.score,
+                report.max_score,
+                json.dumps(data),
+            ),
+        )
+        self.db.executemany(
+            "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
                 (
-                    student,
-                    report.assignment,
-                    str(path),
-                    content,
-                    config,
-                    grader_version(),
-                    time.time(),
-                    report.seconds,
-                    report.score,
-                    report.max_score,
-                    json.dumps(data),
-                ),
-            )
-            self.db.executemany(
-                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        cursor.lastrowid,
-                        t.name,
-                        t.status,
-                        t.score,
-                        t.max_score,
-                        json.dumps(list(t.mistakes)),
-                        json.dumps(list(t.messages)),
-                        t.location.cell if t.location else None,
-                        t.location.line if t.location else None,
-                    )
-                    for t in report.targets
-                ],
-            )
+                    cursor.lastrowid,
+                    t.name,
+                    t.status,
+                    t.score,
+                    t.max_score,
+                    json.dumps(list(t.mistakes)),
+                    json.dumps(list(t.messages)),
+                    t.location.cell if t.location else None,
+                    t.location.line if t.location else None,
+                )
+                for t in report.targets
+            ],
+        )
 
     def record_problem(self, student: str, path: Path, problem: str) -> None:
         """A submission that could not be graded at all (kept until it can be)."""
+        self.flush()
         with self.db:
             self.db.execute("BEGIN")
             self.db.execute(
@@ -164,6 +191,7 @@ class Gradebook:
 
     def latest(self, assignment: str | None = None) -> list[tuple[str, Report]]:
         """Each student's most recently graded submission (of one assignment, if given)."""
+        self.flush()
         rows = self.db.execute(
             "SELECT student, report, assignment FROM submissions s WHERE graded_at = "
             "(SELECT MAX(graded_at) FROM submissions t WHERE t.student = s.student"
@@ -174,7 +202,9 @@ class Gradebook:
         return [(r[0], Report.from_dict(json.loads(r[1]))) for r in rows]
 
     def problems(self) -> list[tuple[str, str]]:
+        self.flush()
         return [(r[0], r[1]) for r in self.db.execute("SELECT student, problem FROM unreadable")]
 
     def count(self) -> int:
+        self.flush()
         return int(self.db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])

@@ -50,13 +50,7 @@ class Submission:
 
     @cached_property
     def _trees(self) -> dict[int, ast.Module | None]:
-        trees: dict[int, ast.Module | None] = {}
-        for cell in self.cells:
-            try:
-                trees[cell.index] = ast.parse(cell.source)
-            except (SyntaxError, ValueError):
-                trees[cell.index] = None
-        return trees
+        return {cell.index: parse_cell(cell.source) for cell in self.cells}
 
     def tree(self, index: int) -> ast.Module | None:
         """The parsed cell, or None when it does not parse."""
@@ -98,6 +92,22 @@ def _bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
         return [node.target.id]
     return []
+
+
+_PARSED: dict[str, ast.Module | None] = {}
+
+
+def parse_cell(source: str) -> ast.Module | None:
+    """The cell's syntax tree, or None when it does not parse. Cached by source: a class's
+    notebooks share most cells (imports, given code, tests), and trees are only read."""
+    if source not in _PARSED:
+        if len(_PARSED) > 4096:
+            _PARSED.clear()
+        try:
+            _PARSED[source] = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            _PARSED[source] = None
+    return _PARSED[source]
 
 
 def load_submission(path: Path, data: bytes | None = None) -> Submission:

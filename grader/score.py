@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Case
-from .compare import compare, identical
+from .compare import compare
 from .config import TargetSpec
 from .reference import Reference
 from .report import Location, Status
@@ -119,7 +119,7 @@ def judge_case(
     verdict = compare(
         reference.outputs[case.index], values.get("value"), spec.compare, spec.tolerance
     )
-    mutation = _mutation(reference, case.index, values.get("args"))
+    mutation = _mutation(reference, case.index, header.get("args_digest"))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
         return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
@@ -128,16 +128,15 @@ def judge_case(
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
 
 
-def _mutation(reference: Reference, index: int, after: Value) -> str:
-    from .wire import Seq
-
-    if not isinstance(after, Seq):
+def _mutation(reference: Reference, index: int, after: object) -> str:
+    """Which arguments the call changed: the child sends a digest of each after the call."""
+    if not isinstance(after, list) or index >= len(reference.input_digests):
         return ""
-    before = reference.inputs[index]
+    before = reference.input_digests[index]
     changed = [
         reference.parameters[i] if i < len(reference.parameters) else f"#{i + 1}"
-        for i, (b, a) in enumerate(zip(before, after.items, strict=False))
-        if not identical(b, a)
+        for i, (b, a) in enumerate(zip(before, after, strict=False))
+        if b != a
     ]
     if not changed:
         return ""

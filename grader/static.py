@@ -58,7 +58,12 @@ def notebook_globals(submission: Submission) -> set[str]:
     for cell in submission.cells:
         tree = submission.tree(cell.index)
         for node in tree.body if tree else ():
-            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    names |= _stored(target)
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+                names |= _stored(node.target)
+            elif isinstance(node, ast.For):
                 names |= _stored(node)
     return names
 
@@ -144,45 +149,63 @@ def _literal_divisor(node: ast.AST) -> ast.AST | None:
 def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]:
     fn, cell = source.node, source.cell
     hints: list[Hint] = []
+    lines = cell.source.splitlines(keepends=True)
 
     def text(node: ast.AST) -> str:
-        return ast.get_source_segment(cell.source, node) or ast.unparse(node)
+        return _segment(lines, node) or ast.unparse(node)
 
-    for node in ast.walk(fn):
+    def at(node: ast.AST) -> Location:
+        return source.location(getattr(node, "lineno", fn.lineno))
+
+    params = _parameters(fn)
+    loads: list[ast.Name] = []
+    returns: list[ast.Return] = []
+    for node in ast.walk(fn):  # one walk; the hints are sorted by line at the end
         if isinstance(node, ast.Expr) and _discarded(node):
-            hints.append(Hint("discarded", source.location(node.lineno), text(node.value)))
+            hints.append(Hint("discarded", at(node), text(node.value)))
         if (divisor := _literal_divisor(node)) is not None:
-            line = getattr(node, "lineno", fn.lineno)
-            hints.append(Hint("literal_divisor", source.location(line), text(divisor)))
-    local = _local_names(fn)
-    seen: set[str] = set()
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.Name)
-            and isinstance(node.ctx, ast.Load)
-            and node.id in global_names
-            and node.id not in local
-            and node.id not in seen
-        ):
-            seen.add(node.id)
-            hints.append(Hint("global", source.location(node.lineno), node.id, node.id))
-    for node in ast.walk(fn):
+            hints.append(Hint("literal_divisor", at(node), text(divisor)))
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id in global_names:
+                loads.append(node)
+            continue
         test = node.test if isinstance(node, ast.If | ast.While | ast.IfExp) else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test = test.operand
-        if isinstance(test, ast.Name) and test.id in _parameters(fn):
-            line = getattr(node, "lineno", fn.lineno)
-            hints.append(Hint("truthiness", source.location(line), text(test), test.id))
-    for node in ast.walk(fn):
-        if (root := _changed_in_place(node)) and root in _parameters(fn):
-            line = getattr(node, "lineno", fn.lineno)
-            hints.append(Hint("mutates", source.location(line), text(node), root))
-    for node in ast.walk(fn):
+        if isinstance(test, ast.Name) and test.id in params:
+            hints.append(Hint("truthiness", at(node), text(test), test.id))
+        if (root := _changed_in_place(node)) and root in params:
+            hints.append(Hint("mutates", at(node), text(node), root))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
-            name = node.value.id
-            if name in global_names and name not in local:
-                hints.append(Hint("returns_global", source.location(node.lineno), name, name))
+            returns.append(node)
+    local = _local_names(fn) if loads or returns else set()
+    seen: set[str] = set()
+    for name in loads:
+        if name.id not in local and name.id not in seen:
+            seen.add(name.id)
+            hints.append(Hint("global", at(name), name.id, name.id))
+    for ret in returns:
+        assert isinstance(ret.value, ast.Name)
+        returned = ret.value.id
+        if returned in global_names and returned not in local:
+            hints.append(Hint("returns_global", at(ret), returned, returned))
     return sorted(hints, key=lambda h: (h.location.line, h.kind))
+
+
+def _segment(lines: list[str], node: ast.AST) -> str | None:
+    """ast.get_source_segment, with the cell split into lines once rather than per call."""
+    start: int | None = getattr(node, "lineno", None)
+    end: int | None = getattr(node, "end_lineno", None)
+    first: int | None = getattr(node, "col_offset", None)
+    last: int | None = getattr(node, "end_col_offset", None)
+    if start is None or end is None or first is None or last is None or end > len(lines):
+        return None
+    if start == end:
+        return lines[start - 1].encode()[first:last].decode(errors="replace")
+    chunk = [lines[start - 1].encode()[first:].decode(errors="replace")]
+    chunk += lines[start : end - 1]
+    chunk.append(lines[end - 1].encode()[:last].decode(errors="replace"))
+    return "".join(chunk)
 
 
 def called_names(source: FunctionSource) -> set[str]:

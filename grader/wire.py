@@ -64,7 +64,7 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
         array = _as_real_array(obj)
         if array is None:
             return {"t": "other", "type": type(obj).__name__}
-        data = np.ascontiguousarray(array, dtype="<f8").tobytes()
+        data = np.ascontiguousarray(array, dtype="<f8").tobytes()  # one copy, little-endian
         chunks.append(data)
         node = {"t": "a", "shape": list(array.shape), "at": offset[0]}
         offset[0] += len(data)
@@ -78,8 +78,28 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
 
 
 def digest(obj: Any) -> str:
-    """A short fingerprint of a value's encoding: equal values, equal digests."""
-    return hashlib.sha256(encode_frame({}, {"v": obj})).hexdigest()[:20]
+    """A short fingerprint of a value as the wire would carry it: the same tree of lists,
+    tuples and float64 arrays (shape and bits), the same digest."""
+    hasher = hashlib.blake2b(digest_size=10)
+    _feed(hasher, obj, 0)
+    return hasher.hexdigest()
+
+
+def _feed(hasher: Any, obj: Any, depth: int) -> None:
+    if obj is None:
+        hasher.update(b"n")
+    elif isinstance(obj, list | tuple) and depth < MAX_DEPTH and len(obj) <= MAX_ITEMS:
+        hasher.update(b"l[" if isinstance(obj, list) else b"t[")
+        for item in obj:
+            _feed(hasher, item, depth + 1)
+        hasher.update(b"]")
+    else:
+        array = _as_real_array(obj)
+        if array is None:
+            hasher.update(b"o" + type(obj).__name__.encode())
+        else:
+            hasher.update(b"a" + repr(array.shape).encode())
+            hasher.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
 
 
 def _as_real_array(obj: Any) -> np.ndarray | None:
@@ -89,7 +109,7 @@ def _as_real_array(obj: Any) -> np.ndarray | None:
         except Exception:
             return None
         if array.dtype.kind in "biuf":
-            return np.array(array, dtype=np.float64)
+            return array
     return None
 
 

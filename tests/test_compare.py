@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.compare import compare, identical
+from grader.compare import compare
 from grader.config import Tolerance
 from grader.reference import normalise
-from grader.wire import Value
 
 TOL = Tolerance(rtol=1e-5, atol=1e-8)
 EXPECTED = np.arange(12.0).reshape(4, 3) + 1
@@ -80,9 +79,3 @@ def test_sequences_are_compared_item_by_item_with_a_path() -> None:
         check(expected, ([np.ones((2, 1))] * 2,))[1]
         == "returned a tuple of 1 items, expected 2 items"
     )
-
-
-def test_identical_is_exact() -> None:
-    a: Value = normalise([np.ones(3), 2.0])
-    assert identical(a, normalise([np.ones(3), 2.0]))
-    assert not identical(a, normalise([np.ones(3) + 1e-12, 2.0]))

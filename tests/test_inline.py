@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -77,3 +79,15 @@ def test_check_says_what_it_cannot_do(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_exercise_ends_with_the_check_cell_and_grading_it_does_not_recurse() -> None:
     notebook = nbformat.read(str(REPO / "exercises" / "self_attention.ipynb"), as_version=4)
     assert notebook.cells[-1].source.endswith("from grader import check\ncheck()")
+
+
+def test_the_check_cell_runs_quietly_inside_the_grader(tmp_path: Path) -> None:
+    """In the graded process the grader's source is out of sight: `from grader import check`
+    must still work there (and do nothing), not fail the cell. A fresh process, so that no
+    earlier test has imported `grader.inline` already."""
+    path = write_notebook(tmp_path / "done.ipynb", [*students.cells(), CHECK])
+    command = [sys.executable, "-m", "grader", "check", str(path), "--format", "json"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    data = json.loads(result.stdout)
+    assert data["errors"] == [], data["errors"]
+    assert data["score"] == data["max_score"]

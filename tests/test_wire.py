@@ -8,7 +8,15 @@ import struct
 import numpy as np
 import pytest
 
-from grader.wire import FrameReader, Other, Seq, WireError, decode_frame, encode_frame
+from grader.wire import (
+    FrameReader,
+    Other,
+    Seq,
+    WireError,
+    decode_frame,
+    digest,
+    encode_frame,
+)
 
 
 def roundtrip(value: object) -> object:
@@ -91,3 +99,12 @@ def test_decode_rejects_deep_nesting() -> None:
         node = {"t": "list", "items": [node]}
     with pytest.raises(WireError):
         decode_frame(json.dumps({"values": {"v": node}}).encode(), b"")
+
+
+def test_digest_is_exact_and_sees_structure() -> None:
+    value = [np.ones((3, 1)), 2.0]
+    assert digest(value) == digest([np.ones((3, 1)), np.float64(2)])  # same numbers, same bits
+    assert digest(value) != digest([np.ones((3, 1)) + 1e-12, 2.0])
+    assert digest(value) != digest([np.ones((1, 3)), 2.0])  # same numbers, another shape
+    assert digest(value) != digest((np.ones((3, 1)), 2.0))  # a tuple is not a list
+    assert digest(value) != digest([np.ones((3, 1)), "2.0"])

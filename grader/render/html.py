@@ -15,6 +15,7 @@ _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader", "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
+    auto_reload=False,  # templates ship with the package: no stat per page
 )
 
 
