@@ -69,6 +69,10 @@ class AssignmentSpec:
     seed: int
     time_limit: TimeLimit
     targets: tuple[TargetSpec, ...]
+    # Modules a batch's workers import once, before forking, because notebooks of this
+    # assignment import them (numpy always is). Each costs every fork a little: list only
+    # what the notebooks use, e.g. matplotlib.pyplot for notebooks that plot.
+    preload: tuple[str, ...] = ()
 
     def public(self) -> AssignmentSpec:
         """The assignment as a student's own check() sees it: only the public cases."""
@@ -219,5 +223,6 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             seed=int(spec["seed"]),
             time_limit=TimeLimit(**{**vars(default_limit), **spec.get("time_limit", {})}),
             targets=targets,
+            preload=tuple(spec.get("preload", ())),
         )
     return Config(path=path, assignments=assignments)

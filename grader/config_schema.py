@@ -56,6 +56,7 @@ _ASSIGNMENT = {
         "sizes": _SIZES,
         "time_limit": _TIME_LIMIT,
         "tolerance": _TOLERANCE,
+        "preload": {"type": "array", "items": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*$"}},
         "targets": {"type": "object", "minProperties": 1, "additionalProperties": _TARGET},
     },
 }

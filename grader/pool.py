@@ -25,8 +25,6 @@ from .notebook import Submission, load_submission
 from .prepared import build_cases
 from .sandbox import Child, ChildRun
 
-DEFAULT_PRELOAD = ("matplotlib", "matplotlib.pyplot", "scipy.special")
-
 
 @dataclass(frozen=True)
 class Job:
@@ -94,13 +92,13 @@ def start_pool(
     jobs: int,
     assignments: Sequence[AssignmentSpec],
     hidden: Sequence[str],
-    preload: Sequence[str] = DEFAULT_PRELOAD,
 ) -> Pool:
     """Fork the workers now, while this process holds cases but no reference."""
     for assignment in assignments:
         build_cases(assignment)  # inherited by every worker: built once, not per worker
     isolation.available()  # probed once, here, not in every worker
     context = multiprocessing.get_context("fork")
+    preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
     initargs = (config, requested, preload, hidden)
     return context.Pool(jobs, initializer=_start_worker, initargs=initargs)
 

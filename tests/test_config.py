@@ -11,7 +11,7 @@ import yaml
 from grader.config import load_config
 from grader.errors import ConfigError
 
-from conftest import REPO
+from conftest import REPO, repo_config_raw
 
 
 def write(tmp_path: Path, raw: Any) -> Path:
@@ -106,3 +106,17 @@ def test_unknown_assignment_lists_the_known_ones() -> None:
         config.assignment("nope")
     assert f"known: {', '.join(sorted(config.assignments))})" in str(info.value)
     assert "self_attention" in str(info.value)
+
+
+def test_preload_is_read_and_checked(tmp_path: Path) -> None:
+    raw = repo_config_raw()
+    raw["assignments"]["udl_12_1"]["preload"] = ["matplotlib.pyplot", "scipy.special"]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    config = load_config(path)
+    assert config.assignment("udl_12_1").preload == ("matplotlib.pyplot", "scipy.special")
+    assert config.assignment("self_attention").preload == ()
+    raw["assignments"]["udl_12_1"]["preload"] = ["os; import evil"]
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError, match="assignments.udl_12_1.preload.0"):
+        load_config(path)
