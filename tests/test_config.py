@@ -118,5 +118,5 @@ def test_preload_is_read_and_checked(tmp_path: Path) -> None:
     assert config.assignment("self_attention").preload == ()
     raw["assignments"]["udl_12_1"]["preload"] = ["os; import evil"]
     path.write_text(yaml.safe_dump(raw))
-    with pytest.raises(ConfigError, match="assignments.udl_12_1.preload.0"):
+    with pytest.raises(ConfigError, match=r"assignments\.udl_12_1\.preload\.0"):
         load_config(path)
