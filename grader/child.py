@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from types import FrameType, TracebackType
+from types import CodeType, FrameType, TracebackType
 from typing import Any
 
 from .cases import Case, probe_base
@@ -64,7 +64,34 @@ def _check_while_grading(*args: Any, **kwargs: Any) -> str:
     return "check() does nothing while the grader itself runs this notebook."
 
 
-def compile_cell(cell: CodeCell) -> Any:
+# Compiled cells by (index, source), filled by a batch worker before it forks: a class's
+# notebooks share most cells (imports, given code, tests), and a child then only runs them.
+_COMPILED: dict[tuple[int, str], CodeType] = {}
+MAX_CACHED_SOURCE = 64 << 10
+MAX_CACHED_CELLS = 2048
+
+
+def precompile(cells: Sequence[CodeCell]) -> None:
+    """In the trusted worker: compile what is not cached yet. Compiling runs nothing; a cell
+    that does not compile is left for the child, which reports the error."""
+    if len(_COMPILED) > MAX_CACHED_CELLS:
+        _COMPILED.clear()
+    for cell in cells:
+        key = (cell.index, cell.source)
+        if key in _COMPILED or len(cell.source) > MAX_CACHED_SOURCE:
+            continue
+        try:
+            _COMPILED[key] = _compile(cell)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+
+
+def compile_cell(cell: CodeCell) -> CodeType:
+    cached = _COMPILED.get((cell.index, cell.source))
+    return cached if cached is not None else _compile(cell)
+
+
+def _compile(cell: CodeCell) -> CodeType:
     """Compile a cell; the float()/int() rewrite only when the cell calls one of them."""
     name = f"<cell {cell.index}>"
     if "float(" not in cell.source and "int(" not in cell.source:

@@ -10,8 +10,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from .errors import SubmissionError
 from .ipython import neutralise
 from .report import Location
@@ -217,14 +215,45 @@ def _notebook_cells(
             "open and save it in a current Jupyter"
         )
     try:
-        nb = nbformat.reads(text, as_version=4, capture_validation_error={})
-        cells = [(i + 1, _source(c), c.get("execution_count")) for i, c in enumerate(nb.cells)]
+        nb = _upgraded(text) if major == 3 else raw
+        problem = _structure_problem(nb)
+        if problem is None:
+            cells = [
+                (i + 1, _source(c), c.get("execution_count")) for i, c in enumerate(nb["cells"])
+            ]
     except Exception as exc:  # nbformat raises many types for malformed structure
-        raise SubmissionError(f"{path}: malformed notebook structure: {exc}") from None
-    code = [(i, src, n) for (i, src, n), c in zip(cells, nb.cells, strict=True) if _is_code(c)]
+        problem = str(exc)
+    if problem is not None:
+        raise SubmissionError(f"{path}: malformed notebook structure: {problem}") from None
+    code = [(i, src, n) for (i, src, n), c in zip(cells, nb["cells"], strict=True) if _is_code(c)]
     meta = nb.get("metadata", {}).get("grader", {})
     hint = meta.get("assignment") if isinstance(meta, dict) else None
     return code, hint if isinstance(hint, str) else None, notes
+
+
+def _upgraded(text: str) -> Any:
+    import nbformat  # only for the old format: a current notebook is read as plain JSON
+
+    return nbformat.reads(text, as_version=4, capture_validation_error={})
+
+
+def _structure_problem(nb: Any) -> str | None:
+    """What grading needs of a notebook's structure (nbformat's full validation is slower and
+    refuses notebooks that Jupyter itself opens)."""
+    if not isinstance(nb.get("metadata", {}), dict):
+        return "'metadata' is not a mapping"
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        return f"'cells' is {type(cells).__name__}, not a list"
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            return f"cell {number} is not a cell (no 'cell_type')"
+        source = cell.get("source", "")
+        if not isinstance(source, str) and not (
+            isinstance(source, list) and all(isinstance(s, str) for s in source)
+        ):
+            return f"cell {number}: 'source' is neither text nor a list of lines"
+    return None
 
 
 def _is_code(cell: Any) -> bool:

@@ -18,6 +18,7 @@ from multiprocessing.pool import Pool
 from pathlib import Path
 
 from . import isolation
+from .child import precompile
 from .config import AssignmentSpec, Config
 from .engine import choose_assignment
 from .errors import GraderError
@@ -82,6 +83,7 @@ def _grade(job: Job) -> Done:
     case_set = build_cases(assignment)
     hidden = _WORKER["hidden"]
     assert isinstance(hidden, tuple)
+    precompile(submission.cells)
     child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit, hidden)
     return Done(job, submission, assignment.id, chosen, child.collect())
 

@@ -66,8 +66,31 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
             b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": 7}',
             "malformed notebook structure",
         ),
+        (
+            b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"source": ""}]}',
+            "malformed notebook structure: cell 1 is not a cell",
+        ),
+        (
+            b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, '
+            b'"cells": [{"cell_type": "code", "source": 12}]}',
+            "cell 1: 'source' is neither text nor a list of lines",
+        ),
+        (
+            b'{"nbformat": 4, "nbformat_minor": 5, "metadata": [], "cells": []}',
+            "'metadata' is not a mapping",
+        ),
     ],
-    ids=["truncated", "no-version", "v2", "not-object", "latin-1", "bad-cells"],
+    ids=[
+        "truncated",
+        "no-version",
+        "v2",
+        "not-object",
+        "latin-1",
+        "bad-cells",
+        "cell-type",
+        "source",
+        "metadata",
+    ],
 )
 def test_unreadable_notebooks_get_a_clear_error(
     tmp_path: Path, content: bytes, message: str
