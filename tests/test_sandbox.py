@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from grader.cases import assignment_cases
+from grader.child import _COMPILED, precompile
 from grader.config import Config
 from grader.notebook import load_submission
 from grader.sandbox import Child, ChildRun
@@ -75,3 +76,27 @@ def test_crash_is_described(config: Config, tmp_path: Path) -> None:
     _, run = run_cells(config, tmp_path, cells)
     assert not run.finished
     assert "crashed (SIGSEGV)" in run.exit_description
+
+
+def test_precompiled_cells_run_as_compiled_in_the_child(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    """A worker compiles cells before forking (cached by cell number and source): the child
+    must run exactly those cells, numbered as they are, and still report what does not
+    compile."""
+    cells = [
+        "import numpy as np\ndef softmax(items_in):\n    return np.ones(len(items_in)) / 1",
+        "def broken(:\n    pass",
+        "x = float(np.ones((1, 1)))",
+    ]
+    submission = load_submission(write_notebook(tmp_path / "s.ipynb", cells))
+    precompile(submission.cells)
+    assert {(c.index, c.source) for c in submission.cells[::2]} <= set(_COMPILED)
+    assert (submission.cells[1].index, submission.cells[1].source) not in _COMPILED
+    run = Child(submission.cells, [], fast_config.assignment("self_attention").time_limit).collect()
+    cell_frames = [h for h, _ in run.frames if h.get("kind") == "cell"]
+    assert [h["cell"] for h in cell_frames] == [c.index for c in submission.cells]
+    assert "error" not in cell_frames[0] and "error" not in cell_frames[2]
+    assert cell_frames[1]["error"]["type"] == "SyntaxError"
+    assert cell_frames[1]["error"]["where"]["cell"] == submission.cells[1].index
+    assert cell_frames[2]["scalar_fixes"]  # the float() rewrite is in the cached code too
