@@ -43,6 +43,9 @@ def write_feedback(out: Path, student: str, report: Report, submission: Submissi
         items=items,
     )
     path = out / "feedback" / f"{safe_name(student)}.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    try:
+        path.write_text(page, encoding="utf-8")
+    except FileNotFoundError:  # the first page: make the folder
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
     return path

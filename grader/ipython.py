@@ -6,8 +6,9 @@ student sees. Valid Python is never touched: we only rewrite a cell that does no
 
 from __future__ import annotations
 
-import ast
 import re
+
+from .parsing import parse_cell
 
 # Cell magics whose body is ordinary Python that should still run.
 _RUN_BODY = {"time", "timeit", "capture", "prun", "debug"}
@@ -48,11 +49,7 @@ def neutralise(source: str) -> tuple[str, list[tuple[int, str]]]:
 
 
 def _parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    return parse_cell(source) is not None
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import SubmissionError
 from .ipython import neutralise
+from .parsing import parse_cell
 from .report import Location
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -90,22 +91,6 @@ def _bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
         return [node.target.id]
     return []
-
-
-_PARSED: dict[str, ast.Module | None] = {}
-
-
-def parse_cell(source: str) -> ast.Module | None:
-    """The cell's syntax tree, or None when it does not parse. Cached by source: a class's
-    notebooks share most cells (imports, given code, tests), and trees are only read."""
-    if source not in _PARSED:
-        if len(_PARSED) > 4096:
-            _PARSED.clear()
-        try:
-            _PARSED[source] = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _PARSED[source] = None
-    return _PARSED[source]
 
 
 def load_submission(path: Path, data: bytes | None = None) -> Submission:

@@ -25,6 +25,7 @@ from .errors import GraderError
 from .notebook import Submission, load_submission
 from .prepared import build_cases
 from .sandbox import Child, ChildRun
+from .warmup import warm_up
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,11 @@ _WORKER: dict[str, object] = {}
 
 
 def _start_worker(
-    config: Config, requested: str | None, preload: Sequence[str], hidden: Sequence[str]
+    config: Config,
+    requested: str | None,
+    preload: Sequence[str],
+    hidden: Sequence[str],
+    assignments: Sequence[AssignmentSpec],
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     os.environ.setdefault("MPLBACKEND", "Agg")
@@ -63,6 +68,8 @@ def _start_worker(
             importlib.import_module(name)
         except Exception:  # an optional library that is not installed: students' cells will say
             continue
+    for assignment in assignments:
+        warm_up(build_cases(assignment).plan(assignment))
     isolation.enter_worker(hidden, f"{os.getppid()}-{os.getpid()}")
     _WORKER.update(config=config, requested=requested, hidden=tuple(hidden))
 
@@ -101,7 +108,7 @@ def start_pool(
     isolation.available()  # probed once, here, not in every worker
     context = multiprocessing.get_context("fork")
     preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
-    initargs = (config, requested, preload, hidden)
+    initargs = (config, requested, preload, hidden, tuple(assignments))
     return context.Pool(jobs, initializer=_start_worker, initargs=initargs)
 
 
