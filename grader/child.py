@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
+import numpy as np
+
 from .cases import Case, probe_base
 from .compat import restore_removed_names
 from .notebook import CodeCell
@@ -124,6 +126,24 @@ def _error(exc: BaseException, cell: int | None = None) -> dict[str, Any]:
     }
 
 
+def same(kept: Any, given: Any) -> bool:
+    """Exactly the same value (type, shape and bits): what a case's input is after a call
+    that did not change it. Only the kinds of value cases hold are compared by content."""
+    if type(kept) is not type(given):
+        return False
+    if isinstance(kept, np.ndarray):
+        return bool(
+            kept.shape == given.shape
+            and kept.dtype == given.dtype
+            and kept.tobytes() == given.tobytes()
+        )
+    if isinstance(kept, list | tuple):
+        return len(kept) == len(given) and all(map(same, kept, given))
+    if kept is None or isinstance(kept, bool | int | float | str):
+        return bool(kept == given)
+    return digest(kept) == digest(given)
+
+
 def _bounded(value: Any) -> Any:
     """Refuse to ship absurdly large arrays: the parent would reject the frame anyway."""
     size = getattr(value, "size", 0)
@@ -200,8 +220,9 @@ class Runner:
                 header["digest"] = digest(_bounded(value))
             if not case.probe:
                 values["value"] = _bounded(value)
-                # Did the call change its inputs? A digest of each says so, cheaply.
-                header["args_digest"] = [digest(a) for a in args]
+                # Did the call change its inputs? Compared with the case's own copy, here.
+                pairs = enumerate(zip(case.args, args, strict=True))
+                header["args_changed"] = [i for i, (kept, given) in pairs if not same(kept, given)]
         except TimeLimitReached:
             header["status"] = "timeout"
         except BaseException as exc:

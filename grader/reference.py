@@ -15,7 +15,7 @@ from .cases import Case
 from .config import AssignmentSpec
 from .errors import ConfigError
 from .notebook import load_submission
-from .wire import Value, decode_frame, digest, encode_frame
+from .wire import Value, decode_frame, encode_frame
 
 
 def normalise(obj: Any) -> Value:
@@ -33,7 +33,6 @@ class Reference:
     outputs: tuple[Value, ...]
     inputs: tuple[tuple[Value, ...], ...]
     parameters: tuple[str, ...]
-    input_digests: tuple[tuple[str, ...], ...] = ()  # what the child reports after each call
 
 
 @cache
@@ -81,12 +80,11 @@ def compute_references(
             raise ConfigError(
                 f"assignment {assignment.id}: the solution does not define `{target.name}`"
             )
-        outputs, inputs, digests = [], [], []
+        outputs, inputs = [], []
         for case in cases[target.name]:
             args = case.fresh_args()
             outputs.append(normalise(fn(*args)))
             inputs.append(tuple(normalise(a) for a in case.args))
-            digests.append(tuple(digest(a) for a in case.args))
         params = tuple(inspect.signature(fn).parameters)
-        references[target.name] = Reference(tuple(outputs), tuple(inputs), params, tuple(digests))
+        references[target.name] = Reference(tuple(outputs), tuple(inputs), params)
     return references

@@ -119,7 +119,7 @@ def judge_case(
     verdict = compare(
         reference.outputs[case.index], values.get("value"), spec.compare, spec.tolerance
     )
-    mutation = _mutation(reference, case.index, header.get("args_digest"))
+    mutation = _mutation(reference, header.get("args_changed"))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
         return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
@@ -128,15 +128,14 @@ def judge_case(
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
 
 
-def _mutation(reference: Reference, index: int, after: object) -> str:
-    """Which arguments the call changed: the child sends a digest of each after the call."""
-    if not isinstance(after, list) or index >= len(reference.input_digests):
+def _mutation(reference: Reference, changed_at: object) -> str:
+    """Which arguments the call changed: the child compares each with the case's own copy
+    and sends the positions (it can only misreport its own verdict)."""
+    if not isinstance(changed_at, list):
         return ""
-    before = reference.input_digests[index]
+    positions = sorted({i for i in changed_at if isinstance(i, int) and 0 <= i < 64})
     changed = [
-        reference.parameters[i] if i < len(reference.parameters) else f"#{i + 1}"
-        for i, (b, a) in enumerate(zip(before, after, strict=False))
-        if b != a
+        reference.parameters[i] if i < len(reference.parameters) else f"#{i + 1}" for i in positions
     ]
     if not changed:
         return ""

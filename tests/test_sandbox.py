@@ -6,8 +6,10 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
+
 from grader.cases import assignment_cases
-from grader.child import _COMPILED, precompile
+from grader.child import _COMPILED, precompile, same
 from grader.config import Config
 from grader.notebook import load_submission
 from grader.sandbox import Child, ChildRun
@@ -100,3 +102,19 @@ def test_precompiled_cells_run_as_compiled_in_the_child(
     assert cell_frames[1]["error"]["type"] == "SyntaxError"
     assert cell_frames[1]["error"]["where"]["cell"] == submission.cells[1].index
     assert cell_frames[2]["scalar_fixes"]  # the float() rewrite is in the cached code too
+
+
+def test_same_is_exact_about_what_a_call_may_have_changed() -> None:
+    kept = [np.ones((3, 1)), (2.0, None)]
+    assert same(kept, [np.ones((3, 1)), (2.0, None)])
+    assert not same(kept, [np.ones((3, 1)) + 1e-12, (2.0, None)])  # one bit is a change
+    assert not same(kept, [np.ones((1, 3)), (2.0, None)])  # reshaped in place
+    assert not same(kept, [np.ones((3, 1), dtype=np.float32), (2.0, None)])
+    assert not same(kept, [np.ones((3, 1)), [2.0, None]])  # a tuple became a list
+    assert not same(kept, [np.ones((3, 1))])  # an item removed
+
+    class Liar(np.ndarray):
+        def __eq__(self, other: object) -> bool:  # type: ignore[override]
+            return True
+
+    assert not same(np.zeros(2), np.ones(2).view(Liar))  # a lying subclass is not the array
