@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .diagnose import STRUCTURAL
@@ -89,57 +90,79 @@ def _mistake_message(report: Report, mistake: str) -> str:
 
 
 def summarise(
-    assignment: str, graded: Sequence[tuple[str, Report]], unreadable: Sequence[tuple[str, str]]
+    assignment: str,
+    graded: Iterable[tuple[str, Report]],
+    unreadable: Sequence[tuple[str, str]],
 ) -> ClassSummary:
-    students = tuple(sorted(graded))
-    names = [t.name for t in students[0][1].targets] if students else []
-    targets = []
-    for name in names:
-        results = [t for _, r in students for t in r.targets if t.name == name]
-        targets.append(
-            TargetRow(
-                name,
-                sum(t.status == "passed" for t in results),
-                len(results),
-                sum(t.score for t in results) / len(results) if results else 0.0,
-                results[0].max_score if results else 0.0,
-            )
-        )
-    counts: Counter[str] = Counter()
-    who: dict[str, list[str]] = {}
+    """One pass over the reports (a generator is fine): only each student's scores are kept,
+    so a class of thousands is summarised in flat memory."""
+    names: list[str] = []
+    passed: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    points: dict[str, float] = {}
+    top: dict[str, float] = {}
+    who: dict[str, set[str]] = {}
     where: dict[str, set[str]] = {}
     example: dict[str, str] = {}
-    for student, report in students:
+    slowest: list[tuple[float, str]] = []
+    failing: list[tuple[str, str]] = []
+    students: list[tuple[str, Report]] = []
+    for student, report in graded:
+        if not names:
+            names = [t.name for t in report.targets]
         for target in report.targets:
+            passed[target.name] += target.status == "passed"
+            totals[target.name] += 1
+            points[target.name] = points.get(target.name, 0.0) + target.score
+            top.setdefault(target.name, target.max_score)
             for mistake in target.mistakes:
-                counts[mistake] += 1
-                who.setdefault(mistake, []).append(student)
+                who.setdefault(mistake, set()).add(student)
                 where.setdefault(mistake, set()).add(target.name)
-                example.setdefault(mistake, _mistake_message(report, mistake))
+                if mistake not in example:
+                    example[mistake] = _mistake_message(report, mistake)
+        heapq.heappush(slowest, (report.seconds, student))
+        if len(slowest) > SLOWEST:
+            heapq.heappop(slowest)
+        stopped = next((e for e in report.errors if _did_not_run(e)), None)
+        if stopped is not None:
+            failing.append((student, stopped))
+        students.append((student, scores_only(report)))
+    students.sort(key=lambda pair: pair[0])
+    targets = tuple(
+        TargetRow(
+            name,
+            passed[name],
+            totals[name],
+            points.get(name, 0.0) / totals[name] if totals[name] else 0.0,
+            top.get(name, 0.0),
+        )
+        for name in names
+    )
     # Counted in students, not occurrences: "13 of you" is what a lecture can address.
     mistakes = tuple(
-        MistakeRow(
-            m, len(set(who[m])), tuple(sorted(where[m])), example[m], tuple(sorted(set(who[m])))
-        )
-        for m in sorted(counts, key=lambda m: (-len(set(who[m])), m))
+        MistakeRow(m, len(who[m]), tuple(sorted(where[m])), example[m], tuple(sorted(who[m])))
+        for m in sorted(who, key=lambda m: (-len(who[m]), m))
     )
-    slowest = tuple(sorted(((s, r.seconds) for s, r in students), key=lambda p: -p[1])[:SLOWEST])
-    failing = [
-        (s, next(e for e in r.errors if _did_not_run(e)))
-        for s, r in students
-        if any(_did_not_run(e) for e in r.errors)
-    ]
     return ClassSummary(
         assignment=assignment,
-        students=students,
+        students=tuple(students),
         unreadable=tuple(sorted(unreadable)),
-        targets=tuple(targets),
+        targets=targets,
         mistakes=mistakes,
-        slowest=slowest,
+        slowest=tuple((s, t) for t, s in sorted(slowest, key=lambda p: (-p[0], p[1]))),
         failing_to_run=tuple(sorted(failing) + sorted(unreadable)),
         max_score=students[0][1].max_score if students else 0.0,
         scores=tuple(r.score for _, r in students),
     )
+
+
+def scores_only(report: Report) -> Report:
+    """The report as a gradebook table needs it: points and statuses, no text."""
+    targets = tuple(
+        replace(t, messages=(), mistakes=(), location=None, case_outcomes=())
+        for t in report.targets
+    )
+    return replace(report, targets=targets, errors=(), notes=())
 
 
 def _did_not_run(error: str) -> bool:

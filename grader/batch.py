@@ -8,11 +8,13 @@ import csv
 import hashlib
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .aggregate import scores_only
 from .config import AssignmentSpec, Config
 from .engine import finish, secret_paths, with_choice
 from .feedback import write_feedback
@@ -59,6 +61,7 @@ class _Recorder:
     out: Path | None
     settings: str
     on_entry: Callable[[Entry], None] | None
+    keep_reports: bool = True
     hashes: dict[str, str] = field(default_factory=dict)
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
@@ -71,9 +74,11 @@ class _Recorder:
             page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
             if new or not page.exists():
                 write_feedback(self.out, entry.student, entry.report, submission)
-        self.batch.entries.append(entry)
         if self.on_entry:
             self.on_entry(entry)
+        if entry.report is not None and not self.keep_reports:
+            entry = replace(entry, report=scores_only(entry.report))
+        self.batch.entries.append(entry)
 
 
 def grade_batch(
@@ -85,11 +90,15 @@ def grade_batch(
     force: bool = False,
     on_total: Callable[[int], None] | None = None,
     on_entry: Callable[[Entry], None] | None = None,
+    keep_reports: bool = True,
 ) -> Batch:
+    """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
+    are in the gradebook and the feedback pages, and a class of thousands then grades in
+    flat memory."""
     started = time.monotonic()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
     book = Gradebook(out / "gradebook.sqlite") if out else None
-    recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry)
+    recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
     try:
         with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
             found = find_submissions(source, Path(scratch))
@@ -101,11 +110,14 @@ def grade_batch(
                 workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
                 hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
                 pool = start_pool(config, assignment, workers, specs, hidden)
+                window = Window(IN_FLIGHT_PER_WORKER * workers)
                 try:
                     prepared: dict[str, tuple[CaseSet, Expected]] = {}
-                    for done in run_jobs(pool, _read(todo, recorder)):
+                    for done in run_jobs(pool, _read(todo, recorder, window)):
                         recorder.add(_judge(done, config, prepared), done.submission)
+                        window.release()
                 finally:
+                    window.close()
                     stop_pool(pool)
     finally:
         if book is not None:
@@ -131,10 +143,37 @@ def _unchanged_first(
     return todo
 
 
-def _read(todo: Sequence[Job], recorder: _Recorder) -> Iterator[Job]:
+IN_FLIGHT_PER_WORKER = 4
+
+
+class Window:
+    """At most `size` submissions between being read and being recorded: when judging falls
+    behind the workers, reading waits, so neither bytes nor answers pile up in memory."""
+
+    def __init__(self, size: int) -> None:
+        self._free = threading.Semaphore(size)
+        self._closed = threading.Event()
+
+    def acquire(self) -> bool:
+        """Wait for room; False once the batch is over (stop handing out work)."""
+        while not self._closed.is_set():
+            if self._free.acquire(timeout=0.1):
+                return True
+        return False
+
+    def release(self) -> None:
+        self._free.release()
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+def _read(todo: Sequence[Job], recorder: _Recorder, window: Window) -> Iterator[Job]:
     """Each job with its bytes, read as it is handed out (memory stays flat); the hash is
-    taken again from exactly the bytes graded."""
+    taken again from exactly the bytes graded. Runs in the pool's feeder thread."""
     for job in todo:
+        if not window.acquire():
+            return
         try:
             data = job.path.read_bytes()
         except OSError as exc:

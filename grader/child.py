@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from types import CodeType, FrameType, TracebackType
 from typing import Any
@@ -68,24 +69,27 @@ def _check_while_grading(*args: Any, **kwargs: Any) -> str:
 
 # Compiled cells by (index, source), filled by a batch worker before it forks: a class's
 # notebooks share most cells (imports, given code, tests), and a child then only runs them.
-_COMPILED: dict[tuple[int, str], CodeType] = {}
+_COMPILED: OrderedDict[tuple[int, str], CodeType] = OrderedDict()
 MAX_CACHED_SOURCE = 64 << 10
-MAX_CACHED_CELLS = 2048
+MAX_CACHED_CELLS = 64  # recently used: the shared cells stay, memory stays flat
 
 
 def precompile(cells: Sequence[CodeCell]) -> None:
     """In the trusted worker: compile what is not cached yet. Compiling runs nothing; a cell
     that does not compile is left for the child, which reports the error."""
-    if len(_COMPILED) > MAX_CACHED_CELLS:
-        _COMPILED.clear()
     for cell in cells:
         key = (cell.index, cell.source)
-        if key in _COMPILED or len(cell.source) > MAX_CACHED_SOURCE:
+        if key in _COMPILED:
+            _COMPILED.move_to_end(key)
+            continue
+        if len(cell.source) > MAX_CACHED_SOURCE:
             continue
         try:
             _COMPILED[key] = _compile(cell)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        if len(_COMPILED) > MAX_CACHED_CELLS:
+            _COMPILED.popitem(last=False)
 
 
 def compile_cell(cell: CodeCell) -> CodeType:

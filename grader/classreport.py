@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from .aggregate import ClassSummary, summarise
@@ -12,6 +14,7 @@ from .errors import UsageError
 from .gradebook import Gradebook
 from .plots import pass_rates, score_histogram
 from .render.html import render_template
+from .report import Report
 from .submissions import safe_name
 
 LIST_LIMIT = 50  # students named per table row; the rest are counted
@@ -23,18 +26,24 @@ def load_summary(out: Path, assignment: str | None = None) -> ClassSummary:
         raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
     book = Gradebook(path)
     try:
-        graded = book.latest(assignment)
         problems = book.problems()
+        seen: set[str] = set()
+
+        def graded() -> Iterator[tuple[str, Report]]:
+            for student, report in book.each_latest(assignment):
+                seen.add(report.assignment)
+                if len(seen) > 1:
+                    raise UsageError(
+                        f"{out}: the gradebook holds several assignments "
+                        f"({', '.join(sorted(seen))}); pass --assignment"
+                    )
+                yield student, report
+
+        summary = summarise(assignment or "", graded(), problems)
     finally:
         book.close()
-    assignments = sorted({r.assignment for _, r in graded})
-    if len(assignments) > 1:
-        raise UsageError(
-            f"{out}: the gradebook holds several assignments ({', '.join(assignments)}); "
-            "pass --assignment"
-        )
-    name = assignment or (assignments[0] if assignments else "nothing graded")
-    return summarise(name, graded, problems)
+    name = assignment or (next(iter(seen)) if seen else "nothing graded")
+    return replace(summary, assignment=name)
 
 
 def render_html(summary: ClassSummary) -> str:

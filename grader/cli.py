@@ -143,6 +143,7 @@ def grade(
         force,
         on_total=lambda total: progress.append(Progress(total)),
         on_entry=lambda entry: progress[0].step(entry.student),
+        keep_reports=out is None,  # with --out, whole reports are in the gradebook
     )
     if progress:
         progress[0].close()

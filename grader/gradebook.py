@@ -12,7 +12,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -191,6 +191,10 @@ class Gradebook:
 
     def latest(self, assignment: str | None = None) -> list[tuple[str, Report]]:
         """Each student's most recently graded submission (of one assignment, if given)."""
+        return list(self.each_latest(assignment))
+
+    def each_latest(self, assignment: str | None = None) -> Iterator[tuple[str, Report]]:
+        """As `latest`, one at a time (a large class need not be in memory all at once)."""
         self.flush()
         rows = self.db.execute(
             "SELECT student, report, assignment FROM submissions s WHERE graded_at = "
@@ -198,8 +202,9 @@ class Gradebook:
             " AND (? IS NULL OR t.assignment = ?)) AND (? IS NULL OR assignment = ?)"
             " ORDER BY student",
             (assignment, assignment, assignment, assignment),
-        ).fetchall()
-        return [(r[0], Report.from_dict(json.loads(r[1]))) for r in rows]
+        )
+        for row in rows:
+            yield row[0], Report.from_dict(json.loads(row[1]))
 
     def problems(self) -> list[tuple[str, str]]:
         self.flush()

@@ -4,18 +4,17 @@ tests), and both the loader (does it parse?) and the static hints (its tree) ask
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
-_PARSED: dict[str, ast.Module | None] = {}
-MAX_CACHED = 4096
+# Recently used trees only: the shared cells stay in, each student's own cells pass
+# through, and memory stays flat however large the class.
+MAX_CACHED = 64
 
 
+@lru_cache(maxsize=MAX_CACHED)
 def parse_cell(source: str) -> ast.Module | None:
     """The cell's syntax tree, or None when it does not parse. Trees are shared: read only."""
-    if source not in _PARSED:
-        if len(_PARSED) > MAX_CACHED:
-            _PARSED.clear()
-        try:
-            _PARSED[source] = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            _PARSED[source] = None
-    return _PARSED[source]
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

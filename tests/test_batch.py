@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,10 +18,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch import grade_batch
+from grader.batch import Window, grade_batch
 from grader.cli import main
 from grader.config import Config
 from grader.engine import grade_path
+from grader.gradebook import Gradebook
 
 import students
 from conftest import REPO, write_notebook
@@ -147,3 +149,42 @@ def test_zip_export(config: Config, tmp_path: Path) -> None:
     scores = {e.student: e.report.score for e in batch.entries if e.report}
     assert scores == {"adalovelace": 10, "brunob": 7.75}  # the later (LATE) upload counts
     assert any("brunob: 2 submissions" in p for p in batch.problems)
+
+
+def test_without_kept_reports_entries_hold_scores_only(
+    config: Config, klass: Path, tmp_path: Path
+) -> None:
+    whole = grade_batch(klass, config, tmp_path / "a", "self_attention")
+    slim = grade_batch(klass, config, tmp_path / "b", "self_attention", keep_reports=False)
+    for full, kept in zip(whole.entries, slim.entries, strict=True):
+        assert (full.student, full.problem) == (kept.student, kept.problem)
+        if full.report is None or kept.report is None:
+            assert full.report is kept.report
+            continue
+        assert kept.report.score == full.report.score
+        assert [(t.status, t.score) for t in full.report.targets] == [
+            (t.status, t.score) for t in kept.report.targets
+        ]
+        assert all(k.messages == () for k in kept.report.targets)
+    # The whole reports are still in the gradebook.
+    book = Gradebook(tmp_path / "b" / "gradebook.sqlite")
+    try:
+        stored = dict(book.latest())
+    finally:
+        book.close()
+    assert any(m for r in stored.values() for t in r.targets for m in t.messages)
+
+
+def test_the_window_holds_reading_back_until_judging_catches_up() -> None:
+    window = Window(2)
+    assert window.acquire() and window.acquire()
+    got: list[bool] = []
+    waiter = threading.Thread(target=lambda: got.append(window.acquire()))
+    waiter.start()
+    time.sleep(0.3)
+    assert got == []  # a third submission waits while two are in flight
+    window.release()
+    waiter.join(2)
+    assert got == [True]
+    window.close()
+    assert window.acquire() is False  # a closed window hands out nothing more
