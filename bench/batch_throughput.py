@@ -1,10 +1,13 @@
 """Batch grading throughput and memory, against a bare `python -c "import numpy"` start.
 
-Usage: python bench/batch_throughput.py [--sizes 1000] [--jobs N]
+Usage: python bench/batch_throughput.py [--sizes 100 1000 5000] [--jobs N]
 For each size, generates that many submissions of mixed quality (correct, the seed
-mistakes, broken cells, stubs), grades them with `grader grade` in a fresh process, and
-prints seconds per submission, its ratio to a bare numpy start measured in the same run,
-and the peak resident memory of the grader's processes.
+mistakes, broken cells, stubs), grades them with `grader grade --out` in a fresh process
+(start-up, gradebook, feedback pages, CSV and report.html included), and prints seconds per
+submission, its ratio to a bare numpy start measured in the same run, and the peak resident
+memory of the largest grader process. With two sizes or more it also prints the marginal
+cost of one more submission (the slope between the smallest and the largest size) and the
+fixed cost of a run, both against the issue's budget of 1/50 of a bare numpy start.
 """
 
 from __future__ import annotations
@@ -81,16 +84,29 @@ def main() -> None:
     columns = [("submissions", 11), ("total s", 8), ("ms/sub", 7), ("subs/s", 7)]
     columns += [("bare/sub", 8), ("peak MB", 7)]
     print("  ".join(f"{name:>{width}}" for name, width in columns))
+    measured: list[tuple[int, float]] = []
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch) / "class"
             generate(folder, size)
             seconds, peak = grade(folder, Path(scratch) / "out", jobs)
+        measured.append((size, seconds))
         per = seconds / size
         print(
             f"{size:>11}  {seconds:>8.2f}  {per * 1000:>7.2f}  {size / seconds:>7.1f}  "
-            f"{bare / per:>8.1f}  {peak:>7.0f}"
+            f"{bare / per:>8.1f}  {peak:>7.0f}",
+            flush=True,
         )
+    print(f"budget (1/50 of a bare numpy start): {bare / 50 * 1000:.2f} ms per submission")
+    if len(measured) >= 2:
+        (small, t_small), (big, t_big) = min(measured), max(measured)
+        if big > small:
+            slope = (t_big - t_small) / (big - small)
+            fixed = t_small - small * slope
+            print(
+                f"marginal: {slope * 1000:.2f} ms per submission ({bare / slope:.1f}x faster than "
+                f"a bare numpy start); fixed cost of a run: {fixed:.2f} s"
+            )
 
 
 if __name__ == "__main__":

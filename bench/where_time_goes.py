@@ -1,0 +1,166 @@
+"""Where one submission's time goes, part by part, against the batch budget.
+
+Usage: python bench/where_time_goes.py [--students 200]
+Measures, in this one run and on this machine, the CPU time per submission of each part of
+batch grading, for generated submissions of mixed quality (as bench/batch_throughput.py):
+
+  fork      fork and exit of a process holding what a worker holds (no student code)
+  student   the submission's own work, run in this process without fork or sandbox
+            (its compiled cells, then every call of every case, 70 calls for
+            self_attention, of which 42 probe calls): no grader could do less
+  child     the same, in a sandboxed child forked by a warmed, jailed worker (what a
+            batch really does: fork, namespaces, limits, the cells and calls, exit)
+  judge     decoding the child's answers, comparing, diagnosing: in this process
+
+and prints each one as milliseconds of CPU and as a share of the issue's budget: 1/50 of a
+bare `python -c "import numpy"` start per submission, on all cores together.
+Must run as root for the sandbox part (as the grader's own batch does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from batch_throughput import generate  # noqa: E402
+
+from grader import child, isolation  # noqa: E402
+from grader.config import load_config  # noqa: E402
+from grader.engine import finish, secret_paths  # noqa: E402
+from grader.notebook import Submission, load_submission  # noqa: E402
+from grader.prepared import build_cases, build_expected  # noqa: E402
+from grader.sandbox import Child, ChildRun  # noqa: E402
+from grader.warmup import warm_up  # noqa: E402
+
+
+def bare_numpy(repeat: int = 7) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def in_a_worker(task: Callable[[], float]) -> float:
+    """Run `task` in a forked process (it may enter namespaces); return what it reports."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - reported through the pipe
+        try:
+            os.write(write_fd, repr(task()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    answer = os.read(read_fd, 100)
+    os.waitpid(pid, 0)
+    os.close(read_fd)
+    return float(answer)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=200)
+    args = parser.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    bare = bare_numpy()
+    budget = bare / 50 * cores  # CPU seconds per submission, all cores together
+    config = load_config(REPO / "config.yaml")
+    spec = config.assignment("self_attention")
+    case_set = build_cases(spec)
+    plan = case_set.plan(spec)
+    with tempfile.TemporaryDirectory() as scratch:
+        generate(Path(scratch) / "class", args.students)
+        subs = [load_submission(p) for p in sorted((Path(scratch) / "class").iterdir())]
+    hidden = secret_paths(config)
+    count = len(subs)
+
+    def forks() -> float:
+        before = children_cpu() + time.process_time()
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+        return (children_cpu() + time.process_time() - before) / count
+
+    def student_work() -> float:
+        null = os.open(os.devnull, os.O_WRONLY)
+        signal.signal(signal.SIGALRM, child._alarm)
+        saved = sys.stdout
+        spent = 0.0
+        for submission in subs:
+            child.precompile(submission.cells)  # as a worker does, before the fork
+            before = time.process_time()
+            runner = child.Runner(null, 5.0, 5.0)
+            sys.stdout = runner.out
+            for cell in submission.cells:
+                runner.run_cell(cell)
+            for name, cases in plan:
+                runner.run_target(name, cases)
+            sys.stdout = saved
+            spent += time.process_time() - before
+        return spent / count
+
+    runs: list[ChildRun] = []
+
+    def sandboxed() -> float:
+        warm_up(plan)
+        isolation.enter_worker(hidden, f"bench-{os.getpid()}")
+        before = children_cpu() + time.process_time()
+        for submission in subs:
+            child.precompile(submission.cells)
+            Child(submission.cells, plan, spec.time_limit, hidden).collect()
+        return (children_cpu() + time.process_time() - before) / count
+
+    fork_cpu = in_a_worker(forks)
+    student_cpu = in_a_worker(student_work)
+    child_cpu = in_a_worker(sandboxed) if isolation.available() else float("nan")
+    isolation.remove_worker_cgroups("bench")
+    for submission in subs:  # the answers the parent judges (no sandbox: same frames)
+        runs.append(Child(submission.cells, plan, spec.time_limit).collect())
+    expected = build_expected(spec, case_set)
+    judged: list[tuple[Submission, ChildRun]] = list(zip(subs, runs, strict=True))
+    before = time.process_time()
+    for submission, run in judged:
+        finish(submission, spec, case_set, expected, run, 0.0)
+    judge_cpu = (time.process_time() - before) / count
+
+    print(f"bare `python -c 'import numpy'`: {bare * 1000:.1f} ms; {cores} cores")
+    print(f"budget per submission (1/50 of that, on {cores} cores): {budget * 1000:.2f} ms CPU")
+    print(f"{'part':<9} {'ms CPU':>7} {'of budget':>10}")
+    for name, value in (
+        ("fork", fork_cpu),
+        ("student", student_cpu),
+        ("child", child_cpu),
+        ("judge", judge_cpu),
+    ):
+        print(f"{name:<9} {value * 1000:>7.2f} {value / budget:>9.1f}x")
+    total = child_cpu + judge_cpu
+    print(
+        f"child + judge: {total * 1000:.2f} ms CPU per submission -> at best "
+        f"{total / cores * 1000:.2f} ms per submission on {cores} cores, "
+        f"{bare / (total / cores):.1f}x a bare numpy start"
+    )
+
+
+if __name__ == "__main__":
+    main()
