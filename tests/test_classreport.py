@@ -16,6 +16,7 @@ from grader.batch import grade_batch
 from grader.classreport import load_summary, render_html, write_report
 from grader.cli import main
 from grader.config import Config
+from grader.gradebook import Gradebook
 
 import students
 from conftest import REPO, write_notebook
@@ -85,10 +86,14 @@ def test_report_command_formats(graded: Path) -> None:
 
 @pytest.mark.parametrize("size", [5, 2000])
 def test_report_stays_readable(graded: Path, size: int) -> None:
-    base = load_summary(graded)
-    reports = [r for _, r in base.students]
+    book = Gradebook(graded / "gradebook.sqlite")
+    try:
+        reports = [r for _, r in book.latest()]  # whole reports, with their mistakes
+    finally:
+        book.close()
     many = [(f"student{i:04d}", replace(reports[i % len(reports)])) for i in range(size)]
     summary = summarise("self_attention", many, [])
+    assert summary.mistakes and max(m.count for m in summary.mistakes) > 50 * (size > 5)
     page = render_html(summary)
     assert page.count("<img ") == 2
     assert page.count("data:image/png;base64,") == 2
