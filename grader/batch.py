@@ -132,10 +132,16 @@ def _unchanged_first(
 ) -> list[Job]:
     """Record what the gradebook already graded (same content, same config); return the rest."""
     todo = []
+    book = recorder.book
+    # Only a student the gradebook knows under this configuration can be skipped: the others
+    # are read once, when a worker takes them.
+    known = set() if force or book is None else book.graded_students(recorder.settings)
     for student, path in submissions:
+        if student not in known:
+            todo.append(Job(student, path))
+            continue
         content = recorder.hashes[student] = file_hash(path)
-        book = recorder.book
-        old = None if force or book is None else book.find(student, content, recorder.settings)
+        old = None if book is None else book.find(student, content, recorder.settings)
         if old is None:
             todo.append(Job(student, path))
         else:

@@ -104,6 +104,14 @@ class Gradebook:
         self.flush()
         self.db.close()
 
+    def graded_students(self, config: str) -> set[str]:
+        """The students with at least one submission graded under this configuration."""
+        self.flush()
+        rows = self.db.execute(
+            "SELECT DISTINCT student FROM submissions WHERE config_hash=?", (config,)
+        )
+        return {row[0] for row in rows}
+
     def find(self, student: str, content: str, config: str) -> Report | None:
         self.flush()
         row = self.db.execute(
