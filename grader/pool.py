@@ -8,6 +8,7 @@ read the notebook, run the child and send back its frames; judging happens in th
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import os
@@ -70,7 +71,9 @@ def _start_worker(
             continue
     for assignment in assignments:
         warm_up(build_cases(assignment).plan(assignment))
-    isolation.enter_worker(hidden, f"{os.getppid()}-{os.getpid()}")
+    # Half entered on failure: each child then makes its whole sandbox itself.
+    with contextlib.suppress(Exception):
+        isolation.enter_worker(hidden, f"{os.getppid()}-{os.getpid()}")
     _WORKER.update(config=config, requested=requested, hidden=tuple(hidden))
 
 

@@ -344,3 +344,24 @@ def test_the_batch_sandbox_holds_between_students_of_one_worker(
     time.sleep(0.1)
     assert processes_with("31.4159") == []
     assert not Path("/tmp/left-behind").exists() and not Path("/dev/shm/left-behind").exists()
+
+
+def test_a_worker_that_cannot_enter_its_namespaces_still_sandboxes_each_child(
+    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(hidden: object, name: str) -> bool:
+        raise isolation.IsolationError(1, "mount: refused (simulated)")
+
+    monkeypatch.setattr(isolation, "enter_worker", refuse)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    attack(folder, "read_the_solution")
+    write_notebook(folder / "honest.ipynb", students.cells())
+    batch = grade_batch(folder, fast_config, None, "self_attention", jobs=1)
+    reports = {e.student: e.report for e in batch.entries}
+    honest, cheat = reports["honest"], reports["read_the_solution"]
+    assert honest is not None and cheat is not None
+    assert honest.score == honest.max_score and isolation.NOTE not in honest.notes
+    assert cheat.score == 0
+    scaled = next(t for t in cheat.targets if t.name == "scaled_dot_product_self_attention")
+    assert any("FileNotFoundError" in m for m in scaled.messages), scaled.messages
