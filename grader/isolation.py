@@ -8,6 +8,11 @@ the grader runs as root, the unprivileged user `nobody` with no capability, ever
 read-only except its own /tmp, home folders covered, and a cap on its number of processes
 (RLIMIT_NPROC, and a pids cgroup where one is writable).
 
+In a batch, a worker enters the costly part once (enter_worker: mount and network
+namespaces, secrets covered, everything read-only) and each child it forks adds only its own
+PID, IPC and UTS namespaces, /tmp, /dev/shm and /proc, and the drop to `nobody`
+(before_fork, enter_child). A single `grader check` does it all in the child (enter).
+
 This is the equivalent of a bubblewrap sandbox without an exec, so the warm, forked child
 keeps its speed. Where namespaces are not allowed (a student's laptop without root), the
 child runs with the process limits alone and the report says so.

@@ -2,8 +2,10 @@
 `preload` list) once, and fork a fresh, limited child for every submission.
 
 Workers are forked when the pool starts, before the trusted side has computed any reference,
-so neither they nor the children they fork ever hold a reference solution in memory. They
-read the notebook, run the child and send back its frames; judging happens in the parent.
+so neither they nor the children they fork ever hold a reference solution in memory. Each
+warms up, then enters its sandbox namespaces once (isolation.enter_worker); for every job it
+parses the bytes the parent read, forks the child and sends back its raw frames; judging
+happens in the parent.
 """
 
 from __future__ import annotations

@@ -109,8 +109,9 @@ class Child:
         """`hidden`: paths the student must not see; None runs without a namespace sandbox."""
         self.limits = limits
         self.isolated = hidden is not None and isolation.available()
-        # The child writes after every cell and every call; longer silence means it is
-        # stuck where its own time limit could not stop it (a swallowed alarm).
+        # The child writes after every cell, and after any call that ends more than 0.2 s
+        # after its last write; longer silence means it is stuck where its own time limit
+        # could not stop it (a swallowed alarm).
         self.silence = max(limits.cell, limits.call) + 1.0
         # A batch worker that entered its namespaces gives each child a fresh /tmp of its own.
         self.shared = self.isolated and isolation.in_worker()
@@ -118,7 +119,10 @@ class Child:
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
         if self.shared:
-            isolation.before_fork()
+            try:
+                isolation.before_fork()
+            except isolation.IsolationError:
+                self.shared = False  # this child makes its whole sandbox itself
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             try:
