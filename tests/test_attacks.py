@@ -346,13 +346,14 @@ def test_the_batch_sandbox_holds_between_students_of_one_worker(
     assert not Path("/tmp/left-behind").exists() and not Path("/dev/shm/left-behind").exists()
 
 
+@pytest.mark.parametrize("step", ["enter_worker", "before_fork"])
 def test_a_worker_that_cannot_enter_its_namespaces_still_sandboxes_each_child(
-    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
-    def refuse(hidden: object, name: str) -> bool:
-        raise isolation.IsolationError(1, "mount: refused (simulated)")
+    def refuse(*args: object) -> bool:
+        raise isolation.IsolationError(1, f"{step}: refused (simulated)")
 
-    monkeypatch.setattr(isolation, "enter_worker", refuse)
+    monkeypatch.setattr(isolation, step, refuse)
     folder = tmp_path / "class"
     folder.mkdir()
     attack(folder, "read_the_solution")
