@@ -6,8 +6,8 @@ batch grading, for generated submissions of mixed quality (as bench/batch_throug
 
   fork      fork and exit of a process holding what a worker holds (no student code)
   student   the submission's own work, run in this process without fork or sandbox
-            (its compiled cells, then every call of every case, 70 calls for
-            self_attention, of which 42 probe calls): no grader could do less
+            (its compiled cells, then every call of every case, 52 calls for
+            self_attention, of which 26 probe calls): no grader could do less
   child     the same, in a sandboxed child forked by a warmed, jailed worker (what a
             batch really does: fork, namespaces, limits, the cells and calls, exit)
   judge     decoding the child's answers, comparing, diagnosing: in this process
