@@ -134,17 +134,29 @@ def grade(
 
     config = load_config(config_path)
     progress: list[Progress] = []
-    batch = grade_batch(
-        submissions,
-        config,
-        out,
-        assignment,
-        jobs,
-        force,
-        on_total=lambda total: progress.append(Progress(total)),
-        on_entry=lambda entry: progress[0].step(entry.student),
-        keep_reports=out is None,  # with --out, whole reports are in the gradebook
-    )
+    try:
+        batch = grade_batch(
+            submissions,
+            config,
+            out,
+            assignment,
+            jobs,
+            force,
+            on_total=lambda total: progress.append(Progress(total)),
+            on_entry=lambda entry: progress[0].step(entry.student),
+            keep_reports=out is None,  # with --out, whole reports are in the gradebook
+        )
+    except KeyboardInterrupt:
+        if progress:
+            progress[0].close()
+        kept = (
+            f"; what was graded is in {out / 'gradebook.sqlite'}, and the same command "
+            "grades the rest"
+            if out is not None
+            else ""
+        )
+        click.echo(f"\ninterrupted{kept}", err=True)
+        sys.exit(130)
     if progress:
         progress[0].close()
     for problem in batch.problems:

@@ -25,7 +25,7 @@ from grader.engine import grade_path
 from grader.gradebook import Gradebook
 
 import students
-from conftest import REPO, write_notebook
+from conftest import REPO, processes_with, write_notebook
 
 DEMO = REPO / "demo" / "submissions"
 
@@ -188,3 +188,33 @@ def test_the_window_holds_reading_back_until_judging_catches_up() -> None:
     assert got == [True]
     window.close()
     assert window.acquire() is False  # a closed window hands out nothing more
+
+
+def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    count = 24
+    for i in range(count):
+        cells = students.cells()
+        cells.insert(1, f"import time\ntime.sleep(0.15)  # student {i}")
+        write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (out / "gradebook.sqlite").exists() and 2 <= rows(out) < count:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130
+    assert b"interrupted; what was graded is in" in stderr
+    kept = rows(out)
+    assert 2 <= kept < count
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        results = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert results == kept * 6  # whole submissions only
+    assert processes_with(str(folder)) == []  # no worker left behind
