@@ -107,7 +107,7 @@ def grade_batch(
                 on_total(len(found.submissions))
             todo = _unchanged_first(found.submissions, recorder, force)
             if todo:
-                workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+                workers = max(1, min(jobs or available_cores(), len(todo)))
                 hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
                 pool = start_pool(config, assignment, workers, specs, hidden)
                 window = Window(IN_FLIGHT_PER_WORKER * workers)
@@ -147,6 +147,15 @@ def _unchanged_first(
         else:
             recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
     return todo
+
+
+def available_cores() -> int:
+    """The cores this process may run on (a container's or `taskset`'s share, not the
+    host's count, which can be far larger than what a CI job is given)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
 
 
 IN_FLIGHT_PER_WORKER = 4

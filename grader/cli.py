@@ -108,7 +108,13 @@ def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt:
     default=None,
     help="Write OUT/grades.csv, OUT/gradebook.sqlite and OUT/feedback/<student>.html.",
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Workers [cores].")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Workers [the cores this process may use].",
+)
 @click.option("--force", is_flag=True, help="Regrade submissions the gradebook already has.")
 @_errors_to_exit_codes
 def grade(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch import Window, grade_batch
+from grader.batch import Window, available_cores, grade_batch
 from grader.cli import main
 from grader.config import Config
 from grader.engine import grade_path
@@ -218,3 +218,13 @@ def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
         results = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
     assert results == kept * 6  # whole submissions only
     assert processes_with(str(folder)) == []  # no worker left behind
+
+
+def test_jobs_default_to_the_cores_this_process_may_use() -> None:
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})  # as `taskset -c N` or a cpuset would
+        assert available_cores() == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert available_cores() == len(allowed)
