@@ -366,3 +366,23 @@ def test_a_worker_that_cannot_enter_its_namespaces_still_sandboxes_each_child(
     assert cheat.score == 0
     scaled = next(t for t in cheat.targets if t.name == "scaled_dot_product_self_attention")
     assert any("FileNotFoundError" in m for m in scaled.messages), scaled.messages
+
+
+def test_a_batch_without_namespaces_grades_with_process_limits_and_says_so(
+    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A laptop without root: workers cannot enter namespaces, children run with the process
+    limits alone, every report says so, and the grades are the same."""
+    monkeypatch.setattr(isolation, "available", lambda: False)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ok.ipynb", students.cells())
+    write_notebook(
+        folder / "seed.ipynb",
+        students.cells(scaled_dot_product_self_attention=students.SEED_001_SCALED),
+    )
+    batch = grade_batch(folder, fast_config, tmp_path / "out", "self_attention", jobs=2)
+    for entry in batch.entries:
+        assert entry.report is not None and isolation.NOTE in entry.report.notes
+    scores = {e.student: e.report.score for e in batch.entries if e.report}
+    assert scores["ok"] == 10 and 0 < scores["seed"] < 10
