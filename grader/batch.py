@@ -8,9 +8,11 @@ import csv
 import hashlib
 import os
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from .engine import finish, secret_paths, with_choice
 from .feedback import write_feedback
 from .gradebook import Gradebook, config_hash, file_hash
 from .notebook import Submission, load_submission
-from .pool import Done, Job, run_jobs, start_pool, stop_pool
+from .pool import Done, Job, grade_job, start_pool, stop_pool
 from .prepared import CaseSet, Expected, build_cases, build_expected
 from .report import Report
 from .submissions import find_submissions, safe_name
@@ -41,6 +43,7 @@ class Entry:
 class Batch:
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)  # not graded: a worker died (run again)
     seconds: float = 0.0
 
     @property
@@ -110,14 +113,9 @@ def grade_batch(
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
                 pool = start_pool(config, assignment, workers, specs, hidden)
-                window = Window(IN_FLIGHT_PER_WORKER * workers)
                 try:
-                    prepared: dict[str, tuple[CaseSet, Expected]] = {}
-                    for done in run_jobs(pool, _read(todo, recorder, window)):
-                        recorder.add(_judge(done, config, prepared), done.submission)
-                        window.release()
+                    _run(pool, todo, recorder, config, IN_FLIGHT_PER_WORKER * workers)
                 finally:
-                    window.close()
                     stop_pool(pool)
     finally:
         if book is not None:
@@ -161,41 +159,46 @@ def available_cores() -> int:
 IN_FLIGHT_PER_WORKER = 4
 
 
-class Window:
-    """At most `size` submissions between being read and being recorded: when judging falls
-    behind the workers, reading waits, so neither bytes nor answers pile up in memory."""
+def _run(
+    pool: ProcessPoolExecutor, todo: Sequence[Job], recorder: _Recorder, config: Config, limit: int
+) -> None:
+    """Hand out jobs, at most `limit` at a time (when judging falls behind the workers,
+    reading waits, so neither bytes nor answers pile up in memory), and record each answer
+    as it comes. A worker that dies breaks the pool: what is not recorded by then is listed
+    in `lost`, for the same command to grade on its next run."""
+    prepared: dict[str, tuple[CaseSet, Expected]] = {}
+    waiting = deque(todo)
+    running: dict[Future[Done], Job] = {}
+    while waiting or running:
+        while waiting and len(running) < limit and not recorder.batch.lost:
+            job = _read(waiting.popleft(), recorder)
+            try:
+                running[pool.submit(grade_job, job)] = job
+            except BrokenProcessPool:  # a worker died since the last answer
+                recorder.batch.lost.append(job.student)
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            job = running.pop(future)
+            try:
+                done = future.result()
+            except BrokenProcessPool:
+                recorder.batch.lost.append(job.student)
+                continue
+            recorder.add(_judge(done, config, prepared), done.submission)
+        if recorder.batch.lost:
+            recorder.batch.lost.extend(job.student for job in waiting)
+            waiting.clear()
 
-    def __init__(self, size: int) -> None:
-        self._free = threading.Semaphore(size)
-        self._closed = threading.Event()
 
-    def acquire(self) -> bool:
-        """Wait for room; False once the batch is over (stop handing out work)."""
-        while not self._closed.is_set():
-            if self._free.acquire(timeout=0.1):
-                return True
-        return False
-
-    def release(self) -> None:
-        self._free.release()
-
-    def close(self) -> None:
-        self._closed.set()
-
-
-def _read(todo: Sequence[Job], recorder: _Recorder, window: Window) -> Iterator[Job]:
-    """Each job with its bytes, read as it is handed out (memory stays flat); the hash is
-    taken again from exactly the bytes graded. Runs in the pool's feeder thread."""
-    for job in todo:
-        if not window.acquire():
-            return
-        try:
-            data = job.path.read_bytes()
-        except OSError as exc:
-            yield Job(job.student, job.path, problem=f"{job.path}: cannot be read ({exc.strerror})")
-            continue
-        recorder.hashes[job.student] = hashlib.sha256(data).hexdigest()
-        yield Job(job.student, job.path, data)
+def _read(job: Job, recorder: _Recorder) -> Job:
+    """The job with its bytes, read as it is handed out; the hash is taken from exactly the
+    bytes graded."""
+    try:
+        data = job.path.read_bytes()
+    except OSError as exc:
+        return Job(job.student, job.path, problem=f"{job.path}: cannot be read ({exc.strerror})")
+    recorder.hashes[job.student] = hashlib.sha256(data).hexdigest()
+    return Job(job.student, job.path, data)
 
 
 def _judge(done: Done, config: Config, prepared: dict[str, tuple[CaseSet, Expected]]) -> Entry:

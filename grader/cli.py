@@ -167,6 +167,14 @@ def grade(
         progress[0].close()
     for problem in batch.problems:
         click.echo(f"  {problem}", err=True)
+    if batch.lost:
+        names = ", ".join(batch.lost[:10]) + (" …" if len(batch.lost) > 10 else "")
+        click.echo(
+            f"{len(batch.lost)} submissions were not graded: a worker process of the grader died "
+            f"(killed by the system, perhaps for memory?) ({names}); run the same command "
+            "again to grade them",
+            err=True,
+        )
     reports = [e.report for e in batch.entries if e.report]
     aid = assignment or (reports[0].assignment if reports else None)
     if aid is None:
@@ -185,6 +193,8 @@ def grade(
         written = [write_csv(batch.entries, spec, out), out / "gradebook.sqlite"]
         written.append(write_report(out, aid))
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
+    if batch.lost:
+        sys.exit(3)
 
 
 @main.command()

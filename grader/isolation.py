@@ -44,6 +44,7 @@ MS_REMOUNT = 32
 MS_PRIVATE = 1 << 18
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
 NOBODY = 65534
 PROCESS_LIMIT = 64
 NOTE = "no namespace sandbox on this machine: the notebook ran with process limits only"
@@ -272,6 +273,12 @@ def remove_cgroup(name: int | str) -> None:
     if group.exists():
         with contextlib.suppress(OSError):
             group.rmdir()
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the one that forked it dies (a batch worker killed by the
+    system takes its student's process along). Set last: a change of user clears it."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def remove_worker_cgroups(prefix: str) -> None:

@@ -15,9 +15,9 @@ import importlib
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing.pool import Pool
 from pathlib import Path
 
 from . import isolation
@@ -65,6 +65,7 @@ def _start_worker(
     assignments: Sequence[AssignmentSpec],
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    isolation.die_with_parent()  # a grader killed outright leaves no worker behind
     os.environ.setdefault("MPLBACKEND", "Agg")
     for name in preload:
         try:
@@ -79,7 +80,8 @@ def _start_worker(
     _WORKER.update(config=config, requested=requested, hidden=tuple(hidden))
 
 
-def _grade(job: Job) -> Done:
+def grade_job(job: Job) -> Done:
+    """In a worker: parse the submission, fork its child, collect the child's frames."""
     config = _WORKER["config"]
     assert isinstance(config, Config)
     requested = _WORKER["requested"]
@@ -106,22 +108,29 @@ def start_pool(
     jobs: int,
     assignments: Sequence[AssignmentSpec],
     hidden: Sequence[str],
-) -> Pool:
-    """Fork the workers now, while this process holds cases but no reference."""
+) -> ProcessPoolExecutor:
+    """Fork the workers now, while this process holds cases but no reference.
+
+    A ProcessPoolExecutor with the fork method forks all its workers at the first
+    submission and never again: a worker that dies breaks the pool (the batch is told)
+    instead of being replaced by a fork of a process that by then holds the references.
+    """
     for assignment in assignments:
         build_cases(assignment)  # inherited by every worker: built once, not per worker
     isolation.available()  # probed once, here, not in every worker
     context = multiprocessing.get_context("fork")
     preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
     initargs = (config, requested, preload, hidden, tuple(assignments))
-    return context.Pool(jobs, initializer=_start_worker, initargs=initargs)
+    pool = ProcessPoolExecutor(jobs, context, _start_worker, initargs)
+    pool.submit(os.getpid).result()  # every worker is forked by this first submission
+    return pool
 
 
-def run_jobs(pool: Pool, jobs: Iterable[Job]) -> Iterator[Done]:
-    yield from pool.imap_unordered(_grade, jobs, chunksize=1)
-
-
-def stop_pool(pool: Pool) -> None:
-    pool.terminate()
-    pool.join()
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers now, even mid-submission (their children die with them)."""
+    workers = list(getattr(pool, "_processes", {}).values())
+    for worker in workers:
+        with contextlib.suppress(Exception):
+            worker.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
     isolation.remove_worker_cgroups(str(os.getpid()))

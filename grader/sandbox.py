@@ -139,6 +139,7 @@ class Child:
                         os._exit(SANDBOX_FAILED)
                 _detach_fds(write_fd, workdir)
                 _limit_child(limits)
+                isolation.die_with_parent()
                 serve(cells, plan, write_fd, limits.cell, limits.call)
             finally:
                 os._exit(71)

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import csv
+import multiprocessing
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,11 +18,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch import Window, available_cores, grade_batch
+from grader import batch as batch_module
+from grader.batch import available_cores, grade_batch
 from grader.cli import main
 from grader.config import Config
 from grader.engine import grade_path
 from grader.gradebook import Gradebook
+from grader.pool import Job
 
 import students
 from conftest import REPO, processes_with, write_notebook
@@ -127,6 +129,8 @@ def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None
         time.sleep(0.05)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
+    time.sleep(0.2)
+    assert processes_with(str(folder)) == []  # its workers died with it
     halfway = rows(out)
     assert 2 <= halfway < count
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -175,19 +179,66 @@ def test_without_kept_reports_entries_hold_scores_only(
     assert any(m for r in stored.values() for t in r.targets for m in t.messages)
 
 
-def test_the_window_holds_reading_back_until_judging_catches_up() -> None:
-    window = Window(2)
-    assert window.acquire() and window.acquire()
-    got: list[bool] = []
-    waiter = threading.Thread(target=lambda: got.append(window.acquire()))
-    waiter.start()
-    time.sleep(0.3)
-    assert got == []  # a third submission waits while two are in flight
-    window.release()
-    waiter.join(2)
-    assert got == [True]
-    window.close()
-    assert window.acquire() is False  # a closed window hands out nothing more
+def test_at_most_a_few_submissions_per_worker_are_between_read_and_recorded(
+    config: Config, klass: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batch_module, "IN_FLIGHT_PER_WORKER", 1)
+    read, recorded, most = [0], [0], [0]
+    real_read = batch_module._read
+
+    def counting_read(job: Job, recorder: object) -> Job:
+        read[0] += 1
+        most[0] = max(most[0], read[0] - recorded[0])
+        return real_read(job, recorder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(batch_module, "_read", counting_read)
+    batch = grade_batch(
+        klass,
+        config,
+        tmp_path / "out",
+        "self_attention",
+        jobs=2,
+        on_entry=lambda entry: recorded.__setitem__(0, recorded[0] + 1),
+    )
+    assert len(batch.entries) == read[0] > 2
+    assert most[0] == 2  # one per worker: reading waited for judging
+
+
+def test_a_worker_killed_mid_batch_loses_nothing_and_hangs_nothing(
+    config: Config, tmp_path: Path
+) -> None:
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    count = 12
+    for i in range(count):
+        cells = students.cells()
+        cells.insert(
+            1,
+            "import subprocess, time\nsubprocess.Popen(['sleep', '27.1828'])\n"
+            f"time.sleep(0.2)  # student {i}",
+        )
+        write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    out = tmp_path / "out"
+
+    def kill_a_worker(entry: object) -> None:
+        workers = multiprocessing.active_children()
+        if workers and not killed:
+            killed.append(workers[0].pid)
+            os.kill(workers[0].pid, signal.SIGKILL)
+
+    killed: list[int | None] = []
+    started = time.monotonic()
+    first = grade_batch(folder, config, out, "self_attention", jobs=2, on_entry=kill_a_worker)
+    assert time.monotonic() - started < 30  # told, not stuck waiting for the dead worker
+    assert killed and first.lost and first.graded + len(first.lost) == count
+    time.sleep(0.1)
+    assert multiprocessing.active_children() == []
+    assert processes_with("27.1828") == []  # no student process outlived its worker
+    second = grade_batch(folder, config, out, "self_attention", jobs=2)
+    assert second.lost == [] and second.skipped == first.graded
+    regraded = [e.student for e in second.entries if e.report is not None and not e.skipped]
+    assert sorted(regraded) == sorted(first.lost)
+    assert rows(out) == count
 
 
 def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
