@@ -111,14 +111,19 @@ def test_rerun_skips_unchanged_and_force_regrades(
     assert rows(out) == 13  # ada twice (two contents), everyone else once
 
 
-def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None:
-    folder = tmp_path / "slow"
+def slow_class(folder: Path, count: int, seconds: float = 0.15, before: str = "") -> Path:
+    """`count` correct notebooks that each sleep a little: a batch that takes a while."""
     folder.mkdir()
-    count = 24
     for i in range(count):
         cells = students.cells()
-        cells.insert(1, f"import time\ntime.sleep(0.15)  # student {i}")
+        cells.insert(1, f"{before}import time\ntime.sleep({seconds})  # student {i}")
         write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    return folder
+
+
+def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None:
+    count = 24
+    folder = slow_class(tmp_path / "slow", count)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -207,17 +212,9 @@ def test_at_most_a_few_submissions_per_worker_are_between_read_and_recorded(
 def test_a_worker_killed_mid_batch_loses_nothing_and_hangs_nothing(
     config: Config, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "slow"
-    folder.mkdir()
     count = 12
-    for i in range(count):
-        cells = students.cells()
-        cells.insert(
-            1,
-            "import subprocess, time\nsubprocess.Popen(['sleep', '27.1828'])\n"
-            f"time.sleep(0.2)  # student {i}",
-        )
-        write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    spawn = "import subprocess\nsubprocess.Popen(['sleep', '27.1828'])\n"
+    folder = slow_class(tmp_path / "slow", count, seconds=0.2, before=spawn)
     out = tmp_path / "out"
 
     def kill_a_worker(entry: object) -> None:
@@ -244,13 +241,8 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_hangs_nothing(
 def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
     tmp_path: Path,
 ) -> None:
-    folder = tmp_path / "slow"
-    folder.mkdir()
     count = 24
-    for i in range(count):
-        cells = students.cells()
-        cells.insert(1, f"import time\ntime.sleep(0.15)  # student {i}")
-        write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    folder = slow_class(tmp_path / "slow", count)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
