@@ -106,7 +106,8 @@ def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt:
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Write OUT/grades.csv, OUT/gradebook.sqlite and OUT/feedback/<student>.html.",
+    help="Write OUT/grades.csv, OUT/gradebook.sqlite, OUT/report.html and "
+    "OUT/feedback/<student>.html.",
 )
 @click.option(
     "--jobs",
@@ -134,6 +135,8 @@ def grade(
     Examples:
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
+    Exit codes: 0 the batch ran (unreadable submissions are listed) · 2 bad input ·
+    3 a worker died (rerun to grade the rest) or internal error · 130 interrupted.
     """
     from .batch import grade_batch, write_csv
     from .progress import Progress
