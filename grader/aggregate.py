@@ -37,9 +37,17 @@ class TargetRow:
 
 
 @dataclass(frozen=True)
+class Points:
+    """A student's total, all the class summary keeps of each report."""
+
+    score: float
+    max_score: float
+
+
+@dataclass(frozen=True)
 class ClassSummary:
     assignment: str
-    students: tuple[tuple[str, Report], ...]
+    students: tuple[tuple[str, Points], ...]
     unreadable: tuple[tuple[str, str], ...]
     targets: tuple[TargetRow, ...]
     mistakes: tuple[MistakeRow, ...]
@@ -106,7 +114,7 @@ def summarise(
     example: dict[str, str] = {}
     slowest: list[tuple[float, str]] = []
     failing: list[tuple[str, str]] = []
-    students: list[tuple[str, Report]] = []
+    students: list[tuple[str, Points]] = []
     for student, report in graded:
         if not names:
             names = [t.name for t in report.targets]
@@ -126,7 +134,7 @@ def summarise(
         stopped = next((e for e in report.errors if _did_not_run(e)), None)
         if stopped is not None:
             failing.append((student, stopped))
-        students.append((student, scores_only(report)))
+        students.append((student, Points(report.score, report.max_score)))
     students.sort(key=lambda pair: pair[0])
     targets = tuple(
         TargetRow(
