@@ -26,6 +26,7 @@ import os
 import resource
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -268,11 +269,36 @@ def join_pids_cgroup(limit: int = PROCESS_LIMIT, name: str = "") -> str | None:
     return str(group)
 
 
-def remove_cgroup(name: int | str) -> None:
-    group = Path("/sys/fs/cgroup/pids/grader") / str(name)
-    if group.exists():
-        with contextlib.suppress(OSError):
+CGROUPS = Path("/sys/fs/cgroup/pids/grader")
+
+
+def remove_cgroup(name: int | str, attempts: int = 20) -> None:
+    """Remove a child's or worker's pids cgroup. The processes that were in it may still be
+    exiting (the kernel kills a PID namespace's last processes asynchronously), and then
+    the cgroup is busy for a moment: try again, briefly."""
+    group = CGROUPS / str(name)
+    for _ in range(attempts):
+        try:
             group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.002)
+
+
+def sweep_cgroups(min_age: float = 60.0) -> int:
+    """Remove the empty cgroups that graders killed outright left behind (older than
+    `min_age` seconds, so that none is taken from under a child about to join it)."""
+    removed = 0
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for group in CGROUPS.iterdir():
+            with contextlib.suppress(OSError):
+                if group.is_dir() and now - group.stat().st_mtime > min_age:
+                    group.rmdir()  # refused while a process is in it
+                    removed += 1
+    return removed
 
 
 def die_with_parent() -> None:
@@ -283,11 +309,9 @@ def die_with_parent() -> None:
 
 def remove_worker_cgroups(prefix: str) -> None:
     """The pids cgroups of a batch's workers (named `prefix`-…), once the workers are gone."""
-    root = Path("/sys/fs/cgroup/pids/grader")
     with contextlib.suppress(OSError):
-        for group in root.glob(f"{prefix}-*"):
-            with contextlib.suppress(OSError):
-                group.rmdir()
+        for group in CGROUPS.glob(f"{prefix}-*"):
+            remove_cgroup(group.name)
 
 
 def _relay(pid: int) -> None:

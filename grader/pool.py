@@ -118,6 +118,7 @@ def start_pool(
     for assignment in assignments:
         build_cases(assignment)  # inherited by every worker: built once, not per worker
     isolation.available()  # probed once, here, not in every worker
+    isolation.sweep_cgroups()  # what graders killed outright left behind
     context = multiprocessing.get_context("fork")
     preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
     initargs = (config, requested, preload, hidden, tuple(assignments))

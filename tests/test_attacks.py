@@ -5,6 +5,7 @@ tries to get more, or to harm the grader, the gradebook or the machine. All are 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import tempfile
@@ -66,6 +67,7 @@ def softmax(items_in):
     return Anything()""",
     "read_the_solution": f"""\
 import json
+import os
 def _reference():
     cells = json.load(open({str(SOLUTION)!r}))["cells"]
     ns = {{}}
@@ -386,3 +388,27 @@ def test_a_batch_without_namespaces_grades_with_process_limits_and_says_so(
         assert entry.report is not None and isolation.NOTE in entry.report.notes
     scores = {e.student: e.report.score for e in batch.entries if e.report}
     assert scores["ok"] == 10 and 0 < scores["seed"] < 10
+
+
+def test_cgroups_are_removed_and_stale_ones_swept(fast_config: Config, tmp_path: Path) -> None:
+    assert isolation.CGROUPS.parent.joinpath("cgroup.procs").exists(), "no pids cgroup (v1)"
+    before = {p.name for p in isolation.CGROUPS.iterdir() if p.is_dir()}
+    grade_path(write_notebook(tmp_path / "a.ipynb", students.cells()), fast_config)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("b", "c", "d"):
+        write_notebook(folder / f"{name}.ipynb", students.cells())
+    grade_batch(folder, fast_config, None, "self_attention", jobs=2)
+    after = {p.name for p in isolation.CGROUPS.iterdir() if p.is_dir()}
+    assert after - before == set()  # every child's and worker's cgroup is gone
+    stale = isolation.CGROUPS / f"stale-{os.getpid()}"
+    stale.mkdir()
+    busy = isolation.join_pids_cgroup(8, f"busy-{os.getpid()}")
+    assert busy is not None  # this test process is in it now
+    try:
+        isolation.sweep_cgroups(min_age=0)
+        assert not stale.exists()
+        assert Path(busy).exists()  # a cgroup with a process in it is never taken away
+    finally:
+        (isolation.CGROUPS.parent / "cgroup.procs").write_text(str(os.getpid()))
+        isolation.remove_cgroup(f"busy-{os.getpid()}")
