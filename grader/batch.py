@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
+import shutil
 import tempfile
 import time
 from collections import deque
@@ -99,6 +100,7 @@ def grade_batch(
     are in the gradebook and the feedback pages, and a class of thousands then grades in
     flat memory."""
     started = time.monotonic()
+    sweep_scratch()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
     book = Gradebook(out / "gradebook.sqlite") if out else None
     recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
@@ -123,6 +125,27 @@ def grade_batch(
     recorder.batch.entries.sort(key=lambda e: e.student)
     recorder.batch.seconds = time.monotonic() - started
     return recorder.batch
+
+
+SCRATCH_PREFIXES = ("grader-batch-", "grader-child-")
+STALE_SCRATCH_SECONDS = 24 * 3600
+
+
+def sweep_scratch(now: float | None = None) -> int:
+    """Remove this user's scratch folders that graders killed outright left in the temporary
+    directory (a day old at least: no running batch can still be using one)."""
+    now = time.time() if now is None else now
+    removed = 0
+    for prefix in SCRATCH_PREFIXES:
+        for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+            try:
+                info = folder.stat()
+            except OSError:
+                continue
+            if info.st_uid == os.getuid() and now - info.st_mtime > STALE_SCRATCH_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
+    return removed
 
 
 def _unchanged_first(

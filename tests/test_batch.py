@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader import batch as batch_module
-from grader.batch import available_cores, grade_batch
+from grader.batch import available_cores, grade_batch, sweep_scratch
 from grader.cli import main
 from grader.config import Config
 from grader.engine import grade_path
@@ -271,3 +272,20 @@ def test_jobs_default_to_the_cores_this_process_may_use() -> None:
     finally:
         os.sched_setaffinity(0, allowed)
     assert available_cores() == len(allowed)
+
+
+def test_day_old_scratch_folders_of_killed_graders_are_swept(tmp_path: Path) -> None:
+    old = Path(tempfile.mkdtemp(prefix="grader-batch-"))
+    fresh = Path(tempfile.mkdtemp(prefix="grader-child-"))
+    other = Path(tempfile.mkdtemp(prefix="not-ours-"))
+    try:
+        (old / "extracted.ipynb").write_text("{}")
+        two_days_ago = time.time() - 2 * 24 * 3600
+        for folder in (old, other):
+            os.utime(folder, (two_days_ago, two_days_ago))
+        assert sweep_scratch() >= 1
+        assert not old.exists()
+        assert fresh.exists() and other.exists()  # a running grader's, and not a grader's
+    finally:
+        for folder in (old, fresh, other):
+            shutil.rmtree(folder, ignore_errors=True)
