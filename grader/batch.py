@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -114,7 +115,8 @@ def grade_batch(
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
-                pool = start_pool(config, assignment, workers, specs, hidden)
+                present = specs if assignment else _assignments_in(todo, config)
+                pool = start_pool(config, assignment, workers, present, hidden)
                 try:
                     _run(pool, todo, recorder, config, IN_FLIGHT_PER_WORKER * workers)
                 finally:
@@ -168,6 +170,23 @@ def _unchanged_first(
         else:
             recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
     return todo
+
+
+def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]:
+    """The assignments the notebooks name in their metadata, so that workers preload and
+    warm up for those only; every assignment as soon as one notebook names none (it is
+    recognised by its function names, in the worker)."""
+    named: set[str] = set()
+    for job in todo:
+        try:
+            meta = json.loads(job.path.read_bytes()).get("metadata", {}).get("grader", {})
+            hint = meta.get("assignment") if isinstance(meta, dict) else None
+        except (OSError, ValueError, AttributeError):
+            hint = None
+        if not isinstance(hint, str) or hint not in config.assignments:
+            return list(config.assignments.values())
+        named.add(hint)
+    return [config.assignments[name] for name in sorted(named)]
 
 
 def available_cores() -> int:

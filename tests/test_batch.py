@@ -15,6 +15,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -289,3 +290,28 @@ def test_day_old_scratch_folders_of_killed_graders_are_swept(tmp_path: Path) -> 
     finally:
         for folder in (old, fresh, other):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_workers_prepare_for_the_assignments_the_notebooks_name(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepared_for: list[list[str]] = []
+    real_start = batch_module.start_pool
+
+    def spy(config: Config, requested: object, jobs: int, specs: list[Any], hidden: Any) -> Any:
+        prepared_for.append([s.id for s in specs])
+        return real_start(config, requested, jobs, specs, hidden)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(batch_module, "start_pool", spy)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    hint = {"grader": {"assignment": "masked_attention"}}
+    write_notebook(folder / "a.ipynb", students.cells(), metadata=hint)
+    write_notebook(folder / "b.ipynb", students.cells(), metadata=hint)
+    grade_batch(folder, config, None)
+    write_notebook(folder / "c.ipynb", students.cells())  # names no assignment
+    grade_batch(folder, config, None)
+    assert [sorted(ids) for ids in prepared_for] == [
+        ["masked_attention"],
+        sorted(config.assignments),
+    ]
