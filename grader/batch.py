@@ -5,7 +5,6 @@ warm workers, judge each in this process, and record it as soon as it is done.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 import shutil
@@ -22,8 +21,8 @@ from .aggregate import scores_only
 from .config import AssignmentSpec, Config
 from .engine import finish, secret_paths, with_choice
 from .feedback import write_feedback
-from .gradebook import Gradebook, config_hash, file_hash
-from .notebook import Submission, load_submission
+from .gradebook import Gradebook, config_hash, content_hash, file_hash
+from .notebook import Submission, assignment_hint, load_submission
 from .pool import Done, Job, grade_job, start_pool, stop_pool
 from .prepared import CaseSet, Expected, build_cases, build_expected
 from .report import Report
@@ -179,11 +178,10 @@ def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]
     named: set[str] = set()
     for job in todo:
         try:
-            meta = json.loads(job.path.read_bytes()).get("metadata", {}).get("grader", {})
-            hint = meta.get("assignment") if isinstance(meta, dict) else None
-        except (OSError, ValueError, AttributeError):
+            hint = assignment_hint(json.loads(job.path.read_bytes()))
+        except (OSError, ValueError):
             hint = None
-        if not isinstance(hint, str) or hint not in config.assignments:
+        if hint is None or hint not in config.assignments:
             return list(config.assignments.values())
         named.add(hint)
     return [config.assignments[name] for name in sorted(named)]
@@ -239,7 +237,7 @@ def _read(job: Job, recorder: _Recorder) -> Job:
         data = job.path.read_bytes()
     except OSError as exc:
         return Job(job.student, job.path, problem=f"{job.path}: cannot be read ({exc.strerror})")
-    recorder.hashes[job.student] = hashlib.sha256(data).hexdigest()
+    recorder.hashes[job.student] = content_hash(data)
     return Job(job.student, job.path, data)
 
 

@@ -69,8 +69,12 @@ def grader_version() -> str:
         return "unknown"
 
 
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return content_hash(path.read_bytes())
 
 
 def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:

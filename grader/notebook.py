@@ -211,9 +211,15 @@ def _notebook_cells(
     if problem is not None:
         raise SubmissionError(f"{path}: malformed notebook structure: {problem}") from None
     code = [(i, src, n) for (i, src, n), c in zip(cells, nb["cells"], strict=True) if _is_code(c)]
-    meta = nb.get("metadata", {}).get("grader", {})
-    hint = meta.get("assignment") if isinstance(meta, dict) else None
-    return code, hint if isinstance(hint, str) else None, notes
+    return code, assignment_hint(nb), notes
+
+
+def assignment_hint(notebook: Any) -> str | None:
+    """The assignment a notebook names in its metadata (`grader.assignment`), if any."""
+    metadata = notebook.get("metadata") if isinstance(notebook, dict) else None
+    grader = metadata.get("grader") if isinstance(metadata, dict) else None
+    hint = grader.get("assignment") if isinstance(grader, dict) else None
+    return hint if isinstance(hint, str) else None
 
 
 def _upgraded(text: str) -> Any:

@@ -123,17 +123,23 @@ def slow_class(folder: Path, count: int, seconds: float = 0.15, before: str = ""
     return folder
 
 
-def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None:
-    count = 24
-    folder = slow_class(tmp_path / "slow", count)
-    out = tmp_path / "out"
-    command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def start_halfway(command: list[str], out: Path, count: int) -> subprocess.Popen[bytes]:
+    """Start a batch and return once its gradebook holds some, not all, of `count`."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if (out / "gradebook.sqlite").exists() and 2 <= rows(out) < count:
             break
         time.sleep(0.05)
+    return process
+
+
+def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None:
+    count = 24
+    folder = slow_class(tmp_path / "slow", count)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
+    process = start_halfway(command, out, count)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     time.sleep(0.2)
@@ -247,12 +253,7 @@ def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
     folder = slow_class(tmp_path / "slow", count)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "-j", "2"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if (out / "gradebook.sqlite").exists() and 2 <= rows(out) < count:
-            break
-        time.sleep(0.05)
+    process = start_halfway(command, out, count)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 130
