@@ -179,7 +179,7 @@ def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]
     for job in todo:
         try:
             hint = assignment_hint(json.loads(job.path.read_bytes()))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             hint = None
         if hint is None or hint not in config.assignments:
             return list(config.assignments.values())

@@ -188,6 +188,10 @@ def _notebook_cells(
             f"{path}: not a Jupyter notebook: invalid JSON at line {exc.lineno}, "
             f"column {exc.colno} ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise SubmissionError(
+            f"{path}: not a Jupyter notebook: its JSON is nested too deeply to read"
+        ) from None
     if not isinstance(raw, dict) or "nbformat" not in raw:
         raise SubmissionError(f"{path}: not a Jupyter notebook (no 'nbformat' field)")
     major = raw.get("nbformat")

@@ -94,6 +94,8 @@ def grade_job(job: Job) -> Done:
         )
     except GraderError as exc:
         return Done(job, problem=str(exc))
+    except Exception as exc:  # a grader fault on one file must not stop the class
+        return Done(job, problem=f"{job.path}: could not be read (grader fault: {exc!r:.200})")
     case_set = build_cases(assignment)
     hidden = _WORKER["hidden"]
     assert isinstance(hidden, tuple)

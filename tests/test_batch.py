@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader import batch as batch_module
+from grader import pool as pool_module
 from grader.batch import available_cores, grade_batch, sweep_scratch
 from grader.cli import main
 from grader.config import Config
@@ -316,3 +317,39 @@ def test_workers_prepare_for_the_assignments_the_notebooks_name(
         ["masked_attention"],
         sorted(config.assignments),
     ]
+
+
+def test_a_notebook_nested_too_deeply_is_one_problem_not_a_crash(
+    config: Config, tmp_path: Path
+) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "honest.ipynb", students.cells())
+    (folder / "deep.ipynb").write_text("[" * 200_000 + "]" * 200_000)
+    for assignment in ("self_attention", None):  # detection reads the notebooks too
+        batch = grade_batch(folder, config, None, assignment)
+        entries = {e.student: e for e in batch.entries}
+        assert entries["deep"].report is None and "nested too deeply" in entries["deep"].problem
+        honest = entries["honest"].report
+        assert honest is not None and honest.score == honest.max_score
+
+
+def test_a_grader_fault_on_one_file_is_reported_and_the_class_goes_on(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_load = pool_module.load_submission
+
+    def fragile(path: Path, data: bytes | None = None) -> Any:
+        if path.stem == "unlucky":
+            raise ValueError("a bug in the loader")
+        return real_load(path, data)
+
+    monkeypatch.setattr(pool_module, "load_submission", fragile)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("unlucky", "fine"):
+        write_notebook(folder / f"{name}.ipynb", students.cells())
+    entries = {e.student: e for e in grade_batch(folder, config, None, "self_attention").entries}
+    assert "grader fault" in entries["unlucky"].problem
+    assert "a bug in the loader" in entries["unlucky"].problem
+    assert entries["fine"].report is not None

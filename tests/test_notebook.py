@@ -79,6 +79,7 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
             b'{"nbformat": 4, "nbformat_minor": 5, "metadata": [], "cells": []}',
             "'metadata' is not a mapping",
         ),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     ],
     ids=[
         "truncated",
@@ -90,6 +91,7 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
         "cell-type",
         "source",
         "metadata",
+        "deep",
     ],
 )
 def test_unreadable_notebooks_get_a_clear_error(
