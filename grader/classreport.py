@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from .aggregate import ClassSummary, summarise
+from .charts import pass_rates, score_histogram
 from .errors import UsageError
 from .gradebook import Gradebook
-from .plots import pass_rates, score_histogram
 from .render.html import render_template
 from .report import Report
 from .submissions import safe_name
@@ -53,8 +53,8 @@ def render_html(summary: ClassSummary) -> str:
         s=summary,
         mean=sum(scores) / len(scores) if scores else 0.0,
         full=sum(score == summary.max_score for score in scores),
-        histogram=score_histogram(scores, summary.max_score) if scores else "",
-        rates=pass_rates(summary.targets) if summary.targets else "",
+        histogram=score_histogram(scores, summary.max_score),
+        rates=pass_rates([t.name for t in summary.targets], [t.pass_rate for t in summary.targets]),
         links={s: f"feedback/{safe_name(s)}.html" for s, _ in summary.students},
         limit=LIST_LIMIT,
     )

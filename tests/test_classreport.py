@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +29,15 @@ KNOWN = {
     "hardcoded": 2,  # scale_hardcoded alone
     "correct": 4,
 }
+
+
+SVG = {"svg": "http://www.w3.org/2000/svg"}
+
+
+def charts_in(page: str) -> list[ET.Element]:
+    """The report's inline SVG charts, parsed as XML (so each is well-formed)."""
+    pieces = page.split("<svg ")[1:]
+    return [ET.fromstring("<svg " + piece.split("</svg>")[0] + "</svg>") for piece in pieces]
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +105,13 @@ def test_report_stays_readable(graded: Path, size: int) -> None:
     summary = summarise("self_attention", many, [])
     assert summary.mistakes and max(m.count for m in summary.mistakes) > 50 * (size > 5)
     page = render_html(summary)
-    assert page.count("<img ") == 2
-    assert page.count("data:image/png;base64,") == 2
+    histogram, rates = charts_in(page)
+    bars = histogram.findall(".//svg:rect", SVG)
+    counts = [int(b.findtext("svg:title", namespaces=SVG).split()[0]) for b in bars]
+    assert len(bars) == 20 and sum(counts) == size  # half-point bins over 0..10
+    widths = [float(r.get("width", "")) for r in rates.findall(".//svg:rect", SVG)]
+    shares = [t.pass_rate for t in summary.targets]
+    assert widths == pytest.approx([max(widths) / max(shares) * s for s in shares], abs=0.1)
     for mistake in summary.mistakes:  # long lists of names are cut, and say by how much
         cut = f"… and {mistake.count - 50} more"
         assert (cut in page) == (mistake.count > 50)
@@ -129,8 +144,11 @@ def test_report_in_a_real_browser(graded: Path) -> None:
         driver.get((graded / "report.html").resolve().as_uri())
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
-        for image in driver.find_elements(By.TAG_NAME, "img"):
-            assert driver.execute_script("return arguments[0].naturalWidth", image) > 100
+        charts = driver.find_elements(By.TAG_NAME, "svg")
+        assert [c.get_attribute("id") for c in charts] == ["histogram", "pass-rates"]
+        for chart in charts:
+            assert chart.size["width"] > 300 and chart.size["height"] > 100
+            assert chart.find_elements(By.CSS_SELECTOR, "rect.bar")
         rows = driver.find_elements(By.CSS_SELECTOR, "#mistakes tr")
         listed = {r.find_elements(By.TAG_NAME, "td")[0].text for r in rows[1:]}
         assert listed == {
