@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
+from functools import cached_property
 
 from .notebook import CodeCell, Submission
 from .report import Location
@@ -32,6 +33,11 @@ class Hint:
 class FunctionSource:
     node: ast.FunctionDef
     cell: CodeCell
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the function, walked once for all the hints."""
+        return list(ast.walk(self.node))
 
     def location(self, line: int | None = None) -> Location:
         return Location(self.cell.index, line if line is not None else self.node.lineno)
@@ -74,18 +80,19 @@ def _stored(node: ast.AST) -> set[str]:
     }
 
 
-def _local_names(fn: ast.FunctionDef) -> set[str]:
+def _local_names(fn: ast.FunctionDef, nodes: list[ast.AST]) -> set[str]:
     args = fn.args
-    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    params |= {a.arg for a in (args.vararg, args.kwarg) if a}
-    imported = {
-        (alias.asname or alias.name).split(".")[0]
-        for node in ast.walk(fn)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in node.names
-    }
-    nested = {n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
-    return params | _stored(fn) | imported | nested
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a}
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef) and node is not fn:
+            names.add(node.name)
+    return names
 
 
 def _parameters(fn: ast.FunctionDef) -> set[str]:
@@ -160,7 +167,7 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
     params = _parameters(fn)
     loads: list[ast.Name] = []
     returns: list[ast.Return] = []
-    for node in ast.walk(fn):  # one walk; the hints are sorted by line at the end
+    for node in source.nodes:  # one walk; the hints are sorted by line at the end
         if isinstance(node, ast.Expr) and _discarded(node):
             hints.append(Hint("discarded", at(node), text(node.value)))
         if (divisor := _literal_divisor(node)) is not None:
@@ -178,7 +185,7 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
             hints.append(Hint("mutates", at(node), text(node), root))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returns.append(node)
-    local = _local_names(fn) if loads or returns else set()
+    local = _local_names(fn, source.nodes) if loads or returns else set()
     seen: set[str] = set()
     for name in loads:
         if name.id not in local and name.id not in seen:
@@ -210,7 +217,5 @@ def _segment(lines: list[str], node: ast.AST) -> str | None:
 
 def called_names(source: FunctionSource) -> set[str]:
     return {
-        n.func.id
-        for n in ast.walk(source.node)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        n.func.id for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     } - _BUILTIN_NAMES

@@ -79,3 +79,28 @@ def test_sequences_are_compared_item_by_item_with_a_path() -> None:
         check(expected, ([np.ones((2, 1))] * 2,))[1]
         == "returned a tuple of 1 items, expected 2 items"
     )
+
+
+def test_sequences_pass_at_once_exactly_when_every_item_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    a, b = np.ones((2, 1)), np.full((2, 1), 2.0)
+    near = a * (1 + 1e-7)
+    pairs = [
+        ([a, [b]], [a, [b]]),
+        ([a, [b]], [[a], b]),  # same arrays, the nesting moved: not the same structure
+        ((a, b), [a, b]),  # a tuple for a list is fine item by item
+        ([a, b], [near, b]),
+        ([a, b], [a * 1.001, b]),
+        ([a, b], [a, np.where(b > 0, np.inf, b)]),
+        ([np.full((1,), np.inf)], [np.full((1,), np.inf)]),  # equal infinities: item by item
+        ([a, b], [a, b.T]),
+        ([a, b], [a, b, b]),
+        ([a, None], [a, None]),
+        ([], []),
+    ]
+    quick = [compare(normalise(e), normalise(g), "exact", TOL).ok for e, g in pairs]
+    monkeypatch.setattr("grader.compare._all_within", lambda *args: False)
+    slow = [compare(normalise(e), normalise(g), "exact", TOL).ok for e, g in pairs]
+    assert quick == slow
+    assert slow == [True, False, True, True, False, False, True, False, False, False, True]
