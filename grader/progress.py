@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 class Progress:
@@ -18,6 +19,8 @@ class Progress:
         self.started = self.last = time.monotonic()
         self.bar: tqdm[Any] | None = None
         if self.stream.isatty() and total:
+            from tqdm import tqdm  # only on a terminal: CI logs get plain lines without it
+
             self.bar = tqdm(total=total, unit="nb", file=self.stream, dynamic_ncols=True)
 
     def step(self, label: str = "") -> None:
