@@ -18,8 +18,9 @@ from .errors import ConfigError
 CONFIG_ENV = "GRADER_CONFIG"
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe YAML that also reads `1e-8` as a number (YAML 1.1 wants `1.0e-8`)."""
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML that also reads `1e-8` as a number (YAML 1.1 wants `1.0e-8`). libyaml's
+    parser when PyYAML has it (ten times faster), else PyYAML's own; the same results."""
 
 
 _Loader.add_implicit_resolver(
@@ -124,7 +125,7 @@ def load_config(path: Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     try:
-        raw = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        raw = yaml.load(text, Loader=_Loader)  # a safe loader: plain data only
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""

@@ -100,6 +100,14 @@ def test_invalid_yaml_gives_line_and_column(tmp_path: Path) -> None:
         load_config(write(tmp_path, "version: 1\nassignments: a: b\n"))
 
 
+def test_yaml_that_would_build_objects_is_refused(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    text = f"version: !!python/object/apply:os.system ['touch {marker}']\nassignments: {{}}\n"
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(write(tmp_path, text))
+    assert not marker.exists()
+
+
 def test_unknown_assignment_lists_the_known_ones() -> None:
     config = load_config(REPO / "config.yaml")
     with pytest.raises(ConfigError) as info:
