@@ -5,9 +5,11 @@ Measures, in this one run and on this machine, the CPU time per submission of ea
 batch grading, for generated submissions of mixed quality (as bench/batch_throughput.py):
 
   fork      fork and exit of a process holding what a worker holds (no student code)
-  student   the submission's own work, run in this process without fork or sandbox
-            (its compiled cells, then every call of every case, 52 calls for
-            self_attention, of which 26 probe calls): no grader could do less
+  own code  the submission's cells and every call of every case (52 calls for
+            self_attention, of which 26 probe calls), in this process, with nothing of
+            the grader around them: no grader that runs all the cases could do less
+  student   the same, as the child runs it (inputs copied for each call, answers
+            encoded, probes digested, outputs captured), without fork or sandbox
   child     the same, in a sandboxed child forked by a warmed, jailed worker (what a
             batch really does: fork, namespaces, limits, the cells and calls, exit)
   judge     decoding the child's answers, comparing, diagnosing: in this process
@@ -30,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -67,13 +70,18 @@ def in_a_worker(task: Callable[[], float]) -> float:
     if pid == 0:  # pragma: no cover - reported through the pipe
         try:
             os.write(write_fd, repr(task()).encode())
+        except BaseException as exc:
+            os.write(write_fd, f"{exc!r}".encode()[:100])
         finally:
             os._exit(0)
     os.close(write_fd)
     answer = os.read(read_fd, 100)
     os.waitpid(pid, 0)
     os.close(read_fd)
-    return float(answer)
+    try:
+        return float(answer)
+    except ValueError:
+        raise SystemExit(f"{task.__name__} failed: {answer.decode(errors='replace')}") from None
 
 
 def main() -> None:
@@ -120,6 +128,39 @@ def main() -> None:
             spent += time.process_time() - before
         return spent / count
 
+    def own_code() -> float:
+        null = open(os.devnull, "w")  # noqa: SIM115 - closed when the worker exits
+        saved = sys.stdout
+        spent = 0.0
+        for submission in subs:
+            codes = []
+            for cell in submission.cells:
+                try:  # a cell that does not compile does not run
+                    codes.append(compile(cell.source, "<cell>", "exec"))
+                except SyntaxError:
+                    continue
+            calls = [(name, [c.fresh_args() for c in cases]) for name, cases in plan]
+            before = time.process_time()
+            sys.stdout = null
+            namespace: dict[str, Any] = {"__name__": "__main__"}
+            for code in codes:
+                try:  # noqa: SIM105 - a bare try costs nothing, suppress() would be timed
+                    exec(code, namespace)
+                except Exception:
+                    pass
+            for name, arguments in calls:
+                fn = namespace.get(name)
+                if not callable(fn):
+                    continue
+                for args in arguments:
+                    try:  # noqa: SIM105
+                        fn(*args)
+                    except Exception:
+                        pass
+            sys.stdout = saved
+            spent += time.process_time() - before
+        return spent / count
+
     runs: list[ChildRun] = []
 
     def sandboxed() -> float:
@@ -132,6 +173,7 @@ def main() -> None:
         return (children_cpu() + time.process_time() - before) / count
 
     fork_cpu = in_a_worker(forks)
+    own_cpu = in_a_worker(own_code)
     student_cpu = in_a_worker(student_work)
     child_cpu = in_a_worker(sandboxed) if isolation.available() else float("nan")
     isolation.remove_worker_cgroups("bench")
@@ -149,6 +191,7 @@ def main() -> None:
     print(f"{'part':<9} {'ms CPU':>7} {'of budget':>10}")
     for name, value in (
         ("fork", fork_cpu),
+        ("own code", own_cpu),
         ("student", student_cpu),
         ("child", child_cpu),
         ("judge", judge_cpu),
