@@ -181,8 +181,9 @@ def _cover(hidden: Sequence[str]) -> None:
 
 
 def _fresh_tmp() -> None:
-    """A private, empty /tmp and /dev/shm: nothing left by anyone before, nothing kept after."""
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    """A private, empty /tmp and /dev/shm: nothing left by anyone before, nothing kept after
+    (but the Python this process runs on, read-only, when it is installed under /tmp)."""
+    _mount_keeping_python("/tmp", "size=64m,mode=1777")
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
 
@@ -209,17 +210,25 @@ def _become_nobody() -> str:
 def _cover_homes() -> None:
     """Home folders hold keys and tokens: cover them, but keep the Python this process runs
     on reachable when it lives inside one (pyenv installs in ~/.pyenv, venvs anywhere)."""
-    keep = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)})
     for home in ("/root", "/home"):
-        if not os.path.isdir(home):
-            continue
-        inside = [k for k in keep if k.startswith(home + "/")]
-        handles = [os.open(k, os.O_PATH | os.O_DIRECTORY) for k in inside]
-        _mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=755")
-        for path, handle in zip(inside, handles, strict=True):
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            _mount(f"/proc/self/fd/{handle}", path, "", MS_BIND | MS_REC)
-            os.close(handle)
+        if os.path.isdir(home):
+            _mount_keeping_python(home, "size=4k,mode=755")
+
+
+def _mount_keeping_python(point: str, options: str) -> None:
+    """An empty tmpfs over `point`, with the interpreter's own folders (sys.prefix and
+    sys.base_prefix) bound back read-only when they are inside it: students' cells import
+    from there what the grader has not imported already (a CI job may check out and install
+    under /tmp, pyenv installs in ~/.pyenv)."""
+    keep = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)})
+    inside = [k for k in keep if k.startswith(point + "/") and os.path.isdir(k)]
+    handles = [os.open(k, os.O_PATH | os.O_DIRECTORY) for k in inside]
+    _mount("tmpfs", point, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path, handle in zip(inside, handles, strict=True):
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{handle}", path, "", MS_BIND | MS_REC)
+        _mount("none", path, "", MS_BIND | MS_REMOUNT | MS_RDONLY)
+        os.close(handle)
 
 
 def _read_only_mounts() -> None:
