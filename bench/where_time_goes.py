@@ -25,8 +25,6 @@ import argparse
 import os
 import resource
 import signal
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from batch_throughput import generate  # noqa: E402
+from batch_throughput import bare_numpy, generate  # noqa: E402
 
 from grader import child, isolation  # noqa: E402
 from grader.config import load_config  # noqa: E402
@@ -47,15 +45,6 @@ from grader.notebook import Submission, load_submission  # noqa: E402
 from grader.prepared import build_cases, build_expected  # noqa: E402
 from grader.sandbox import Child, ChildRun  # noqa: E402
 from grader.warmup import warm_up  # noqa: E402
-
-
-def bare_numpy(repeat: int = 7) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import numpy"], check=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def children_cpu() -> float:

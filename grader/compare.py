@@ -102,7 +102,7 @@ def _all_within(expected: Seq, got: Value, tol: Tolerance) -> bool:
     flat_exp = np.concatenate([a.ravel() for a in exp])
     flat_val = np.concatenate([a.ravel() for a in val])
     with np.errstate(all="ignore"):
-        return bool((np.abs(flat_val - flat_exp) <= tol.atol + tol.rtol * np.abs(flat_exp)).all())
+        return bool(_within(flat_val, flat_exp, tol).all())
 
 
 def _not_numbers(got: Value) -> str:
@@ -125,7 +125,7 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
             hint = " (same number of entries, arranged differently)"
         return Verdict(False, f"shape {val.shape}, expected {exp.shape}{hint}")
     with np.errstate(all="ignore"):  # the usual case, quickly: every entry within tolerance
-        if (np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)).all():
+        if _within(val, exp, tol).all():
             return PASS
     bad = ~np.isfinite(val) & np.isfinite(exp)
     if bad.any():
@@ -151,10 +151,16 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
     )
 
 
+def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """Entry by entry: |val - exp| <= atol + rtol * |exp| (the caller silences NaN warnings)."""
+    result: np.ndarray = np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)
+    return result
+
+
 def _close(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
     """np.isclose(val, exp, rtol, atol, equal_nan=True), without its overhead per call."""
     with np.errstate(all="ignore"):
-        close = np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)
+        close = _within(val, exp, tol)
         close |= val == exp  # equal infinities
         close |= np.isnan(val) & np.isnan(exp)
     result: np.ndarray = close
