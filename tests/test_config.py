@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
-from grader.config import load_config
+from grader.config import _passes, load_config
+from grader.config_schema import SCHEMA
 from grader.errors import ConfigError
 
 from conftest import REPO, repo_config_raw
@@ -128,3 +134,58 @@ def test_preload_is_read_and_checked(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ConfigError, match=r"assignments\.udl_12_1\.preload\.0"):
         load_config(path)
+
+
+_ODD_VALUES: list[Any] = ["x", -1, 0, 1.5, True, None, [], {}, 2, [{"D": 1}]]
+
+
+def _broken_variants(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every key or item of `raw` replaced by each odd value, deleted, or given a stranger."""
+
+    def places(node: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+        yield at
+        if isinstance(node, dict | list):
+            for key, child in node.items() if isinstance(node, dict) else enumerate(node):
+                yield from places(child, (*at, key))
+
+    def edited(at: tuple[Any, ...], change: Callable[[Any, Any], None]) -> dict[str, Any]:
+        copy_ = copy.deepcopy(raw)
+        node: Any = copy_
+        for key in at[:-1]:
+            node = node[key]
+        change(node, at[-1])
+        return copy_
+
+    for at in list(places(raw))[1:]:
+        for odd in _ODD_VALUES:
+            yield edited(at, lambda node, key, odd=odd: node.__setitem__(key, copy.deepcopy(odd)))
+        yield edited(at, lambda node, key: node.pop(key) if isinstance(node, dict) else None)
+        yield edited(
+            at, lambda node, key: node[key].update(stranger=1) if isinstance(node[key], dict) else 0
+        )
+
+
+def test_quick_verdict_agrees_with_jsonschema_on_broken_configs() -> None:
+    """Configs are judged by fastjsonschema (cheap to import) and explained by jsonschema:
+    the two must agree, or a broken config could pass unexplained."""
+    raw = base()
+    raw["assignments"] = {"self_attention": raw["assignments"]["self_attention"]}
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    verdicts = [
+        (_passes(variant), not any(True for _ in validator.iter_errors(variant)))
+        for variant in _broken_variants(raw)
+    ]
+    assert len(verdicts) > 500
+    assert sum(not slow for _, slow in verdicts) > 400  # most variants really are broken
+    assert [fast for fast, _ in verdicts] == [slow for _, slow in verdicts]
+
+
+def test_a_valid_config_is_loaded_without_importing_jsonschema() -> None:
+    code = (
+        "import sys; from grader.config import load_config; load_config(); "
+        "print('jsonschema' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
