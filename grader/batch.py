@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -38,6 +39,7 @@ class Entry:
     report: Report | None
     problem: str = ""
     skipped: bool = False  # unchanged since the gradebook last graded it
+    fault: str = ""  # a traceback: the problem is a bug in the grader, not the student's doing
 
 
 @dataclass
@@ -55,6 +57,10 @@ class Batch:
     def skipped(self) -> int:
         return sum(e.skipped for e in self.entries)
 
+    @property
+    def faults(self) -> list[Entry]:
+        return [e for e in self.entries if e.fault]
+
 
 @dataclass
 class _Recorder:
@@ -69,6 +75,8 @@ class _Recorder:
     hashes: dict[str, str] = field(default_factory=dict)
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
+        if entry.fault and self.out is not None:
+            log_fault(self.out, entry)
         if entry.report is None and self.book is not None and entry.path:
             self.book.record_problem(entry.student, entry.path, entry.problem)
         if entry.report is not None and new and self.book is not None and entry.path:
@@ -224,7 +232,12 @@ def _run(
             except BrokenProcessPool:
                 recorder.batch.lost.append(job.student)
                 continue
-            recorder.add(_judge(done, config, prepared), done.submission)
+            try:
+                entry = _judge(done, config, prepared)
+            except Exception as exc:  # a grader bug on one notebook must not stop the class
+                problem = f"{job.path}: could not be judged (grader fault: {exc!r:.200})"
+                entry = Entry(job.student, job.path, None, problem, fault=traceback.format_exc())
+            recorder.add(entry, done.submission)
         if recorder.batch.lost:
             recorder.batch.lost.extend(job.student for job in waiting)
             waiting.clear()
@@ -243,7 +256,7 @@ def _read(job: Job, recorder: _Recorder) -> Job:
 
 def _judge(done: Done, config: Config, prepared: dict[str, tuple[CaseSet, Expected]]) -> Entry:
     if done.submission is None or done.run is None:
-        return Entry(done.job.student, done.job.path, None, done.problem)
+        return Entry(done.job.student, done.job.path, None, done.problem, fault=done.fault)
     spec = config.assignment(done.assignment)
     if spec.id not in prepared:  # references only now, after the workers were forked
         case_set = build_cases(spec)
@@ -251,6 +264,19 @@ def _judge(done: Done, config: Config, prepared: dict[str, tuple[CaseSet, Expect
     case_set, expected = prepared[spec.id]
     report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
+
+
+FAULT_LOG = "grader-faults.log"
+
+
+def log_fault(out: Path, entry: Entry) -> Path:
+    """Append a grader fault's whole traceback to OUT/grader-faults.log, for a bug report."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / FAULT_LOG
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(f"--- {stamp} {entry.student} ({entry.path})\n{entry.fault.rstrip()}\n\n")
+    return path
 
 
 def _load(path: Path) -> Submission | None:

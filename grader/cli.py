@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -21,6 +21,9 @@ from .engine import grade_path
 from .errors import GraderError
 from .render import RENDERERS
 from .render.table import render_table
+
+if TYPE_CHECKING:
+    from .batch import Entry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -136,7 +139,9 @@ def grade(
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
     Exit codes: 0 the batch ran (unreadable submissions are listed) · 2 bad input ·
-    3 a worker died (rerun to grade the rest) or internal error · 130 interrupted.
+    3 a worker died (rerun to grade the rest), a notebook hit a bug of the grader's
+    (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
+    130 interrupted.
     """
     from .batch import grade_batch, write_csv
     from .progress import Progress
@@ -196,8 +201,27 @@ def grade(
         written = [write_csv(batch.entries, spec, out), out / "gradebook.sqlite"]
         written.append(write_report(out, aid))
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
-    if batch.lost:
+    if batch.faults:
+        _tell_faults(batch.faults, out)
+    if batch.lost or batch.faults:
         sys.exit(3)
+
+
+def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
+    """A bug of the grader's own stopped some notebooks: say so loudly, with the evidence."""
+    from .batch import FAULT_LOG
+
+    names = ", ".join(e.student for e in faults[:10]) + (" …" if len(faults) > 10 else "")
+    if out is None:
+        for entry in faults:
+            click.echo(f"--- {entry.student}\n{entry.fault.rstrip()}", err=True)
+    where = "above" if out is None else f"in {out / FAULT_LOG}"
+    click.echo(
+        f"{len(faults)} submission{'s' * (len(faults) > 1)} hit a fault of the grader itself, "
+        f"not of the students' doing ({names}); the tracebacks are {where}: please report "
+        "them. The rest of the class is graded; the same command retries these.",
+        err=True,
+    )
 
 
 @main.command()

@@ -15,6 +15,7 @@ import importlib
 import multiprocessing
 import os
 import signal
+import traceback
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ class Done:
     chosen: str = ""
     run: ChildRun | None = None
     problem: str = ""
+    fault: str = ""  # the traceback, when the problem is a bug of the grader's own
 
 
 _WORKER: dict[str, object] = {}
@@ -95,7 +97,8 @@ def grade_job(job: Job) -> Done:
     except GraderError as exc:
         return Done(job, problem=str(exc))
     except Exception as exc:  # a grader fault on one file must not stop the class
-        return Done(job, problem=f"{job.path}: could not be read (grader fault: {exc!r:.200})")
+        problem = f"{job.path}: could not be read (grader fault: {exc!r:.200})"
+        return Done(job, problem=problem, fault=traceback.format_exc())
     case_set = build_cases(assignment)
     hidden = _WORKER["hidden"]
     assert isinstance(hidden, tuple)

@@ -349,7 +349,48 @@ def test_a_grader_fault_on_one_file_is_reported_and_the_class_goes_on(
     folder.mkdir()
     for name in ("unlucky", "fine"):
         write_notebook(folder / f"{name}.ipynb", students.cells())
-    entries = {e.student: e for e in grade_batch(folder, config, None, "self_attention").entries}
+    out = tmp_path / "out"
+    batch = grade_batch(folder, config, out, "self_attention")
+    entries = {e.student: e for e in batch.entries}
     assert "grader fault" in entries["unlucky"].problem
     assert "a bug in the loader" in entries["unlucky"].problem
     assert entries["fine"].report is not None
+    assert [e.student for e in batch.faults] == ["unlucky"]
+    log = (out / batch_module.FAULT_LOG).read_text()
+    assert "unlucky" in log and "Traceback" in log and "in fragile" in log
+    assert "fine" not in log
+
+
+def test_a_grader_fault_while_judging_one_notebook_is_logged_and_exits_3(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent's judging raising on one notebook (a grader bug a crafted notebook might
+    find) costs that notebook its grade, not the class: logged whole, exit code 3."""
+    real_finish = batch_module.finish
+
+    def fragile(submission: Any, *args: Any) -> Any:
+        if submission.path.stem == "unlucky":
+            raise KeyError("a bug in the judge")
+        return real_finish(submission, *args)
+
+    monkeypatch.setattr(batch_module, "finish", fragile)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("unlucky", "fine", "other"):
+        write_notebook(folder / f"{name}.ipynb", students.cells())
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--out", str(out), "--assignment", "self_attention"]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 3, result.output
+    assert "1 submission hit a fault of the grader itself" in result.output
+    assert f"{out / batch_module.FAULT_LOG}" in result.output
+    log = (out / batch_module.FAULT_LOG).read_text()
+    assert "--- " in log and "unlucky" in log and "KeyError: 'a bug in the judge'" in log
+    with (out / "grades.csv").open() as handle:
+        grades = {row["student"]: row for row in csv.DictReader(handle)}
+    assert "grader fault" in grades["unlucky"]["problem"]
+    assert grades["fine"]["total"] == grades["fine"]["max_total"] == grades["other"]["total"]
+    # Without --out the tracebacks go to the terminal.
+    result = CliRunner().invoke(main, command[:2] + command[4:])
+    assert result.exit_code == 3
+    assert "--- unlucky" in result.output and "the tracebacks are above" in result.output
