@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import random
 import signal
 import sys
 import time
@@ -275,6 +276,17 @@ class Runner:
                 break
 
 
+RANDOM_SEED = 0
+
+
+def _same_random_numbers() -> None:
+    """Seed Python's and numpy's global generators: a notebook that draws without seeding
+    gets the same numbers under `grader check`, in a batch's child (whose worker's state it
+    would otherwise inherit) and on CI, so its grade cannot depend on where it ran."""
+    random.seed(RANDOM_SEED)
+    np.random.seed(RANDOM_SEED)
+
+
 def serve(
     cells: Sequence[CodeCell],
     plan: Sequence[tuple[str, Sequence[Case]]],
@@ -288,6 +300,7 @@ def serve(
         runner = Runner(write_fd, cell_limit, call_limit)
         signal.signal(signal.SIGALRM, _alarm)
         restore_removed_names()
+        _same_random_numbers()
         if "grader" in sys.modules:
             sys.modules["grader"].check = _check_while_grading  # type: ignore[attr-defined]
         sys.stdout = sys.stderr = runner.out

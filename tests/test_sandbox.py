@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import time
 from pathlib import Path
 
@@ -23,6 +24,20 @@ def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[Child, 
     cases = assignment_cases(assignment)
     child = Child(submission.cells, [("softmax", cases["softmax"])], assignment.time_limit)
     return child, child.collect()
+
+
+def test_unseeded_random_numbers_do_not_depend_on_the_process_that_forked(
+    config: Config, tmp_path: Path
+) -> None:
+    cells = ["import random\nimport numpy as np\nprint(np.random.rand(3), random.random())"]
+    outputs = []
+    for _ in range(3):
+        np.random.rand(5)  # the forking process's own state moves on between runs
+        random.random()
+        _, run = run_cells(config, tmp_path, cells)
+        said = [head["output"] for head, _ in run.frames if head["kind"] == "cells_done"]
+        outputs.append(said[0])
+    assert outputs[0].count(" ") >= 3 and outputs[0] == outputs[1] == outputs[2]
 
 
 def test_background_processes_die_with_the_child(fast_config: Config, tmp_path: Path) -> None:
