@@ -13,6 +13,9 @@ batch grading, for generated submissions of mixed quality (as bench/batch_throug
   child     the same, in a sandboxed child forked by a warmed, jailed worker (what a
             batch really does: fork, namespaces, limits, the cells and calls, exit)
   judge     decoding the child's answers, comparing, diagnosing: in this process
+  floor     bench/lean_floor.py: a process that imported numpy and nothing else forks a
+            child per submission that runs its cells and calls, and exits (twice: with
+            every call, and with the main cases only)
 
 and prints each one as milliseconds of CPU and as a share of the issue's budget: 1/50 of a
 bare `python -c "import numpy"` start per submission, on all cores together.
@@ -23,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import resource
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +42,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from batch_throughput import bare_numpy, generate  # noqa: E402
+from lean_floor import compiled, run_own_code  # noqa: E402
 
 from grader import child, isolation  # noqa: E402
 from grader.config import load_config  # noqa: E402
@@ -71,6 +77,23 @@ def in_a_worker(task: Callable[[], float]) -> float:
         return float(answer)
     except ValueError:
         raise SystemExit(f"{task.__name__} failed: {answer.decode(errors='replace')}") from None
+
+
+def lean_floor(subs: list[Submission], plan: Any) -> float:
+    """bench/lean_floor.py on these submissions' cells and calls, in a fresh interpreter."""
+    calls = [(name, [case.fresh_args() for case in cases]) for name, cases in plan]
+    data = [([cell.source for cell in submission.cells], calls) for submission in subs]
+    with tempfile.NamedTemporaryFile(suffix=".pickle") as handle:
+        pickle.dump(data, handle)
+        handle.flush()
+        script = str(REPO / "bench" / "lean_floor.py")
+        result = subprocess.run(
+            [sys.executable, script, handle.name], capture_output=True, text=True, check=False
+        )
+    try:
+        return float(result.stdout)
+    except ValueError:
+        raise SystemExit(f"lean_floor.py failed: {result.stderr[-500:]}") from None
 
 
 def main() -> None:
@@ -122,30 +145,11 @@ def main() -> None:
         saved = sys.stdout
         spent = 0.0
         for submission in subs:
-            codes = []
-            for cell in submission.cells:
-                try:  # a cell that does not compile does not run
-                    codes.append(compile(cell.source, "<cell>", "exec"))
-                except SyntaxError:
-                    continue
+            codes = compiled([cell.source for cell in submission.cells])
             calls = [(name, [c.fresh_args() for c in cases]) for name, cases in plan]
             before = time.process_time()
             sys.stdout = null
-            namespace: dict[str, Any] = {"__name__": "__main__"}
-            for code in codes:
-                try:  # noqa: SIM105 - a bare try costs nothing, suppress() would be timed
-                    exec(code, namespace)
-                except Exception:
-                    pass
-            for name, arguments in calls:
-                fn = namespace.get(name)
-                if not callable(fn):
-                    continue
-                for args in arguments:
-                    try:  # noqa: SIM105
-                        fn(*args)
-                    except Exception:
-                        pass
+            run_own_code(codes, calls)
             sys.stdout = saved
             spent += time.process_time() - before
         return spent / count
@@ -162,6 +166,9 @@ def main() -> None:
         return (children_cpu() + time.process_time() - before) / count
 
     fork_cpu = in_a_worker(forks)
+    floor_cpu = lean_floor(subs, plan)
+    main_only = [(name, [c for c in cases if not c.probe]) for name, cases in plan]
+    floor_main_cpu = lean_floor(subs, main_only)
     own_cpu = in_a_worker(own_code)
     student_cpu = in_a_worker(student_work)
     child_cpu = in_a_worker(sandboxed) if isolation.available() else float("nan")
@@ -186,6 +193,16 @@ def main() -> None:
         ("judge", judge_cpu),
     ):
         print(f"{name:<9} {value * 1000:>7.2f} {value / budget:>9.1f}x")
+    print(
+        f"floor: {floor_cpu * 1000:.2f} ms CPU per submission ({floor_cpu / budget:.1f}x the "
+        "budget) for a process holding numpy alone to fork a child per submission that runs "
+        "its cells and calls and nothing else: no grader that gives every student a fresh "
+        "process and makes these calls can spend less here"
+    )
+    print(
+        f"       {floor_main_cpu * 1000:.2f} ms CPU ({floor_main_cpu / budget:.1f}x) with the "
+        "main cases only (no probe calls), before any answer is sent back or judged"
+    )
     total = child_cpu + judge_cpu
     print(
         f"child + judge: {total * 1000:.2f} ms CPU per submission -> at best "
