@@ -85,7 +85,12 @@ class _Recorder:
         if entry.report is not None and self.out is not None:
             page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
             if new or not page.exists():
-                write_feedback(self.out, entry.student, entry.report, submission)
+                try:
+                    write_feedback(self.out, entry.student, entry.report, submission)
+                except Exception as exc:  # the grade is recorded; one page must not stop all
+                    problem = f"feedback page not written (grader fault: {exc!r:.200})"
+                    entry = replace(entry, problem=problem, fault=traceback.format_exc())
+                    log_fault(self.out, entry)
         if self.on_entry:
             self.on_entry(entry)
         if entry.report is not None and not self.keep_reports:

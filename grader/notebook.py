@@ -18,6 +18,18 @@ from .report import Location
 MAX_BYTES = 50 * 1024 * 1024
 _DEF_LINE = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
 _PY_CELL = re.compile(r"^# (%%|In\[[ \d]*\]:)")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD: a JSON escape such as "\\ud800"
+    in a notebook, or a byte of a file name that is not UTF-8, would otherwise make every
+    later write of the text (a feedback page, the gradebook, the terminal) fail."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def has_invalid_text(text: str) -> bool:
+    return _LONE_SURROGATE.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -108,7 +120,14 @@ def load_submission(path: Path, data: bytes | None = None) -> Submission:
         raw_cells, hint, notes = _notebook_cells(text, path)
         starts = _source_lines(text)
     cells = []
-    for index, source, count in raw_cells:
+    for index, raw_source, count in raw_cells:
+        source = valid_text(raw_source)
+        if source != raw_source:
+            notes.append(
+                f"cell {index}: characters that are not valid Unicode (lone surrogates, e.g. "
+                "from a broken copy and paste) were replaced by \ufffd; Python could not "
+                "have run the cell with them"
+            )
         runnable, skipped = neutralise(source)
         notes.extend(f"cell {index}, line {line}: {what}" for line, what in skipped)
         first, one_line = starts.get(index, (None, False))

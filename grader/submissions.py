@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import UsageError
+from .notebook import has_invalid_text, valid_text
 
 SUFFIXES = (".ipynb", ".py")
 MAX_ZIP_BYTES = 2 << 30
@@ -48,22 +49,43 @@ def safe_name(student: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("._") or "student"
 
 
+NOT_UTF8 = (
+    "the file name is not valid UTF-8 (an archive unpacked with the wrong encoding?); "
+    "skipped: rename it and run again"
+)
+
+
 def find_submissions(source: Path, scratch: Path) -> Found:
     """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`)."""
     if source.is_file() and source.suffix == ".zip":
         source = unpack(source, scratch)
     if not source.is_dir():
-        raise UsageError(f"{source}: not a folder of submissions or a .zip of them")
+        raise UsageError(
+            f"{valid_text(str(source))}: not a folder of submissions or a .zip of them"
+        )
+    if has_invalid_text(str(source.resolve())):
+        raise UsageError(
+            f"{valid_text(str(source.resolve()))}: the folder's path is not valid UTF-8; "
+            "rename the folder (or the one it is in) and run again"
+        )
     found: dict[str, list[tuple[str, Path]]] = {}
     problems: list[str] = []
     for item in sorted(source.iterdir()):
         if item.name.startswith((".", "__MACOSX")):
             continue
+        if has_invalid_text(item.name):
+            problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
+            continue
         student, order = student_of(item.name, item.is_dir())
         if item.is_dir():
-            notebooks = sorted(
-                p for p in item.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
-            )
+            notebooks = []
+            for path in sorted(item.rglob("*.ipynb")):
+                if ".ipynb_checkpoints" in path.parts:
+                    continue
+                if has_invalid_text(str(path)):
+                    problems.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
+                    continue
+                notebooks.append(path)
             if not notebooks:
                 problems.append(f"{item.name}/: no notebook inside; skipped")
                 continue

@@ -42,6 +42,15 @@ def klass(tmp_path: Path) -> Path:
     return folder
 
 
+def honest_class(tmp_path: Path, *names: str) -> Path:
+    """A class folder of correct notebooks, one per name."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in names:
+        write_notebook(folder / f"{name}.ipynb", students.cells())
+    return folder
+
+
 def rows(out: Path) -> int:
     try:
         with sqlite3.connect(out / "gradebook.sqlite") as db:
@@ -345,10 +354,7 @@ def test_a_grader_fault_on_one_file_is_reported_and_the_class_goes_on(
         return real_load(path, data)
 
     monkeypatch.setattr(pool_module, "load_submission", fragile)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for name in ("unlucky", "fine"):
-        write_notebook(folder / f"{name}.ipynb", students.cells())
+    folder = honest_class(tmp_path, "unlucky", "fine")
     out = tmp_path / "out"
     batch = grade_batch(folder, config, out, "self_attention")
     entries = {e.student: e for e in batch.entries}
@@ -374,10 +380,7 @@ def test_a_grader_fault_while_judging_one_notebook_is_logged_and_exits_3(
         return real_finish(submission, *args)
 
     monkeypatch.setattr(batch_module, "finish", fragile)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for name in ("unlucky", "fine", "other"):
-        write_notebook(folder / f"{name}.ipynb", students.cells())
+    folder = honest_class(tmp_path, "unlucky", "fine", "other")
     out = tmp_path / "out"
     command = ["grade", str(folder), "--out", str(out), "--assignment", "self_attention"]
     result = CliRunner().invoke(main, command)
@@ -394,3 +397,53 @@ def test_a_grader_fault_while_judging_one_notebook_is_logged_and_exits_3(
     result = CliRunner().invoke(main, command[:2] + command[4:])
     assert result.exit_code == 3
     assert "--- unlucky" in result.output and "the tracebacks are above" in result.output
+
+
+def test_text_that_is_not_valid_unicode_costs_no_one_their_grade(tmp_path: Path) -> None:
+    """A lone surrogate escaped in a notebook's JSON, and a file name that is not UTF-8,
+    used to end the whole batch (a feedback page or the gradebook could not be written)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    odd = students.cells()
+    odd[1] = "# pasted LONE from a broken PDF\n" + odd[1]
+    path = write_notebook(folder / "odd.ipynb", odd)
+    path.write_text(path.read_text().replace("LONE", "\\ud800"))  # a JSON escape, valid JSON
+    write_notebook(folder / "honest.ipynb", students.cells())
+    badly_named = Path(os.fsdecode(os.fsencode(folder) + b"/b\xffd.ipynb"))
+    write_notebook(badly_named, students.cells())
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--out", str(out), "--assignment", "self_attention"]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    assert "b\ufffdd.ipynb: the file name is not valid UTF-8" in result.output
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        grades = {row["student"]: row for row in csv.DictReader(handle)}
+    assert set(grades) == {"odd", "honest"}
+    assert grades["odd"]["total"] == grades["odd"]["max_total"] == grades["honest"]["total"]
+    page = (out / "feedback" / "odd.html").read_text(encoding="utf-8")
+    assert "not valid Unicode" in page  # the note tells the student
+    assert rows(out) == 2
+
+
+def test_a_feedback_page_that_cannot_be_written_keeps_the_grade_and_the_class_going(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_write = batch_module.write_feedback
+
+    def fragile(out: Path, student: str, *args: Any) -> Any:
+        if student == "unlucky":
+            raise RuntimeError("a bug in the page")
+        return real_write(out, student, *args)
+
+    monkeypatch.setattr(batch_module, "write_feedback", fragile)
+    folder = honest_class(tmp_path, "unlucky", "fine")
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--out", str(out), "--assignment", "self_attention"]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 3
+    assert "RuntimeError: a bug in the page" in (out / batch_module.FAULT_LOG).read_text()
+    assert sorted(p.stem for p in (out / "feedback").glob("*.html")) == ["fine"]
+    assert rows(out) == 2  # both grades are in the gradebook
+    monkeypatch.setattr(batch_module, "write_feedback", real_write)
+    assert CliRunner().invoke(main, command).exit_code == 0  # the rerun writes the page
+    assert sorted(p.stem for p in (out / "feedback").glob("*.html")) == ["fine", "unlucky"]
