@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote
 
 from .aggregate import ClassSummary, summarise
 from .charts import pass_rates, score_histogram
@@ -55,7 +56,7 @@ def render_html(summary: ClassSummary) -> str:
         full=sum(score == summary.max_score for score in scores),
         histogram=score_histogram(scores, summary.max_score),
         rates=pass_rates([t.name for t in summary.targets], [t.pass_rate for t in summary.targets]),
-        links={s: f"feedback/{safe_name(s)}.html" for s, _ in summary.students},
+        links={s: f"feedback/{quote(safe_name(s))}.html" for s, _ in summary.students},
         limit=LIST_LIMIT,
     )
 

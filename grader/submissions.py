@@ -9,6 +9,7 @@ Names the learning-management systems give their exports, and the student each m
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import zipfile
@@ -44,9 +45,20 @@ def student_of(name: str, is_dir: bool) -> tuple[str, str]:
     return stem, ""
 
 
+MAX_READABLE = 100
+
+
 def safe_name(student: str) -> str:
-    """A file name for a student's feedback page."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", student).strip("._") or "student"
+    """A file name for a student's feedback page, never the same for two students: the name
+    itself when it is a file name already (letters of any script, digits, `.`, `_`, `-`),
+    else what is left of it once every other character is `_`, plus a short hash of the
+    whole name (`Kim Park` → `Kim_Park-…`, so that `Kim_Park` keeps a page of its own)."""
+    kept = "".join(c if c.isalnum() or c in "._-" else "_" for c in student)
+    readable = kept.strip("._")[:MAX_READABLE]
+    if readable and readable == student:
+        return readable
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{readable or 'student'}-{digest}"
 
 
 NOT_UTF8 = (

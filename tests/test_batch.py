@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -16,6 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from click.testing import CliRunner
@@ -447,3 +449,27 @@ def test_a_feedback_page_that_cannot_be_written_keeps_the_grade_and_the_class_go
     monkeypatch.setattr(batch_module, "write_feedback", real_write)
     assert CliRunner().invoke(main, command).exit_code == 0  # the rerun writes the page
     assert sorted(p.stem for p in (out / "feedback").glob("*.html")) == ["fine", "unlucky"]
+
+
+def test_every_student_gets_a_feedback_page_of_their_own(tmp_path: Path) -> None:
+    """Names in other scripts, or differing only in punctuation, used to share one page (two
+    Chinese names both became `student.html`): a student could read another's feedback."""
+    names = ["王伟", "李娜", "Kim Park", "Kim_Park", "José"]
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for i, name in enumerate(names):
+        broken = {"scaled_dot_product_self_attention": students.SCALE_HARDCODED} if i % 2 else {}
+        write_notebook(folder / f"{name}.ipynb", students.cells(**broken))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["grade", str(folder), "--out", str(out), "-a", "self_attention"]
+    )
+    assert result.exit_code == 0, result.output
+    pages = sorted((out / "feedback").glob("*.html"))
+    assert len(pages) == len(names)
+    for name in names:
+        page = next(p for p in pages if f"<title>{name} — " in p.read_text(encoding="utf-8"))
+        assert ("scale_hardcoded" in page.read_text()) == bool(names.index(name) % 2)
+    report = (out / "report.html").read_text(encoding="utf-8")
+    links = set(re.findall(r'href="(feedback/[^"]+)"', report))
+    assert {unquote(link) for link in links} == {f"feedback/{p.name}" for p in pages}

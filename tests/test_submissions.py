@@ -72,6 +72,20 @@ def test_empty_and_missing_and_broken(tmp_path: Path) -> None:
         find_submissions(bad, tmp_path / "s")
 
 
-def test_safe_names() -> None:
-    assert safe_name("Kim Park") == "Kim_Park"
-    assert safe_name("../../etc/passwd") == "etc_passwd"
+def test_safe_names_are_file_names_and_never_shared() -> None:
+    names = [
+        "ada", "Kim Park", "Kim_Park", "Kim-Park", "../../etc/passwd", "etc_passwd", "王伟",
+        "李娜", "José", "Jos_", "", ".", "..", "a" * 300, "a" * 301, "x/y", "x\\y", "x\x00y",
+        "Chloé Dupont", "Chloe Dupont",
+    ]  # fmt: skip
+    files = [safe_name(n) for n in names]
+    assert len(set(files)) == len(names)  # one page per student
+    for file in files:
+        assert file and "/" not in file and "\x00" not in file and file not in (".", "..")
+        assert len(file.encode()) < 200
+    # Names that are file names already stay as they are; the others stay recognisable.
+    assert [safe_name(n) for n in ("ada", "王伟", "José", "Kim_Park")] == [
+        "ada", "王伟", "José", "Kim_Park"
+    ]  # fmt: skip
+    assert safe_name("Kim Park").startswith("Kim_Park-")
+    assert safe_name("../../etc/passwd").startswith("etc_passwd-")
