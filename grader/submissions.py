@@ -3,6 +3,7 @@
 Names the learning-management systems give their exports, and the student each means:
 - Canvas:     `<name>_<userid>_<submissionid>_<file>.ipynb`, or `<name>_LATE_<userid>_…`
 - Moodle:     a folder `<Full Name>_<userid>_assignsubmission_file_` holding the notebook
+  (for both, the student is `<name>_<userid>`: two students may share a name, never an id)
 - Blackboard: `<assignment>_<username>_attempt_<yyyy-mm-dd-hh-mm-ss>_<file>.ipynb`
 - otherwise:  `<student>.ipynb`, or a folder `<student>/` with a notebook anywhere inside
 """
@@ -41,7 +42,8 @@ def student_of(name: str, is_dir: bool) -> tuple[str, str]:
     for pattern in (_MOODLE,) if is_dir else (_CANVAS, _BLACKBOARD):
         if match := pattern.match(stem):
             groups = match.groupdict()
-            return groups["student"], (groups.get("order") or "").zfill(24)
+            student = "_".join(filter(None, (groups["student"], groups.get("user"))))
+            return student, (groups.get("order") or "").zfill(24)
     return stem, ""
 
 

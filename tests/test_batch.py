@@ -176,8 +176,8 @@ def test_zip_export(config: Config, tmp_path: Path) -> None:
         bundle.write(DEMO / "chen.ipynb", "brunob_LATE_102_9010_attention-1.ipynb")
     batch = grade_batch(archive, config, tmp_path / "out", "self_attention")
     scores = {e.student: e.report.score for e in batch.entries if e.report}
-    assert scores == {"adalovelace": 10, "brunob": 7.75}  # the later (LATE) upload counts
-    assert any("brunob: 2 submissions" in p for p in batch.problems)
+    assert scores == {"adalovelace_101": 10, "brunob_102": 7.75}  # the later (LATE) one counts
+    assert any("brunob_102: 2 submissions" in p for p in batch.problems)
 
 
 def test_without_kept_reports_entries_hold_scores_only(

@@ -14,9 +14,9 @@ from grader.submissions import find_submissions, safe_name, student_of
 @pytest.mark.parametrize(
     ("name", "is_dir", "student"),
     [
-        ("smithjane_12345_67890_homework.ipynb", False, "smithjane"),
-        ("smithjane_LATE_12345_67891_hw-1.ipynb", False, "smithjane"),
-        ("Jane Smith_12345_assignsubmission_file_", True, "Jane Smith"),
+        ("smithjane_12345_67890_homework.ipynb", False, "smithjane_12345"),
+        ("smithjane_LATE_12345_67891_hw-1.ipynb", False, "smithjane_12345"),
+        ("Jane Smith_12345_assignsubmission_file_", True, "Jane Smith_12345"),
         ("HW3_jsmith_attempt_2026-11-20-10-11-12_attention.ipynb", False, "jsmith"),
         ("ada.ipynb", False, "ada"),
         ("bo", True, "bo"),
@@ -40,12 +40,33 @@ def test_folder_with_duplicates_junk_and_empty_folders(tmp_path: Path) -> None:
     assert [(s, p.name) for s, p in found.submissions] == [
         ("ada", "ada.ipynb"),
         ("bo", "hw.ipynb"),
-        ("smithjane", "smithjane_LATE_1_12_b.ipynb"),
+        ("smithjane_1", "smithjane_LATE_1_12_b.ipynb"),
     ]
     problems = "\n".join(found.problems)
     assert "notes.txt: not a notebook" in problems
     assert "cy/: no notebook inside" in problems
-    assert "smithjane: 2 submissions" in problems and "graded the last" in problems
+    assert "smithjane_1: 2 submissions" in problems and "graded the last" in problems
+
+
+def test_two_students_of_one_name_are_two_students(tmp_path: Path) -> None:
+    """Canvas and Moodle name students by display name *and* user id: a class may hold two
+    Wang Weis, and grading only the later upload of "wangwei" would drop one of them."""
+    for name in ("wangwei_11_100_hw.ipynb", "wangwei_12_101_hw.ipynb", "wangwei_12_99_a.ipynb"):
+        (tmp_path / name).write_text("{}")
+    for folder in ("Wang Wei_21_assignsubmission_file_", "Wang Wei_22_assignsubmission_file_"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "hw.ipynb").write_text("{}")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [(s, p.name) for s, p in found.submissions] == [
+        ("Wang Wei_21", "hw.ipynb"),
+        ("Wang Wei_22", "hw.ipynb"),
+        ("wangwei_11", "wangwei_11_100_hw.ipynb"),
+        ("wangwei_12", "wangwei_12_101_hw.ipynb"),
+    ]
+    assert found.problems == [
+        "wangwei_12: 2 submissions (wangwei_12_99_a.ipynb, wangwei_12_101_hw.ipynb); "
+        "graded the last, wangwei_12_101_hw.ipynb"
+    ]
 
 
 def test_zip_export_is_unpacked_safely(tmp_path: Path) -> None:
@@ -56,7 +77,7 @@ def test_zip_export_is_unpacked_safely(tmp_path: Path) -> None:
         bundle.writestr("../escape.ipynb", "{}")
         bundle.writestr("__MACOSX/._x", "junk")
     found = find_submissions(archive, tmp_path / "scratch")
-    assert [s for s, _ in found.submissions] == ["Kim Park", "leeann"]
+    assert [s for s, _ in found.submissions] == ["Kim Park_8", "leeann_7"]
     assert not (tmp_path / "escape.ipynb").exists()
 
 
