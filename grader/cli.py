@@ -18,7 +18,7 @@ import click
 
 from .config import load_config
 from .engine import grade_path
-from .errors import GraderError
+from .errors import GraderError, UsageError
 from .render import RENDERERS
 from .render.table import render_table
 
@@ -147,6 +147,8 @@ def grade(
     from .progress import Progress
 
     config = load_config(config_path)
+    if out is not None:
+        _output_folder(out)
     progress: list[Progress] = []
     try:
         batch = grade_batch(
@@ -205,6 +207,18 @@ def grade(
         _tell_faults(batch.faults, out)
     if batch.lost or batch.faults:
         sys.exit(3)
+
+
+def _output_folder(out: Path) -> None:
+    """Create OUT, or say in one line why it cannot be written to (before grading anything)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: this user may not write in it")
 
 
 def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:

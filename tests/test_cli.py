@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from grader.cli import main
 
 import students
-from conftest import REPO, NotebookFactory
+from conftest import REPO, NotebookFactory, write_notebook
 
 SOLUTION = str(REPO / "solutions" / "self_attention.ipynb")
 EXERCISE = str(REPO / "exercises" / "self_attention.ipynb")
@@ -134,6 +134,23 @@ def test_grade_prints_a_table_and_writes_csv(tmp_path: Path) -> None:
 def test_grade_missing_folder_exits_2(tmp_path: Path) -> None:
     code, _, err = invoke("grade", str(tmp_path / "none"))
     assert code == 2 and "not a folder" in err
+
+
+def test_grade_into_an_output_folder_it_cannot_make_exits_2_before_grading(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "class").mkdir()
+    write_notebook(tmp_path / "class" / "ada.ipynb", students.cells())
+    afile = tmp_path / "results.txt"
+    afile.write_text("not a folder")
+    for out, words in (
+        (afile, "exists and is not a folder"),
+        (afile / "sub", "cannot create the folder (Not a directory)"),
+    ):
+        code, stdout, err = invoke("grade", str(tmp_path / "class"), "--out", str(out))
+        assert code == 2 and f"--out {out}: {words}" in err and "Traceback" not in err
+        assert "graded" not in stdout
+    assert afile.read_text() == "not a folder"
 
 
 def test_help_has_examples() -> None:
