@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .config import AssignmentSpec, Config
+from .errors import UsageError
 from .report import Report
 
 SCHEMA = """
@@ -88,6 +89,36 @@ def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
     return digest.hexdigest()
 
 
+@cache
+def _tables() -> dict[str, list[str]]:
+    """Each table's columns, as SCHEMA makes them."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(SCHEMA)
+    return {
+        table: _columns(db, table) for table in ("students", "submissions", "unreadable", "results")
+    }
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [str(row[1]) for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _check_tables(db: sqlite3.Connection) -> None:
+    """An empty file, or one with exactly our tables and columns; anything else (another
+    program's database, another version's gradebook, not SQLite at all) is refused before
+    a byte of it is changed."""
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    present = sorted(str(row[0]) for row in rows)
+    if not present:
+        return
+    if present != sorted(_tables()):
+        raise sqlite3.DatabaseError(f"it holds the tables {', '.join(present)}")
+    for table, columns in _tables().items():
+        found = _columns(db, table)
+        if found != columns:
+            raise sqlite3.DatabaseError(f"its table {table} has the columns {', '.join(found)}")
+
+
 GROUP_SIZE = 64
 GROUP_SECONDS = 0.5
 
@@ -98,11 +129,19 @@ class Gradebook:
         self.last_write = time.monotonic()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        # Safe against a killed process (what resuming needs); skips an fsync per submission.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
+        try:
+            _check_tables(self.db)  # before anything is written
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # Safe against a killed process (what resuming needs); skips an fsync per submission.
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise UsageError(
+                f"{path}: not a gradebook this grader can use ({exc}); move it away, or "
+                "write to another folder"
+            ) from None
 
     def close(self) -> None:
         self.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +152,28 @@ def test_grade_into_an_output_folder_it_cannot_make_exits_2_before_grading(
         assert code == 2 and f"--out {out}: {words}" in err and "Traceback" not in err
         assert "graded" not in stdout
     assert afile.read_text() == "not a folder"
+
+
+def test_a_gradebook_that_is_not_ours_exits_2_and_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "class").mkdir()
+    write_notebook(tmp_path / "class" / "ada.ipynb", students.cells())
+    garbage, foreign = tmp_path / "garbage", tmp_path / "foreign"
+    for folder in (garbage, foreign):
+        folder.mkdir()
+    (garbage / "gradebook.sqlite").write_bytes(b"not a database, just bytes" * 100)
+    with sqlite3.connect(foreign / "gradebook.sqlite") as db:
+        db.execute("CREATE TABLE results (who TEXT, grade REAL)")
+    for out in (garbage, foreign):
+        before = (out / "gradebook.sqlite").read_bytes()
+        for command in (
+            ("grade", str(tmp_path / "class"), "--out", str(out)),
+            ("report", str(out)),
+        ):
+            code, _, err = invoke(*command)
+            assert code == 2, err
+            assert f"{out / 'gradebook.sqlite'}: not a gradebook this grader can use" in err
+            assert "Traceback" not in err
+        assert (out / "gradebook.sqlite").read_bytes() == before
 
 
 def test_help_has_examples() -> None:
