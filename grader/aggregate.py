@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -88,12 +89,18 @@ class ClassSummary:
         }
 
 
+# Where in one student's notebook: "cell 8, line 6: …" or "… (cell 3, line 6)."
+_ONE_STUDENTS_PLACE = re.compile(r"^cell \d+, line \d+: |\s*\(cell \d+, line \d+\)")
+
+
 def _mistake_message(report: Report, mistake: str) -> str:
-    """The sentence the diagnosis wrote for this mistake (they start with its id)."""
+    """The sentence the diagnosis wrote for this mistake (they start with its id), without
+    the cell and line where this one student made it: the class report speaks of all."""
     for target in report.targets:
         for message in target.messages:
             if message.startswith(f"{mistake}: "):
-                return message[len(mistake) + 2 :].split(" Fix:")[0]
+                sentence = message[len(mistake) + 2 :].split(" Fix:")[0]
+                return _ONE_STUDENTS_PLACE.sub("", sentence)
     return STRUCTURAL.get(mistake, mistake)
 
 
