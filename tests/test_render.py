@@ -11,6 +11,7 @@ import pytest
 from grader.config import Config
 from grader.engine import grade_path
 from grader.render import RENDERERS
+from grader.render.table import display_width, render_table
 from grader.report import Report
 
 import students
@@ -106,3 +107,12 @@ def test_gradescope_results(hostile: Report) -> None:
         "visibility": "visible",
     }
     assert "output_transposed" in tests["self_attention"]["output"]
+
+
+def test_gradebook_table_lines_up_names_in_any_script(hostile: Report) -> None:
+    rows = [("王伟", hostile, ""), ("ada", hostile, ""), ("José", hostile, "")]
+    header, _, *graded = render_table(rows, ["softmax", "self_attention"]).splitlines()
+    # Columns are padded to fixed widths: on a terminal every row is as wide as the header.
+    assert [display_width(line) for line in graded] == [display_width(header)] * 3
+    assert display_width("王伟") == 4 and display_width("José") == 4
+    assert display_width("Jose\u0301") == 4  # a combining accent takes no column

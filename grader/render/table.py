@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 from ..report import Report
 
 
+def display_width(text: str) -> int:
+    """Columns a terminal gives `text`: wide (CJK) characters take two, combining marks none."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
 def render_table(rows: Sequence[tuple[str, Report | None, str]], targets: Sequence[str]) -> str:
     """Rows are (student, report or None, problem); short column names keep it narrow."""
     short = [_abbreviate(t) for t in targets]
-    width = max([len("student"), *(len(s) for s, _, _ in rows)])
+    width = max([len("student"), *(display_width(s) for s, _, _ in rows)])
     cols = [max(len(s), 5) for s in short]
     header = "  ".join(
         [
@@ -22,7 +35,7 @@ def render_table(rows: Sequence[tuple[str, Report | None, str]], targets: Sequen
     lines = [header, "-" * len(header)]
     for student, report, problem in rows:
         if report is None:
-            lines.append(f"{student:<{width}}  not graded: {problem}")
+            lines.append(f"{_pad(student, width)}  not graded: {problem}")
             continue
         scores = {t.name: t for t in report.targets}
         cells = []
@@ -30,7 +43,7 @@ def render_table(rows: Sequence[tuple[str, Report | None, str]], targets: Sequen
             result = scores.get(name)
             cells.append(f"{result.score:>{col}g}" if result else f"{'-':>{col}}")
         total = f"{report.score:g}/{report.max_score:g}"
-        lines.append("  ".join([f"{student:<{width}}", *cells, f"{total:>7}"]))
+        lines.append("  ".join([_pad(student, width), *cells, f"{total:>7}"]))
     legend = ", ".join(f"{s} = {t}" for s, t in zip(short, targets, strict=True) if s != t)
     if legend:
         lines.append(f"({legend})")
