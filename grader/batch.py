@@ -119,7 +119,7 @@ def grade_batch(
     recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
     try:
         with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
-            found = find_submissions(source, Path(scratch))
+            found = find_submissions(source, Path(scratch), out)
             recorder.batch.problems = found.problems
             if on_total:
                 on_total(len(found.submissions))
@@ -271,7 +271,7 @@ def _judge(done: Done, config: Config, prepared: dict[str, tuple[CaseSet, Expect
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
 
 
-FAULT_LOG = "grader-faults.log"
+FAULT_LOG = "grader-faults.log"  # one of submissions.OUTPUTS
 
 
 def log_fault(out: Path, entry: Entry) -> Path:

@@ -69,8 +69,13 @@ NOT_UTF8 = (
 )
 
 
-def find_submissions(source: Path, scratch: Path) -> Found:
-    """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`)."""
+# What `grader grade --out OUT` writes in OUT: not submissions, when OUT is the class folder.
+OUTPUTS = ("gradebook.sqlite", "grades.csv", "report.html", "feedback", "grader-faults.log")
+
+
+def find_submissions(source: Path, scratch: Path, out: Path | None = None) -> Found:
+    """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
+    the output folder `out` and what the grader writes there are passed over."""
     if source.is_file() and source.suffix == ".zip":
         source = unpack(source, scratch)
     if not source.is_dir():
@@ -85,7 +90,7 @@ def find_submissions(source: Path, scratch: Path) -> Found:
     found: dict[str, list[tuple[str, Path]]] = {}
     problems: list[str] = []
     for item in sorted(source.iterdir()):
-        if item.name.startswith((".", "__MACOSX")):
+        if item.name.startswith((".", "__MACOSX")) or _written_by_us(item, out):
             continue
         if has_invalid_text(item.name):
             problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
@@ -121,6 +126,15 @@ def find_submissions(source: Path, scratch: Path) -> Found:
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
     return Found(chosen, problems)
+
+
+def _written_by_us(item: Path, out: Path | None) -> bool:
+    if out is None:
+        return False
+    where = out.resolve()
+    if item.resolve() == where:
+        return True
+    return item.parent.resolve() == where and item.name.startswith(OUTPUTS)
 
 
 def unpack(archive: Path, scratch: Path) -> Path:

@@ -110,3 +110,24 @@ def test_safe_names_are_file_names_and_never_shared() -> None:
     ]  # fmt: skip
     assert safe_name("Kim Park").startswith("Kim_Park-")
     assert safe_name("../../etc/passwd").startswith("etc_passwd-")
+
+
+def test_the_output_folder_inside_the_class_folder_is_not_a_submission(tmp_path: Path) -> None:
+    (tmp_path / "ada.ipynb").write_text("{}")
+    (tmp_path / "results" / "feedback").mkdir(parents=True)
+    for name in ("gradebook.sqlite", "grades.csv", "report.html", "grader-faults.log"):
+        (tmp_path / name).write_text("")  # written by an earlier `--out` of the class folder
+    (tmp_path / "gradebook.sqlite-wal").write_text("")
+    (tmp_path / "feedback").mkdir()
+    (tmp_path / "notes.txt").write_text("still not a notebook")
+    outputs = ("gradebook", "grades.csv", "report.html", "feedback", "grader-faults")
+    found = find_submissions(tmp_path, tmp_path / "scratch", tmp_path / "results")
+    said = "\n".join(found.problems)
+    assert [s for s, _ in found.submissions] == ["ada"] and "results/" not in said
+    assert "notes.txt: not a notebook" in said
+    found = find_submissions(tmp_path, tmp_path / "scratch", tmp_path)  # --out the class folder
+    said = "\n".join(found.problems)
+    assert [s for s, _ in found.submissions] == ["ada"] and "results/" in said
+    assert "notes.txt: not a notebook" in said and not any(n in said for n in outputs)
+    unaware = "\n".join(find_submissions(tmp_path, tmp_path / "scratch").problems)
+    assert "grades.csv: not a notebook" in unaware  # the test would catch a no-op
