@@ -4,6 +4,7 @@ warm workers, judge each in this process, and record it as soon as it is done.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -118,15 +119,20 @@ def grade_batch(
     book = Gradebook(out / "gradebook.sqlite") if out else None
     recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
     try:
-        with tempfile.TemporaryDirectory(prefix="grader-batch-") as scratch:
-            found = find_submissions(source, Path(scratch), out)
+        # A scratch folder only to unpack a .zip into: a grader killed outright leaves none
+        # behind for a folder of notebooks.
+        zipped = source.is_file() and source.suffix == ".zip"
+        unpacked = tempfile.TemporaryDirectory(prefix="grader-batch-") if zipped else None
+        with unpacked or contextlib.nullcontext():
+            scratch = Path(unpacked.name) if unpacked else None
+            found = find_submissions(source, scratch, out)
             recorder.batch.problems = found.problems
             if on_total:
                 on_total(len(found.submissions))
             todo = _unchanged_first(found.submissions, recorder, force)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
-                hidden = secret_paths(config, [source.resolve(), out, Path(scratch)])
+                hidden = secret_paths(config, [source.resolve(), out, scratch])
                 present = specs if assignment else _assignments_in(todo, config)
                 pool = start_pool(config, assignment, workers, present, hidden)
                 try:

@@ -73,10 +73,12 @@ NOT_UTF8 = (
 OUTPUTS = ("gradebook.sqlite", "grades.csv", "report.html", "feedback", "grader-faults.log")
 
 
-def find_submissions(source: Path, scratch: Path, out: Path | None = None) -> Found:
+def find_submissions(source: Path, scratch: Path | None, out: Path | None = None) -> Found:
     """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
     the output folder `out` and what the grader writes there are passed over."""
     if source.is_file() and source.suffix == ".zip":
+        if scratch is None:
+            raise ValueError("a .zip needs a scratch folder to be unpacked into")
         source = unpack(source, scratch)
     if not source.is_dir():
         raise UsageError(

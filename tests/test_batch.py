@@ -166,6 +166,27 @@ def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None
     assert results == count * 6
 
 
+def test_only_a_zip_gets_a_scratch_folder(
+    config: Config, klass: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grader killed outright leaves its scratch folder behind: a folder of notebooks needs
+    none, so none is made."""
+    made: list[str] = []
+    real = tempfile.TemporaryDirectory
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        made.append(str(kwargs.get("prefix")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch_module.tempfile, "TemporaryDirectory", spy)
+    grade_batch(klass, config, None, "self_attention")
+    assert "grader-batch-" not in made
+    archive = tmp_path / "class.zip"
+    shutil.make_archive(str(archive.with_suffix("")), "zip", klass)
+    batch = grade_batch(archive, config, None, "self_attention")
+    assert made.count("grader-batch-") == 1 and batch.graded == 12
+
+
 def test_zip_export(config: Config, tmp_path: Path) -> None:
     import zipfile
 
