@@ -20,6 +20,7 @@ from .config import load_config
 from .engine import grade_path
 from .errors import GraderError, UsageError
 from .render import RENDERERS
+from .render.escape import one_line
 from .render.table import render_table
 
 if TYPE_CHECKING:
@@ -176,9 +177,9 @@ def grade(
     if progress:
         progress[0].close()
     for problem in batch.problems:
-        click.echo(f"  {problem}", err=True)
+        click.echo(f"  {one_line(problem)}", err=True)
     if batch.lost:
-        names = ", ".join(batch.lost[:10]) + (" …" if len(batch.lost) > 10 else "")
+        names = one_line(", ".join(batch.lost[:10])) + (" …" if len(batch.lost) > 10 else "")
         click.echo(
             f"{len(batch.lost)} submissions were not graded: a worker process of the grader died "
             f"(killed by the system, perhaps for memory?) ({names}); run the same command "
@@ -225,10 +226,10 @@ def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     """A bug of the grader's own stopped some notebooks: say so loudly, with the evidence."""
     from .batch import FAULT_LOG
 
-    names = ", ".join(e.student for e in faults[:10]) + (" …" if len(faults) > 10 else "")
+    names = one_line(", ".join(e.student for e in faults[:10])) + (" …" * (len(faults) > 10))
     if out is None:
         for entry in faults:
-            click.echo(f"--- {entry.student}\n{entry.fault.rstrip()}", err=True)
+            click.echo(f"--- {one_line(entry.student)}\n{entry.fault.rstrip()}", err=True)
     where = "above" if out is None else f"in {out / FAULT_LOG}"
     click.echo(
         f"{len(faults)} submission{'s' * (len(faults) > 1)} hit a fault of the grader itself, "

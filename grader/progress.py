@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .render.escape import one_line
+
 if TYPE_CHECKING:
     from tqdm import tqdm
 
@@ -26,7 +28,7 @@ class Progress:
     def step(self, label: str = "") -> None:
         self.done += 1
         if self.bar is not None:
-            self.bar.set_postfix_str(label[:30], refresh=False)
+            self.bar.set_postfix_str(one_line(label[:30]), refresh=False)
             self.bar.update(1)
             return
         now = time.monotonic()

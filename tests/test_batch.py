@@ -494,3 +494,19 @@ def test_every_student_gets_a_feedback_page_of_their_own(tmp_path: Path) -> None
     report = (out / "report.html").read_text(encoding="utf-8")
     links = set(re.findall(r'href="(feedback/[^"]+)"', report))
     assert {unquote(link) for link in links} == {f"feedback/{p.name}" for p in pages}
+
+
+def test_file_names_cannot_forge_lines_in_a_ci_log(tmp_path: Path) -> None:
+    """Inside a student's folder the notebook's name is the student's to choose: a new line
+    in it must not start a line of its own (GitHub reads `::error::` there), nor may an
+    escape sequence reach the terminal."""
+    folder = tmp_path / "class" / "eve"
+    folder.mkdir(parents=True)
+    write_notebook(folder / "a.ipynb", students.cells())
+    write_notebook(folder / "b\n::error file=grades.csv::forged\x1b[2J.ipynb", students.cells())
+    (tmp_path / "class" / "mallory\n::warning::x").mkdir()  # a folder without a notebook
+    result = CliRunner().invoke(main, ["grade", str(tmp_path / "class"), "-a", "self_attention"])
+    assert result.exit_code == 0, result.output
+    assert "eve: 2 submissions" in result.output and "mallory?::warning::x/" in result.output
+    assert not any(line.startswith("::") for line in result.output.splitlines())
+    assert "\x1b" not in result.output

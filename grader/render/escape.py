@@ -13,6 +13,12 @@ def printable(text: str) -> str:
     return _CONTROL.sub("?", text)
 
 
+def one_line(text: str) -> str:
+    """For a terminal or a CI log: printable and on one line, so that a file name cannot start
+    a line of its own (a forged `::error::` workflow command) or move the cursor."""
+    return printable(text).replace("\r", "?").replace("\n", "?")
+
+
 def workflow_data(text: str) -> str:
     """The message part of a GitHub workflow command: one line, `%` escaped first."""
     return printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

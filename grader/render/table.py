@@ -6,6 +6,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..report import Report
+from .escape import one_line
 
 
 def display_width(text: str) -> int:
@@ -21,7 +22,9 @@ def _pad(text: str, width: int) -> str:
 
 
 def render_table(rows: Sequence[tuple[str, Report | None, str]], targets: Sequence[str]) -> str:
-    """Rows are (student, report or None, problem); short column names keep it narrow."""
+    """Rows are (student, report or None, problem); short column names keep it narrow.
+    Names and problems are put on one printable line each (they come from file names)."""
+    rows = [(one_line(student), report, one_line(problem)) for student, report, problem in rows]
     short = [_abbreviate(t) for t in targets]
     width = max([len("student"), *(display_width(s) for s, _, _ in rows)])
     cols = [max(len(s), 5) for s in short]
