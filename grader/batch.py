@@ -257,8 +257,9 @@ def _run(
 def _read(job: Job, recorder: _Recorder) -> Job:
     """The job with its bytes, read as it is handed out; the hash is taken from exactly the
     bytes graded."""
-    try:
-        data = job.path.read_bytes()
+    try:  # never through a link (one put in place after the folder was listed included)
+        with os.fdopen(os.open(job.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         return Job(job.student, job.path, problem=f"{job.path}: cannot be read ({exc.strerror})")
     recorder.hashes[job.student] = content_hash(data)

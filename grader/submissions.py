@@ -73,6 +73,15 @@ NOT_UTF8 = (
 OUTPUTS = ("gradebook.sqlite", "grades.csv", "report.html", "feedback", "grader-faults.log")
 
 
+# Inside a student's folder (a clone of the student's repository, say) a link could make the
+# grader read, and grade as the student's, any file it may read: the reference solution,
+# another student's notebook. The class folder's own entries are the instructor's: a link
+# there is followed.
+LINKED = (
+    "a symbolic link, inside a student's folder; skipped: a submission must be a file of its own"
+)
+
+
 def find_submissions(source: Path, scratch: Path | None, out: Path | None = None) -> Found:
     """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
     the output folder `out` and what the grader writes there are passed over."""
@@ -99,20 +108,14 @@ def find_submissions(source: Path, scratch: Path | None, out: Path | None = None
             continue
         student, order = student_of(item.name, item.is_dir())
         if item.is_dir():
-            notebooks = []
-            for path in sorted(item.rglob("*.ipynb")):
-                if ".ipynb_checkpoints" in path.parts:
-                    continue
-                if has_invalid_text(str(path)):
-                    problems.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
-                    continue
-                notebooks.append(path)
-            if not notebooks:
+            notebooks, refused = _notebooks_in(item, source)
+            problems.extend(refused)
+            if notebooks:
+                found.setdefault(student, []).extend((order, p) for p in notebooks)
+            elif not refused:
                 problems.append(f"{item.name}/: no notebook inside; skipped")
-                continue
-            found.setdefault(student, []).extend((order, p) for p in notebooks)
         elif item.suffix in SUFFIXES:
-            found.setdefault(student, []).append((order, item))
+            found.setdefault(student, []).append((order, item.resolve()))
         else:
             problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
     chosen = []
@@ -128,6 +131,22 @@ def find_submissions(source: Path, scratch: Path | None, out: Path | None = None
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
     return Found(chosen, problems)
+
+
+def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
+    """The notebooks anywhere in a student's folder, and a line for each one refused."""
+    notebooks: list[Path] = []
+    refused: list[str] = []
+    for path in sorted(folder.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        if has_invalid_text(str(path)):
+            refused.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
+        elif path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
+            refused.append(f"{path.relative_to(source)}: {LINKED}")
+        else:
+            notebooks.append(path)
+    return notebooks, refused
 
 
 def _written_by_us(item: Path, out: Path | None) -> bool:

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from grader import batch as batch_module
 from grader import pool as pool_module
-from grader.batch import available_cores, grade_batch, sweep_scratch
+from grader.batch import Batch, available_cores, grade_batch, sweep_scratch
 from grader.cli import main
 from grader.config import Config
 from grader.engine import grade_path
@@ -510,3 +510,21 @@ def test_file_names_cannot_forge_lines_in_a_ci_log(tmp_path: Path) -> None:
     assert "eve: 2 submissions" in result.output and "mallory?::warning::x/" in result.output
     assert not any(line.startswith("::") for line in result.output.splitlines())
     assert "\x1b" not in result.output
+
+
+def test_a_link_to_the_solution_earns_nothing(config: Config, tmp_path: Path) -> None:
+    folder = tmp_path / "repos"
+    (folder / "bob").mkdir(parents=True)
+    (folder / "bob" / "hw.ipynb").symlink_to(REPO / "solutions" / "self_attention.ipynb")
+    write_notebook(folder / "ada.ipynb", students.cells())
+    batch = grade_batch(folder, config, None, "self_attention")
+    assert [e.student for e in batch.entries] == ["ada"]
+    assert any(p.startswith("bob/hw.ipynb: a symbolic link") for p in batch.problems)
+    # A link put in place after the folder was listed is not read through either.
+    swapped = folder / "ada.ipynb"
+    swapped.unlink()
+    swapped.symlink_to(REPO / "solutions" / "self_attention.ipynb")
+    job = batch_module._read(
+        Job("ada", swapped), batch_module._Recorder(Batch(), None, None, "", None)
+    )
+    assert job.data == b"" and "cannot be read" in job.problem

@@ -131,3 +131,27 @@ def test_the_output_folder_inside_the_class_folder_is_not_a_submission(tmp_path:
     assert "notes.txt: not a notebook" in said and not any(n in said for n in outputs)
     unaware = "\n".join(find_submissions(tmp_path, tmp_path / "scratch").problems)
     assert "grades.csv: not a notebook" in unaware  # the test would catch a no-op
+
+
+def test_links_inside_a_students_folder_are_not_followed(tmp_path: Path) -> None:
+    """In a folder of cloned repositories a student chooses what is in theirs: a link there to
+    the reference solution, or to another student's notebook, must not be graded as theirs."""
+    solution = tmp_path / "course" / "solutions" / "self_attention.ipynb"
+    solution.parent.mkdir(parents=True)
+    solution.write_text("{}")
+    repos = tmp_path / "repos"
+    for student in ("ada", "bob", "cy", "dee"):
+        (repos / student).mkdir(parents=True)
+    (repos / "ada" / "hw.ipynb").write_text("{}")
+    (repos / "bob" / "hw.ipynb").symlink_to(solution)
+    (repos / "cy" / "hw.ipynb").symlink_to(repos / "ada" / "hw.ipynb")
+    (repos / "dee" / "work").symlink_to(solution.parent, target_is_directory=True)
+    (repos / "eve").symlink_to(repos / "ada", target_is_directory=True)  # the instructor's link
+    found = find_submissions(repos, tmp_path / "scratch")
+    assert [(s, p.relative_to(repos).as_posix()) for s, p in found.submissions] == [
+        ("ada", "ada/hw.ipynb"),
+        ("eve", "eve/hw.ipynb"),
+    ]
+    refused = [p.split(":")[0] for p in found.problems if "symbolic link" in p]
+    assert refused == ["bob/hw.ipynb", "cy/hw.ipynb"]
+    assert "dee/: no notebook inside; skipped" in found.problems  # its linked folder: not entered
