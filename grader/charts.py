@@ -88,7 +88,7 @@ def score_histogram(scores: Sequence[float], max_score: float) -> Chart:
                 width=max(slot - 2, 1),
                 height=bar_h,
                 label=str(count) if count else "",
-                hint=f"{count} students with {low:g} to {high:g} points",
+                hint=f"{count} student{'' if count == 1 else 's'} with {low:g} to {high:g} points",
             )
         )
     x_ticks = tuple(Tick(left + inner_w * k / 4, f"{top_score * k / 4:g}") for k in range(5))

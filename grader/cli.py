@@ -144,7 +144,7 @@ def grade(
     (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
     130 interrupted.
     """
-    from .batch import grade_batch, write_csv
+    from .batch import as_assignment, class_assignment, grade_batch, write_csv
     from .progress import Progress
 
     config = load_config(config_path)
@@ -186,22 +186,33 @@ def grade(
             "again to grade them",
             err=True,
         )
-    reports = [e.report for e in batch.entries if e.report]
-    aid = assignment or (reports[0].assignment if reports else None)
+    aid = assignment or class_assignment(batch.entries)
     if aid is None:
         raise GraderError(f"{submissions}: nothing could be graded")
     spec = config.assignment(aid)
-    rows = [(e.student, e.report, e.problem) for e in batch.entries]
+    entries = as_assignment(batch.entries, aid)
+    rows = [(e.student, e.report, e.problem) for e in entries]
     click.echo(render_table(rows, [t.name for t in spec.targets]))
-    failed = len(batch.entries) - len(reports)
+    failed = sum(e.report is None for e in entries)
+    graded = sum(e.report is not None and not e.skipped for e in entries)
+    others = [e.student for e, kept in zip(batch.entries, entries, strict=True) if e != kept]
+    if others:
+        names = one_line(", ".join(others[:10])) + (" …" * (len(others) > 10))
+        click.echo(
+            f"{len(others)} notebook{'s' * (len(others) > 1)} looked like another assignment "
+            f"than {aid} ({names}) and {'earns' if len(others) == 1 else 'earn'} nothing for "
+            "it; pass --assignment to grade "
+            "every notebook as one assignment",
+            err=True,
+        )
     click.echo(
-        f"{batch.graded} graded, {batch.skipped} unchanged (kept from the gradebook), "
+        f"{graded} graded, {batch.skipped} unchanged (kept from the gradebook), "
         f"{failed} could not be graded, {len(batch.problems)} skipped; {batch.seconds:.2f} s"
     )
     if out is not None:
         from .classreport import write_report
 
-        written = [write_csv(batch.entries, spec, out), out / "gradebook.sqlite"]
+        written = [write_csv(entries, spec, out), out / "gradebook.sqlite"]
         written.append(write_report(out, aid))
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
     if batch.faults:

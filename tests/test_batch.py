@@ -528,3 +528,26 @@ def test_a_link_to_the_solution_earns_nothing(config: Config, tmp_path: Path) ->
         Job("ada", swapped), batch_module._Recorder(Batch(), None, None, "", None)
     )
     assert job.data == b"" and "cannot be read" in job.problem
+
+
+def test_one_notebook_cannot_choose_the_assignment_it_is_marked_on(tmp_path: Path) -> None:
+    """Without --assignment each notebook is recognised on its own. A student who hands in the
+    textbook's notebook (udl_12_1, solved online) used to earn its full marks, and, named
+    first, to turn grades.csv and the report into that assignment's for the whole class."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno", "chen"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    shutil.copy(REPO / "solutions" / "udl_12_1.ipynb", folder / "aaron.ipynb")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "1 notebook looked like another assignment than self_attention (aaron)" in result.output
+    with (out / "grades.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    assert list(table[0])[1:3] == ["qkv_loop", "softmax"]  # self_attention's columns
+    aaron = next(row for row in table if row["student"] == "aaron")
+    assert aaron["total"] == "0" and "graded as udl_12_1, not self_attention" in aaron["problem"]
+    ada = next(row for row in table if row["student"] == "ada")
+    assert float(ada["total"]) == float(ada["max_total"]) == 10
+    assert "<title>self_attention — class report</title>" in (out / "report.html").read_text()
