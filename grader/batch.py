@@ -125,7 +125,9 @@ def grade_batch(
         unpacked = tempfile.TemporaryDirectory(prefix="grader-batch-") if zipped else None
         with unpacked or contextlib.nullcontext():
             scratch = Path(unpacked.name) if unpacked else None
-            found = find_submissions(source, scratch, out)
+            exercises = [a.exercise for a in config.assignments.values() if a.exercise]
+            untouched = {file_hash(path) for path in exercises if path.is_file()}
+            found = find_submissions(source, scratch, out, untouched)
             recorder.batch.problems = found.problems
             if on_total:
                 on_total(len(found.submissions))

@@ -14,6 +14,7 @@ import hashlib
 import re
 import shutil
 import zipfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -82,9 +83,12 @@ LINKED = (
 )
 
 
-def find_submissions(source: Path, scratch: Path | None, out: Path | None = None) -> Found:
+def find_submissions(
+    source: Path, scratch: Path | None, out: Path | None = None, untouched: Collection[str] = ()
+) -> Found:
     """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
-    the output folder `out` and what the grader writes there are passed over."""
+    the output folder `out` and what the grader writes there are passed over. `untouched`:
+    the SHA-256 of the exercise notebooks, never preferred among a student's notebooks."""
     if source.is_file() and source.suffix == ".zip":
         if scratch is None:
             raise ValueError("a .zip needs a scratch folder to be unpacked into")
@@ -121,13 +125,20 @@ def find_submissions(source: Path, scratch: Path | None, out: Path | None = None
     chosen = []
     for student, paths in sorted(found.items()):
         paths.sort(key=lambda pair: (pair[0], str(pair[1])))
+        candidates = [p for _, p in paths]
         if len(paths) > 1:
-            names = ", ".join(str(p.relative_to(source)) for _, p in paths)
-            problems.append(
-                f"{student}: {len(paths)} submissions ({names}); graded the last, "
-                f"{paths[-1][1].name}"
+            # An untouched copy of the exercise (a cloned repository holds one beside the
+            # student's own notebook) is graded only when there is nothing else.
+            own = [p for p in candidates if _sha256(p) not in untouched] or candidates
+            names = ", ".join(_shown(p, source) for p in candidates)
+            which = (
+                "the last" if own == candidates else "the last that is not the exercise as given"
             )
-        chosen.append((student, paths[-1][1]))
+            problems.append(
+                f"{student}: {len(paths)} submissions ({names}); graded {which}, {own[-1].name}"
+            )
+            candidates = own
+        chosen.append((student, candidates[-1]))
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
     return Found(chosen, problems)
@@ -147,6 +158,20 @@ def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
         else:
             notebooks.append(path)
     return notebooks, refused
+
+
+def _sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _shown(path: Path, source: Path) -> str:
+    try:
+        return str(path.relative_to(source))
+    except ValueError:  # a link of the instructor's, resolved to a file elsewhere
+        return str(path)
 
 
 def _written_by_us(item: Path, out: Path | None) -> bool:

@@ -551,3 +551,24 @@ def test_one_notebook_cannot_choose_the_assignment_it_is_marked_on(tmp_path: Pat
     ada = next(row for row in table if row["student"] == "ada")
     assert float(ada["total"]) == float(ada["max_total"]) == 10
     assert "<title>self_attention — class report</title>" in (out / "report.html").read_text()
+
+
+def test_an_untouched_copy_of_the_exercise_is_not_preferred_to_the_students_work(
+    config: Config, tmp_path: Path
+) -> None:
+    """A cloned repository often holds the exercise as handed out beside the student's own
+    notebook; the later name (self_attention.ipynb after answers.ipynb) used to be graded."""
+    exercise = REPO / "exercises" / "self_attention.ipynb"
+    repos = tmp_path / "repos"
+    for student in ("ann", "ben"):
+        (repos / student).mkdir(parents=True)
+        shutil.copy(exercise, repos / student / "self_attention.ipynb")
+    write_notebook(repos / "ann" / "answers.ipynb", students.cells())
+    batch = grade_batch(repos, config, None, "self_attention")
+    scores = {e.student: e.report.score for e in batch.entries if e.report}
+    assert scores == {"ann": 10, "ben": 0}  # ben handed in nothing else: the copy is graded
+    said = [p for p in batch.problems if p.startswith("ann:")]
+    assert said == [
+        "ann: 2 submissions (ann/answers.ipynb, ann/self_attention.ipynb); graded the last "
+        "that is not the exercise as given, answers.ipynb"
+    ]
