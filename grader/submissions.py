@@ -149,8 +149,9 @@ def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
     notebooks: list[Path] = []
     refused: list[str] = []
     for path in sorted(folder.rglob("*.ipynb")):
-        if ".ipynb_checkpoints" in path.parts:
-            continue
+        inside = path.relative_to(folder).parts
+        if any(part.startswith((".", "__MACOSX")) for part in inside):
+            continue  # hidden, as Jupyter hides them: .ipynb_checkpoints, .git, a .venv
         if has_invalid_text(str(path)):
             refused.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
         elif path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):

@@ -48,6 +48,18 @@ def test_folder_with_duplicates_junk_and_empty_folders(tmp_path: Path) -> None:
     assert "smithjane_1: 2 submissions" in problems and "graded the last" in problems
 
 
+def test_hidden_folders_in_a_students_folder_hold_no_submission(tmp_path: Path) -> None:
+    """A cloned repository may carry a virtual environment or checkpoints with notebooks."""
+    repo = tmp_path / "ann"
+    for hidden in (".ipynb_checkpoints", ".venv/lib/site-packages/pkg", ".github", "__MACOSX"):
+        (repo / hidden).mkdir(parents=True)
+        (repo / hidden / "z_example.ipynb").write_text("{}")
+    (repo / "hw.ipynb").write_text("{}")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [(s, p.name) for s, p in found.submissions] == [("ann", "hw.ipynb")]
+    assert found.problems == []
+
+
 def test_two_students_of_one_name_are_two_students(tmp_path: Path) -> None:
     """Canvas and Moodle name students by display name *and* user id: a class may hold two
     Wang Weis, and grading only the later upload of "wangwei" would drop one of them."""
