@@ -119,7 +119,9 @@ def find_submissions(
             elif not refused:
                 problems.append(f"{item.name}/: no notebook inside; skipped")
         elif item.suffix in SUFFIXES:
-            found.setdefault(student, []).append((order, item.resolve()))
+            # A link of the instructor's is read where it points (reading never follows one).
+            path = item.resolve() if item.is_symlink() else item
+            found.setdefault(student, []).append((order, path))
         else:
             problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
     chosen = []

@@ -512,13 +512,20 @@ def test_file_names_cannot_forge_lines_in_a_ci_log(tmp_path: Path) -> None:
     assert "\x1b" not in result.output
 
 
-def test_a_link_to_the_solution_earns_nothing(config: Config, tmp_path: Path) -> None:
+def test_a_link_to_the_solution_earns_nothing(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "repos"
     (folder / "bob").mkdir(parents=True)
     (folder / "bob" / "hw.ipynb").symlink_to(REPO / "solutions" / "self_attention.ipynb")
     write_notebook(folder / "ada.ipynb", students.cells())
-    batch = grade_batch(folder, config, None, "self_attention")
-    assert [e.student for e in batch.entries] == ["ada"]
+    elsewhere = write_notebook(tmp_path / "carl.ipynb", students.cells())
+    (folder / "carl.ipynb").symlink_to(elsewhere)  # the instructor's own link: followed
+    monkeypatch.chdir(tmp_path)
+    batch = grade_batch(Path("repos"), config, None, "self_attention")
+    graded = {e.student: e for e in batch.entries if e.report and e.report.score == 10}
+    assert sorted(graded) == ["ada", "carl"] and len(batch.entries) == 2
+    assert graded["ada"].path == Path("repos/ada.ipynb")  # named as given, not resolved
     assert any(p.startswith("bob/hw.ipynb: a symbolic link") for p in batch.problems)
     # A link put in place after the folder was listed is not read through either.
     swapped = folder / "ada.ipynb"
