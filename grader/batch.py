@@ -23,12 +23,12 @@ from .aggregate import scores_only
 from .config import AssignmentSpec, Config
 from .engine import finish, secret_paths, with_choice
 from .feedback import write_feedback
-from .gradebook import Gradebook, config_hash, content_hash, file_hash
+from .gradebook import Gradebook, config_hash
 from .notebook import Submission, assignment_hint, load_submission
 from .pool import Done, Job, grade_job, start_pool, stop_pool
 from .prepared import CaseSet, Expected, build_cases, build_expected
 from .report import Report
-from .submissions import find_submissions, safe_name
+from .submissions import content_hash, file_hash, find_submissions, safe_name
 
 
 @dataclass(frozen=True)

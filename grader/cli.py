@@ -179,7 +179,7 @@ def grade(
     for problem in batch.problems:
         click.echo(f"  {one_line(problem)}", err=True)
     if batch.lost:
-        names = one_line(", ".join(batch.lost[:10])) + (" …" if len(batch.lost) > 10 else "")
+        names = _first_names(batch.lost)
         click.echo(
             f"{len(batch.lost)} submissions were not graded: a worker process of the grader died "
             f"(killed by the system, perhaps for memory?) ({names}); run the same command "
@@ -195,14 +195,13 @@ def grade(
     click.echo(render_table(rows, [t.name for t in spec.targets]))
     failed = sum(e.report is None for e in entries)
     graded = sum(e.report is not None and not e.skipped for e in entries)
-    others = [e.student for e, kept in zip(batch.entries, entries, strict=True) if e != kept]
+    others = [e.student for e in batch.entries if e.report and e.report.assignment != aid]
     if others:
-        names = one_line(", ".join(others[:10])) + (" …" * (len(others) > 10))
         click.echo(
             f"{len(others)} notebook{'s' * (len(others) > 1)} looked like another assignment "
-            f"than {aid} ({names}) and {'earns' if len(others) == 1 else 'earn'} nothing for "
-            "it; pass --assignment to grade "
-            "every notebook as one assignment",
+            f"than {aid} ({_first_names(others)}) and "
+            f"{'earns' if len(others) == 1 else 'earn'} nothing for it; pass --assignment to "
+            "grade every notebook as one assignment",
             err=True,
         )
     click.echo(
@@ -221,6 +220,12 @@ def grade(
         sys.exit(3)
 
 
+def _first_names(students: Sequence[str], shown: int = 10) -> str:
+    """Up to `shown` names, on one printable line (they come from file names)."""
+    more = " …" if len(students) > shown else ""
+    return one_line(", ".join(students[:shown])) + more
+
+
 def _output_folder(out: Path) -> None:
     """Create OUT, or say in one line why it cannot be written to (before grading anything)."""
     if out.exists() and not out.is_dir():
@@ -237,7 +242,7 @@ def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     """A bug of the grader's own stopped some notebooks: say so loudly, with the evidence."""
     from .batch import FAULT_LOG
 
-    names = one_line(", ".join(e.student for e in faults[:10])) + (" …" * (len(faults) > 10))
+    names = _first_names([e.student for e in faults])
     if out is None:
         for entry in faults:
             click.echo(f"--- {one_line(entry.student)}\n{entry.fault.rstrip()}", err=True)

@@ -70,14 +70,6 @@ def grader_version() -> str:
         return "unknown"
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def file_hash(path: Path) -> str:
-    return content_hash(path.read_bytes())
-
-
 def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
     """Changes when anything that decides a grade changes: config, solutions, catalogues."""
     digest = hashlib.sha256(config.path.read_bytes())
@@ -94,9 +86,12 @@ def _tables() -> dict[str, list[str]]:
     """Each table's columns, as SCHEMA makes them."""
     db = sqlite3.connect(":memory:")
     db.executescript(SCHEMA)
-    return {
-        table: _columns(db, table) for table in ("students", "submissions", "unreadable", "results")
-    }
+    return {table: _columns(db, table) for table in _table_names(db)}
+
+
+def _table_names(db: sqlite3.Connection) -> list[str]:
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return sorted(str(row[0]) for row in rows)
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -107,8 +102,7 @@ def _check_tables(db: sqlite3.Connection) -> None:
     """An empty file, or one with exactly our tables and columns; anything else (another
     program's database, another version's gradebook, not SQLite at all) is refused before
     a byte of it is changed."""
-    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    present = sorted(str(row[0]) for row in rows)
+    present = _table_names(db)
     if not present:
         return
     if present != sorted(_tables()):

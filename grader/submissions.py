@@ -131,7 +131,7 @@ def find_submissions(
         if len(paths) > 1:
             # An untouched copy of the exercise (a cloned repository holds one beside the
             # student's own notebook) is graded only when there is nothing else.
-            own = [p for p in candidates if _sha256(p) not in untouched] or candidates
+            own = [p for p in candidates if _hash_or_nothing(p) not in untouched] or candidates
             names = ", ".join(_shown(p, source) for p in candidates)
             which = (
                 "the last" if own == candidates else "the last that is not the exercise as given"
@@ -163,10 +163,19 @@ def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
     return notebooks, refused
 
 
-def _sha256(path: Path) -> str:
+def content_hash(data: bytes) -> str:
+    """What identifies a submission's content (in the gradebook, and among its notebooks)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    return content_hash(path.read_bytes())
+
+
+def _hash_or_nothing(path: Path) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return file_hash(path)
+    except OSError:  # unreadable: it is refused when read for grading
         return ""
 
 
