@@ -27,6 +27,7 @@ from .gradebook import Gradebook, config_hash
 from .notebook import Submission, assignment_hint, load_submission
 from .pool import Done, Job, grade_job, start_pool, stop_pool
 from .prepared import CaseSet, Expected, build_cases, build_expected
+from .render.escape import spreadsheet_row
 from .report import Report
 from .submissions import content_hash, file_hash, find_submissions, safe_name
 
@@ -325,18 +326,23 @@ def as_assignment(entries: Sequence[Entry], assignment: str) -> list[Entry]:
 
 
 def write_csv(entries: Sequence[Entry], assignment: AssignmentSpec, out: Path) -> Path:
-    """One row per student: points per target, total, and why a submission has no grade."""
+    """One row per student: points per target, total, and why a submission has no grade.
+    Names and problems come from file names: no cell may be a formula to a spreadsheet."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grades.csv"
     names = [t.name for t in assignment.targets]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", *names, "total", "max_total", "problem"])
+        writer.writerow(spreadsheet_row(["student", *names, "total", "max_total", "problem"]))
         for entry in entries:
-            if entry.report is None:
-                writer.writerow([entry.student, *[0] * len(names), 0, "", entry.problem])
-                continue
-            scores = {t.name: t.score for t in entry.report.targets}
-            row = [scores.get(n, 0) for n in names]
-            writer.writerow([entry.student, *row, entry.report.score, entry.report.max_score, ""])
+            writer.writerow(spreadsheet_row(_grades_row(entry, names)))
     return path
+
+
+def _grades_row(entry: Entry, names: Sequence[str]) -> list[object]:
+    """A student's row of grades.csv, before spreadsheet_row makes its text cells safe."""
+    if entry.report is None:
+        return [entry.student, *[0] * len(names), 0, "", entry.problem]
+    scores = {t.name: t.score for t in entry.report.targets}
+    row = [scores.get(n, 0) for n in names]
+    return [entry.student, *row, entry.report.score, entry.report.max_score, ""]

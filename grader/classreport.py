@@ -14,6 +14,7 @@ from .aggregate import ClassSummary, summarise
 from .charts import pass_rates, score_histogram
 from .errors import UsageError
 from .gradebook import Gradebook
+from .render.escape import json_text, spreadsheet_row
 from .render.html import render_template
 from .report import Report
 from .submissions import safe_name
@@ -68,19 +69,26 @@ def write_report(out: Path, assignment: str | None = None) -> Path:
 
 
 def render_csv(summary: ClassSummary) -> str:
+    """The aggregates as CSV; student names and problems made safe for a spreadsheet."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["section", "name", "value", "detail"])
-    for t in summary.targets:
-        writer.writerow(["pass_rate", t.name, f"{t.pass_rate:.4f}", f"{t.passed}/{t.total}"])
-    for m in summary.mistakes:
-        writer.writerow(["mistake", m.id, m.count, ";".join(m.students)])
-    for student, report in summary.students:
-        writer.writerow(["score", student, f"{report.score:g}", f"{report.max_score:g}"])
-    for student, problem in summary.failing_to_run:
-        writer.writerow(["did_not_run", student, "", problem])
+    for row in _csv_rows(summary):
+        writer.writerow(spreadsheet_row(row))
     return buffer.getvalue()
 
 
+def _csv_rows(summary: ClassSummary) -> Iterator[list[object]]:
+    yield ["section", "name", "value", "detail"]
+    for t in summary.targets:
+        yield ["pass_rate", t.name, f"{t.pass_rate:.4f}", f"{t.passed}/{t.total}"]
+    for m in summary.mistakes:
+        yield ["mistake", m.id, m.count, ";".join(m.students)]
+    for student, report in summary.students:
+        yield ["score", student, f"{report.score:g}", f"{report.max_score:g}"]
+    for student, problem in summary.failing_to_run:
+        yield ["did_not_run", student, "", problem]
+
+
 def render_json(summary: ClassSummary) -> str:
-    return json.dumps(summary.to_dict(), indent=2, ensure_ascii=False)
+    """The aggregates as JSON; controls in student names are \\u escapes."""
+    return json_text(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))

@@ -20,7 +20,7 @@ from .config import load_config
 from .engine import grade_path
 from .errors import GraderError, UsageError
 from .render import RENDERERS
-from .render.escape import one_line
+from .render.escape import one_line, safe_lines
 from .render.table import render_table
 
 if TYPE_CHECKING:
@@ -46,13 +46,14 @@ def _errors_to_exit_codes(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except GraderError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {safe_lines(str(exc))}", err=True)  # may name a student's file
             sys.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:
-            click.echo(f"Error: internal error: {type(exc).__name__}: {exc}", err=True)
-            click.echo(traceback.format_exc(), err=True)
+            message = safe_lines(f"{type(exc).__name__}: {exc}")
+            click.echo(f"Error: internal error: {message}", err=True)
+            click.echo(safe_lines(traceback.format_exc()), err=True)
             sys.exit(3)
 
     return wrapper  # type: ignore[return-value]
@@ -245,7 +246,8 @@ def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     names = _first_names([e.student for e in faults])
     if out is None:
         for entry in faults:
-            click.echo(f"--- {one_line(entry.student)}\n{entry.fault.rstrip()}", err=True)
+            fault = safe_lines(entry.fault.rstrip())  # an exception's message may be the student's
+            click.echo(f"--- {one_line(entry.student)}\n{fault}", err=True)
     where = "above" if out is None else f"in {out / FAULT_LOG}"
     click.echo(
         f"{len(faults)} submission{'s' * (len(faults) > 1)} hit a fault of the grader itself, "

@@ -1,22 +1,70 @@
-"""Neutralise text that may come from a student before it goes where it could do harm."""
+"""Neutralise text that may come from a student before it goes where it could do harm.
+
+The one place for these rules: every output format (text, JUnit, GitHub, Gradescope,
+Markdown, HTML, the terminal table and progress bar, the CSV files) takes student text
+(exception messages, printed output, file and folder names) through one of these.
+"""
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Controls that move a terminal's cursor, ring it or start an escape sequence (C0 but tab and
+# line breaks, DEL, C1), lone surrogates (not encodable), and U+FFFE/U+FFFF: none is allowed
+# in XML 1.0 either. Each becomes a visible "?", so the reader sees that something was there.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# Bidi controls reorder what a reader sees (a name that reads "exe.txt" but is "txt.exe");
+# invisible, and no loss to right-to-left names, so they are dropped.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# In JSON these are written as escapes instead (the data must stay the student's own).
+_JSON_UNSAFE = re.compile(f"{_CONTROL.pattern}|{_BIDI.pattern}|[\u2028\u2029]")
+# The line breaks printable leaves (the other ones str.splitlines() knows, \v \f \x1c-\x1e
+# and NEL, are controls and already gone).
+_LINE_BREAK = re.compile("\r\n|[\n\r\u2028\u2029]")
+# A GitHub Actions runner takes a line for a workflow command when it starts with `::` after
+# white space, or when it holds the legacy `##[` anywhere.
+_COMMAND_START = re.compile(r"^(\s*)::")
+_LEGACY_COMMAND = "##["
+# What Markdown reads as a link, an image, a code span, a table cell's end, or an escape
+# (emphasis, `*` and `_`, is harmless and left alone: identifiers stay readable in the source).
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`\[\]()!|])")
+# GitHub turns bare web addresses (http://…, www.…) into links; an escaped `:` or `.` is not
+# the plain character its matcher looks for. Visible addresses, not hidden ones: belt and braces.
+_WWW = re.compile(r"(?i)\b(www)\.")
+# A spreadsheet takes a cell starting with one of these for a formula (OWASP CSV injection);
+# the full-width forms too, which Excel reads as their ASCII twins.
+_FORMULA_START = tuple("=+-@\t\r＝＋－＠")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 def printable(text: str) -> str:
-    """No control characters (they are invalid in XML and can rewrite a terminal)."""
-    return _CONTROL.sub("?", text)
+    """No control, bidi or non-XML character; tabs and line breaks stay (for multi-line
+    fields: a traceback, an HTML page). Safe for XML 1.0 text and attributes."""
+    return _BIDI.sub("", _CONTROL.sub("?", text))
 
 
 def one_line(text: str) -> str:
-    """For a terminal or a CI log: printable and on one line, so that a file name cannot start
-    a line of its own (a forged `::error::` workflow command) or move the cursor."""
-    return printable(text).replace("\r", "?").replace("\n", "?")
+    """For a terminal or a CI log: printable and on one line, so that a file name or an
+    exception message cannot start a line of its own (a forged `::error::` or `::add-mask::`
+    workflow command) or move the cursor; a leading `::` and any `##[` are escaped too,
+    as the text may begin a line."""
+    flat = _LINE_BREAK.sub("?", printable(text))
+    return _COMMAND_START.sub(r"\1\\::", flat, count=1).replace(_LEGACY_COMMAND, "#\\#[")
+
+
+def safe_lines(text: str) -> str:
+    """Multi-line text that a student may have put words into (a traceback) for a terminal:
+    its own line breaks stay, but each line is made safe as one_line makes it."""
+    return "\n".join(one_line(line) for line in _LINE_BREAK.split(text))
+
+
+def json_text(dumped: str) -> str:
+    """JSON text (from json.dumps with ensure_ascii=False) with each character that printable
+    would take out written as a `\\u` escape: a parser reads back the same data, and nothing
+    raw reaches a terminal that prints it (JSON's own syntax is ASCII, so only strings change)."""
+    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match[0]):04x}", dumped)
 
 
 def workflow_data(text: str) -> str:
@@ -30,11 +78,38 @@ def workflow_property(text: str) -> str:
 
 
 def markdown_text(text: str) -> str:
-    """Text for a Markdown paragraph or list item: no raw HTML, no new lines."""
-    escaped = html.escape(printable(text), quote=False)
-    return escaped.replace("\r", " ").replace("\n", "<br>")
+    """Text for a Markdown paragraph or list item: one line, no raw HTML, and inert: no
+    link, image, code span or autolink can be made of it (those characters are escaped)."""
+    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
+    unlinked = _WWW.sub(r"\1\\.", escaped.replace("://", "\\://"))
+    return html.escape(unlinked, quote=False)
 
 
 def markdown_cell(text: str) -> str:
-    """Text for a Markdown table cell: as markdown_text, and no `|` that would end the cell."""
-    return markdown_text(text).replace("|", "\\|")
+    """Text for a Markdown table cell: as markdown_text (which escapes `|` too)."""
+    return markdown_text(text)
+
+
+def markdown_code(text: str) -> str:
+    """`text` as a Markdown code span, safe in a table cell: a fence longer than any run of
+    backticks in it, so that it cannot close the span early (CommonMark's rule)."""
+    flat = one_line(text).replace("|", "\\|")  # GitHub ends a table cell even in a code span
+    fence = "`" * (max(map(len, re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell that a spreadsheet cannot run: text on one line, and a `'` before text
+    that it would read as a formula (`=`, `+`, `-`, `@`…); numbers stay numbers."""
+    if not isinstance(value, str):
+        return value
+    text = one_line(value)
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def spreadsheet_row(values: Iterable[object]) -> list[object]:
+    """A CSV row with each cell made safe by spreadsheet_cell."""
+    return [spreadsheet_cell(value) for value in values]

@@ -1,7 +1,8 @@
 """`--format github`: workflow commands that annotate the notebook, and a job summary table.
 
 GitHub shows at most 10 error annotations per step, so the rest are folded into one notice.
-Every student-derived string is escaped, so no message can start a command of its own.
+Every student-derived string is escaped, so no message can start a command of its own, and
+each message is put on one line first (the annotation's own line breaks separate messages).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 from pathlib import Path
 
 from ..report import Report, TargetResult
-from .escape import workflow_data, workflow_property
+from .escape import one_line, workflow_data, workflow_property
 from .markdown import render as render_markdown
 
 MAX_ANNOTATIONS = 10
@@ -23,18 +24,19 @@ def _annotation(report: Report, target: TargetResult) -> str:
     title = f"{target.name}: {target.status} ({target.score:g}/{target.max_score:g})"
     props.append(f"title={workflow_property(title)}")
     named = [f"[{', '.join(target.mistakes)}]"] if target.mistakes else []
-    body = "\n".join([*named, *target.messages])
+    body = "\n".join(map(one_line, [*named, *target.messages]))
     return f"::error {','.join(props)}::{workflow_data(body)}"
 
 
 def render(report: Report) -> str:
+    """Workflow commands for the log; the Markdown report appended to the job summary."""
     failing = [t for t in report.targets if t.status != "passed"]
     lines = [_annotation(report, t) for t in failing[:MAX_ANNOTATIONS]]
     if len(failing) > MAX_ANNOTATIONS:
         rest = ", ".join(t.name for t in failing[MAX_ANNOTATIONS:])
         lines.append(f"::notice title=More failing targets::{workflow_data(rest)}")
     for error in report.errors:
-        lines.append(f"::warning title=Notebook problem::{workflow_data(error)}")
+        lines.append(f"::warning title=Notebook problem::{workflow_data(one_line(error))}")
     lines.append(
         f"::notice title=Score::{workflow_data(f'{report.score:g} / {report.max_score:g} points')}"
     )

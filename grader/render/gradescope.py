@@ -1,4 +1,7 @@
-"""`--format gradescope`: the results.json that Gradescope's autograder harness reads."""
+"""`--format gradescope`: the results.json that Gradescope's autograder harness reads.
+
+Each line of an `output` is one_line'd: student text gets no line (or control) of its own.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import json
 from typing import Any
 
 from ..report import Report, TargetResult
-from .escape import printable
+from .escape import json_text, one_line
 
 
 def _test(target: TargetResult) -> dict[str, Any]:
@@ -17,21 +20,22 @@ def _test(target: TargetResult) -> dict[str, Any]:
         lines.append(f"mistakes: {', '.join(target.mistakes)}")
     lines += target.messages
     return {
-        "name": target.name,
+        "name": one_line(target.name),
         "score": target.score,
         "max_score": target.max_score,
         "status": "passed" if target.status == "passed" else "failed",
-        "output": printable("\n".join(lines)),
+        "output": "\n".join(map(one_line, lines)),
         "visibility": "visible",
     }
 
 
 def results(report: Report) -> dict[str, Any]:
+    """The results.json object: a total, and one test per target."""
     output = [f"{report.assignment}: {report.score:g} / {report.max_score:g} points"]
     output += [f"problem: {e}" for e in report.errors] + [f"note: {n}" for n in report.notes]
     return {
         "score": report.score,
-        "output": printable("\n".join(output)),
+        "output": "\n".join(map(one_line, output)),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [_test(t) for t in report.targets],
@@ -39,4 +43,5 @@ def results(report: Report) -> dict[str, Any]:
 
 
 def render(report: Report) -> str:
-    return json.dumps(results(report), indent=2, ensure_ascii=False)
+    """results.json as text."""
+    return json_text(json.dumps(results(report), indent=2, ensure_ascii=False))

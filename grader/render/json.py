@@ -3,7 +3,9 @@
 import json
 
 from ..report import Report
+from .escape import json_text
 
 
 def render(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+    """The report as JSON; strings keep their data, controls in them are \\u escapes."""
+    return json_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))

@@ -1,11 +1,16 @@
-"""`--format junit`: one test case per target; GitLab reads the element text, not `message`."""
+"""`--format junit`: one test case per target; GitLab reads the element text, not `message`.
+
+Every string that may hold student text, attribute or element text, goes through one_line:
+XML 1.0 forbids some characters (U+FFFE, most controls) even escaped, so they must not reach
+the file, and a CI log that prints it must not see a student's line of its own.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
 from ..report import Report, TargetResult
-from .escape import printable
+from .escape import one_line
 
 _ELEMENT = {"failed": "failure", "missing": "failure", "error": "error", "timeout": "error"}
 
@@ -13,9 +18,9 @@ _ELEMENT = {"failed": "failure", "missing": "failure", "error": "error", "timeou
 def _case(report: Report, target: TargetResult) -> ET.Element:
     case = ET.Element(
         "testcase",
-        classname=report.assignment,
-        name=target.name,
-        file=report.submission,
+        classname=one_line(report.assignment),
+        name=one_line(target.name),
+        file=one_line(report.submission),
         time="0",
     )
     if target.location is not None:
@@ -29,23 +34,23 @@ def _case(report: Report, target: TargetResult) -> ET.Element:
         if target.mistakes:
             detail.append(f"mistakes: {', '.join(target.mistakes)}")
         detail.extend(target.messages)
-        failure = ET.SubElement(case, element, message=printable(summary), type=target.status)
-        failure.text = printable("\n".join(detail))
+        failure = ET.SubElement(case, element, message=one_line(summary), type=target.status)
+        failure.text = "\n".join(map(one_line, detail))
     else:
-        ET.SubElement(case, "system-out").text = printable(
-            f"passed: {target.score:g} / {target.max_score:g} points"
-        )
+        passed = f"passed: {target.score:g} / {target.max_score:g} points"
+        ET.SubElement(case, "system-out").text = passed
     return case
 
 
 def render(report: Report) -> str:
+    """The report as a JUnit XML file (well-formed whatever the student wrote)."""
     failures = sum(t.status in ("failed", "missing") for t in report.targets)
     errors = sum(t.status in ("error", "timeout") for t in report.targets)
     suites = ET.Element("testsuites", name="grader")
     suite = ET.SubElement(
         suites,
         "testsuite",
-        name=report.assignment,
+        name=one_line(report.assignment),
         tests=str(len(report.targets)),
         failures=str(failures),
         errors=str(errors),
@@ -57,8 +62,7 @@ def render(report: Report) -> str:
     for target in report.targets:
         suite.append(_case(report, target))
     if report.errors or report.notes:
-        ET.SubElement(suite, "system-err").text = printable(
-            "\n".join([*report.errors, *report.notes])
-        )
+        problems = [*report.errors, *report.notes]
+        ET.SubElement(suite, "system-err").text = "\n".join(map(one_line, problems))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")

@@ -1,14 +1,19 @@
-"""`--format markdown`: a report for a pull-request comment or a CI job summary."""
+"""`--format markdown`: a report for a pull-request comment or a CI job summary.
+
+Student text is escaped (markdown_text) or fenced (markdown_code): it renders as the words
+it is, never as a link, an image or HTML in the comment.
+"""
 
 from __future__ import annotations
 
 from ..report import Report
-from .escape import markdown_cell, markdown_text
+from .escape import markdown_cell, markdown_code, markdown_text
 
 _ICONS = {"passed": "✅", "failed": "❌", "error": "💥", "missing": "❓", "timeout": "⏱️"}
 
 
 def render(report: Report) -> str:
+    """The report as GitHub-flavoured Markdown: a table, then what failed and why."""
     lines = [
         f"## {markdown_cell(report.assignment)}: {report.score:g} / {report.max_score:g} points",
         "",
@@ -18,15 +23,15 @@ def render(report: Report) -> str:
     for t in report.targets:
         where = t.location.describe() if t.location and t.status != "passed" else ""
         lines.append(
-            f"| {_ICONS[t.status]} | `{markdown_cell(t.name)}` | {t.status} | "
-            f"{t.score:g} / {t.max_score:g} | {where} |"
+            f"| {_ICONS[t.status]} | {markdown_code(t.name)} | {t.status} | "
+            f"{t.score:g} / {t.max_score:g} | {markdown_cell(where)} |"
         )
     for t in report.targets:
         if t.status == "passed":
             continue
-        lines += ["", f"### `{markdown_cell(t.name)}`"]
+        lines += ["", f"### {markdown_code(t.name)}"]
         if t.mistakes:
-            lines.append(f"Mistakes: {', '.join(f'`{m}`' for m in t.mistakes)}")
+            lines.append(f"Mistakes: {', '.join(map(markdown_code, t.mistakes))}")
             lines.append("")
         lines += [f"- {markdown_text(m)}" for m in t.messages]
     if report.errors:
