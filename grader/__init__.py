@@ -11,21 +11,28 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
-from .config import load_config  # noqa: E402
-from .engine import grade_path  # noqa: E402
-from .errors import GraderError  # noqa: E402
-from .report import Report  # noqa: E402
-
 if TYPE_CHECKING:
+    from .config import load_config
+    from .engine import grade_path
+    from .errors import GraderError
     from .inline import check
+    from .report import Report
 
 __all__ = ["GraderError", "Report", "check", "grade_path", "load_config"]
+# Imported on first use: the sandboxed worker imports `grader.worker` and must not pull in
+# the judging side (nor `check`'s Jinja) through this package's own import.
+_LAZY = {
+    "GraderError": "errors",
+    "Report": "report",
+    "check": "inline",
+    "grade_path": "engine",
+    "load_config": "config",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # `check` pulls in Jinja for its HTML; the command line never needs it.
-    if name == "check":
-        from .inline import check
+    if name not in _LAZY:
+        raise AttributeError(f"module 'grader' has no attribute {name!r}")
+    import importlib
 
-        return check
-    raise AttributeError(f"module 'grader' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

@@ -14,18 +14,18 @@ import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .aggregate import scores_only
+from .bwrap import Mode
 from .config import AssignmentSpec, Config
-from .engine import finish, secret_paths, with_choice
+from .engine import finish, require, with_choice
 from .feedback import write_feedback
 from .gradebook import Gradebook, config_hash
 from .notebook import Submission, assignment_hint, load_submission
-from .pool import Done, Job, grade_job, start_pool, stop_pool
+from .pool import Done, Job, Pool
 from .prepared import CaseSet, Expected, build_cases, build_expected
 from .render.escape import spreadsheet_row
 from .report import Report
@@ -110,6 +110,7 @@ def grade_batch(
     on_total: Callable[[int], None] | None = None,
     on_entry: Callable[[Entry], None] | None = None,
     keep_reports: bool = True,
+    sandbox: Mode = "auto",
 ) -> Batch:
     """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
     are in the gradebook and the feedback pages, and a class of thousands then grades in
@@ -135,13 +136,12 @@ def grade_batch(
             todo = _unchanged_first(found.submissions, recorder, force)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
-                hidden = secret_paths(config, [source.resolve(), out, scratch])
                 present = specs if assignment else _assignments_in(todo, config)
-                pool = start_pool(config, assignment, workers, present, hidden)
+                pool = Pool(config, assignment, workers, present, require(sandbox))
                 try:
                     _run(pool, todo, recorder, config, IN_FLIGHT_PER_WORKER * workers)
                 finally:
-                    stop_pool(pool)
+                    pool.close()
     finally:
         if book is not None:
             book.close()
@@ -221,40 +221,29 @@ def available_cores() -> int:
 IN_FLIGHT_PER_WORKER = 4
 
 
-def _run(
-    pool: ProcessPoolExecutor, todo: Sequence[Job], recorder: _Recorder, config: Config, limit: int
-) -> None:
+def _run(pool: Pool, todo: Sequence[Job], recorder: _Recorder, config: Config, limit: int) -> None:
     """Hand out jobs, at most `limit` at a time (when judging falls behind the workers,
     reading waits, so neither bytes nor answers pile up in memory), and record each answer
-    as it comes. A worker that dies breaks the pool: what is not recorded by then is listed
-    in `lost`, for the same command to grade on its next run."""
+    as it comes. A worker that stops answering is replaced by the pool; its student's run
+    is recorded as stopped."""
     prepared: dict[str, tuple[CaseSet, Expected]] = {}
     waiting = deque(todo)
     running: dict[Future[Done], Job] = {}
     while waiting or running:
-        while waiting and len(running) < limit and not recorder.batch.lost:
+        while waiting and len(running) < limit:
             job = _read(waiting.popleft(), recorder)
-            try:
-                running[pool.submit(grade_job, job)] = job
-            except BrokenProcessPool:  # a worker died since the last answer
-                recorder.batch.lost.append(job.student)
+            running[pool.submit(job)] = job
         finished, _ = wait(running, return_when=FIRST_COMPLETED)
         for future in finished:
             job = running.pop(future)
+            done: Done | None = None
             try:
                 done = future.result()
-            except BrokenProcessPool:
-                recorder.batch.lost.append(job.student)
-                continue
-            try:
                 entry = _judge(done, config, prepared)
             except Exception as exc:  # a grader bug on one notebook must not stop the class
                 problem = f"{job.path}: could not be judged (grader fault: {exc!r:.200})"
                 entry = Entry(job.student, job.path, None, problem, fault=traceback.format_exc())
-            recorder.add(entry, done.submission)
-        if recorder.batch.lost:
-            recorder.batch.lost.extend(job.student for job in waiting)
-            waiting.clear()
+            recorder.add(entry, done.submission if done else None)
 
 
 def _read(job: Job, recorder: _Recorder) -> Job:

@@ -1,23 +1,24 @@
-"""Grade one submission end to end: load, fork the child, compute references, score."""
+"""Grade one submission end to end: load, run it on a sandboxed worker, judge, score."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from . import isolation
+from . import bwrap
 from .cases import Case
 from .compat import removed_name_notes
 from .config import AssignmentSpec, Config, TargetSpec
 from .errors import UsageError
 from .evidence import explain
 from .notebook import Submission, load_submission
+from .pool import shared_workers
 from .prepared import CaseSet, Expected, build_cases, build_expected
+from .recognise import choose_assignment
 from .reference import Reference
 from .report import Location, Report, TargetResult
-from .sandbox import Child, ChildRun
+from .sandbox import ChildRun
 from .score import (
     Answers,
     describe_error,
@@ -29,49 +30,24 @@ from .score import (
 )
 
 
-def choose_assignment(
-    config: Config, submission: Submission, requested: str | None
-) -> tuple[AssignmentSpec, str]:
-    """The assignment asked for, else the notebook's metadata, else the best match of names."""
-    if requested:
-        return config.assignment(requested), ""
-    hint = submission.assignment_hint
-    if hint and hint in config.assignments:
-        return config.assignments[hint], f"assignment '{hint}' (from the notebook's metadata)"
-    defined = set(submission.definitions())
-
-    def fit(a: AssignmentSpec) -> tuple[float, int, int]:
-        # Share of its targets the notebook defines, then how many of them are functions.
-        names = {t.name for t in a.targets}
-        functions = {t.name for t in a.targets if not t.variable}
-        share = len(defined & names) / len(names)
-        return (share, len(defined & functions), len(defined & names))
-
-    scored = sorted(((fit(a), a.id) for a in config.assignments.values()), reverse=True)
-    best, best_id = scored[0]
-    tied = [aid for score, aid in scored if score == best]
-    if best[2] == 0 or len(tied) > 1:
-        candidates = ", ".join(sorted(config.assignments))
-        raise UsageError(
-            f"{submission.path}: cannot tell which assignment this is "
-            f"(no metadata, and the names it defines do not single one out); "
-            f"pass --assignment, one of: {candidates}"
-        )
-    return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
-
-
 def grade_path(
-    path: Path | str, config: Config, assignment_id: str | None = None, public_only: bool = False
+    path: Path | str,
+    config: Config,
+    assignment_id: str | None = None,
+    public_only: bool = False,
+    sandbox: bwrap.Mode = "auto",
 ) -> Report:
+    """Grade one notebook file: the assignment asked for, else the one it is recognised as.
+
+    `public_only` grades on the public cases only (what a student's `check()` sees);
+    `sandbox='required'` makes a machine without the sandbox a UsageError (exit 2).
+    """
     path = Path(path)
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     if public_only:
         assignment = assignment.public()
-    # One notebook: its own folder stays readable (data files beside it); in a batch,
-    # the class folder is hidden from every student (see batch.py).
-    hidden = secret_paths(config)
-    return with_choice(grade_submission(submission, assignment, hidden), chosen)
+    return with_choice(grade_submission(submission, assignment, sandbox), chosen)
 
 
 def with_choice(report: Report, chosen: str) -> Report:
@@ -79,25 +55,24 @@ def with_choice(report: Report, chosen: str) -> Report:
     return replace(report, notes=(f"graded as {chosen}", *report.notes)) if chosen else report
 
 
-def secret_paths(config: Config, extra: Sequence[Path | None] = ()) -> tuple[str, ...]:
-    """What a student's process must not see: config, solutions, catalogues, our source."""
-    paths: list[Path | None] = [config.path, Path(__file__).resolve().parent, *extra]
-    for spec in config.assignments.values():
-        paths += [spec.solution.parent, spec.mistakes]
-    return isolation.hidden_paths(paths)
-
-
 def grade_submission(
-    submission: Submission, assignment: AssignmentSpec, hidden: Sequence[str] | None = None
+    submission: Submission, assignment: AssignmentSpec, sandbox: bwrap.Mode = "auto"
 ) -> Report:
+    """Run a loaded submission on a sandboxed worker, then judge it in this process."""
     started = time.monotonic()
     case_set = build_cases(assignment)
-    # Fork first: the child must never hold the reference solution in its memory.
-    plan = case_set.plan(assignment)
-    child = Child(submission.cells, plan, assignment.time_limit, hidden)
+    workers = shared_workers(require(sandbox))
+    run = workers.run(submission.cells, case_set.plan(assignment), assignment.time_limit)
     expected = build_expected(assignment, case_set)
-    run = child.collect()
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
+
+
+def require(mode: bwrap.Mode) -> bwrap.Support:
+    """The sandbox support for `mode`; 'required' without one is a UsageError (exit 2)."""
+    support = bwrap.choose(mode)
+    if mode == "required" and not support.sandboxed:
+        raise UsageError(f"--sandbox required, but no sandbox can be made: {support.reason}")
+    return support
 
 
 def finish(
@@ -126,7 +101,7 @@ def finish(
         targets=targets,
         errors=tuple(_run_errors(run, answers)),
         notes=(
-            *(() if run.isolated else (isolation.NOTE,)),
+            *((run.note,) if run.note else ()),
             *submission.notes,
             *removed_name_notes(submission),
             *scalar_messages(answers.scalar_fixes),

@@ -1,51 +1,285 @@
-"""Warm workers for batch grading: interpreters that imported numpy (and the config's
-`preload` list) once, and fork a fresh, limited child for every submission.
+"""The grader's side of the workers: start them (bwrap.py says how), hand each a job over a
+pipe, read its answer with a deadline, and replace any worker that stops answering.
 
-Workers are forked when the pool starts, before the trusted side has computed any reference,
-so neither they nor the children they fork ever hold a reference solution in memory. Each
-warms up, then enters its sandbox namespaces once (isolation.enter_worker); for every job it
-parses the bytes the parent read, forks the child and sends back its raw frames; judging
-happens in the parent.
+A worker is a fresh process, never a fork of the grader: it inherits no memory, no lock, no
+queue, no environment and no file descriptor but its two pipes. The grader parses each
+notebook itself (trusted code, bounded), sends the cells and cases, and gets back raw frames
+and a small header that it checks like everything else a sandbox says.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import multiprocessing
 import os
+import pickle
+import queue
+import select
 import signal
-import traceback
+import subprocess
+import threading
+import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from . import isolation
-from .child import precompile
-from .config import AssignmentSpec, Config
-from .engine import choose_assignment
+from . import bwrap
+from .cases import Case
+from .config import AssignmentSpec, Config, TimeLimit
 from .errors import GraderError
-from .notebook import Submission, load_submission
+from .notebook import CodeCell, Submission, load_submission
 from .prepared import build_cases
-from .sandbox import Child, ChildRun
-from .warmup import warm_up
+from .recognise import choose_assignment
+from .sandbox import MAX_OUTPUT, ChildRun
+from .worker import MAX_HEADER, encode_message
+
+Plan = Sequence[tuple[str, Sequence[Case]]]
+START_SECONDS = 60.0  # importing numpy and the preloads, on a busy machine
+GRACE_SECONDS = 10.0  # past the child's own deadline, for the worker to kill it and answer
+_TEXT = ("exit_description", "wire_error")
+_FLAGS = ("finished", "timed_out", "went_silent", "isolated")
+
+
+class WorkerLost(Exception):
+    """The worker did not answer in time, or answered out of form: it has been killed."""
+
+
+def _wait(fd: int, events: int, deadline: float) -> None:
+    poller = select.poll()
+    poller.register(fd, events)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WorkerLost("no answer in time")
+        if poller.poll(left * 1000):
+            return
+
+
+def _read_exact(fd: int, size: int, deadline: float) -> bytes:
+    parts: list[bytes] = []
+    while size:
+        _wait(fd, select.POLLIN, deadline)
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise WorkerLost("the worker closed its pipe")
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def _write_all(fd: int, data: bytes, deadline: float) -> None:
+    view = memoryview(data)
+    while view:
+        _wait(fd, select.POLLOUT, deadline)
+        try:
+            view = view[os.write(fd, view[: 1 << 16]) :]
+        except (BrokenPipeError, BlockingIOError) as exc:
+            raise WorkerLost("the worker closed its pipe") from exc
+
+
+def _read_reply(fd: int, deadline: float) -> dict[str, Any]:
+    import json
+
+    size = int.from_bytes(_read_exact(fd, 4, deadline), "big")
+    if size > MAX_HEADER:
+        raise WorkerLost("an oversized header")
+    try:
+        header = json.loads(_read_exact(fd, size, deadline))
+    except ValueError as exc:
+        raise WorkerLost("a header that is not JSON") from exc
+    if not isinstance(header, dict):
+        raise WorkerLost("a header that is not an object")
+    return header
+
+
+def _as_run(header: dict[str, Any], raw: bytes) -> ChildRun:
+    """A reply header checked field by field: only booleans, short text and a number."""
+    if header.get("kind") != "done":
+        raise WorkerLost("an answer of the wrong kind")
+    flags = {k: header.get(k) for k in _FLAGS}
+    text = {k: header.get(k) for k in _TEXT}
+    seconds = header.get("seconds")
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise WorkerLost("an answer with bad flags")
+    if not all(isinstance(v, str) and len(v) < 1000 for v in text.values()):
+        raise WorkerLost("an answer with bad text")
+    if not isinstance(seconds, float | int) or isinstance(seconds, bool):
+        raise WorkerLost("an answer with a bad time")
+    return ChildRun(raw=raw, seconds=float(seconds), **flags, **text)  # type: ignore[arg-type]
+
+
+# Workers are started by one long-lived thread: bubblewrap's --die-with-parent follows the
+# thread that started it, and a worker must not die with a request's or a batch's thread.
+_SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="grader-spawner")
+
+
+def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            **bwrap.process_options(launch),
+        )
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
+
+
+class Worker:
+    """One worker process and its two pipes. `start` execs it; `ready` waits for its warm-up."""
+
+    def __init__(self, support: bwrap.Support, plans: Sequence[Plan], preload: Sequence[str]):
+        """Start the worker and send it what to import and warm up on (no student data)."""
+        self.support = support
+        self.process = _SPAWNER.submit(_spawn, bwrap.launch(support)).result()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
+        payload = pickle.dumps([list(p) for p in plans])
+        init = {"kind": "init", "preload": list(preload), "size": len(payload)}
+        self._init = encode_message(init, payload)
+
+    def ready(self) -> Worker:
+        """Wait for the worker to have imported and warmed up; GraderError if it cannot."""
+        deadline = time.monotonic() + START_SECONDS
+        try:
+            _write_all(self.to_fd, self._init, deadline)
+            answer = _read_reply(self.from_fd, deadline)
+        except WorkerLost as exc:
+            self.kill()
+            raise GraderError(f"a grading worker could not start: {exc}") from None
+        if answer.get("kind") != "ready":
+            self.kill()
+            raise GraderError("a grading worker could not start")
+        return self
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def run(self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit) -> ChildRun:
+        """One student's run. WorkerLost: the worker is dead and must be replaced."""
+        payload = pickle.dumps((list(cells), [(n, tuple(c)) for n, c in plan]))
+        numbers = {"submission": limits.submission, "cell": limits.cell, "call": limits.call}
+        header = {"kind": "job", "size": len(payload), "limits": numbers}
+        deadline = time.monotonic() + limits.submission + GRACE_SECONDS
+        try:
+            _write_all(self.to_fd, encode_message(header, payload), deadline)
+            reply = _read_reply(self.from_fd, deadline)
+            size = reply.get("size")
+            if not isinstance(size, int) or not 0 <= size <= MAX_OUTPUT:
+                raise WorkerLost("an answer of a bad size")
+            run = _as_run(reply, _read_exact(self.from_fd, size, deadline))
+        except WorkerLost:
+            self.kill()
+            raise
+        return run
+
+    def kill(self) -> None:
+        """The worker and everything it started (bubblewrap's sandbox dies with it)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for pipe in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+        self.process.wait()
+
+
+def lost_run(limits: TimeLimit, why: str) -> ChildRun:
+    """What a student's run is when its worker had to be killed."""
+    text = f"the notebook's worker stopped answering ({why}) and was replaced"
+    return ChildRun(timed_out=True, exit_description=text, seconds=limits.submission)
+
+
+class Workers:
+    """A fixed number of workers, each used by one thread at a time; a worker that fails is
+    replaced by a fresh one, so no student can stall the others."""
+
+    def __init__(
+        self,
+        count: int,
+        support: bwrap.Support,
+        plans: Sequence[Plan] = (),
+        preload: Sequence[str] = (),
+    ) -> None:
+        """Start `count` workers (in parallel) and wait until each has warmed up."""
+        self.support, self.plans, self.preload = support, list(plans), list(preload)
+        self.idle: queue.Queue[Worker] = queue.Queue()
+        self.closed = False
+        started = [Worker(support, plans, preload) for _ in range(count)]
+        self.all = list(started)
+        try:
+            for worker in started:
+                self.idle.put(worker.ready())
+        except GraderError:
+            for worker in started:
+                worker.kill()
+            raise
+
+    def _fresh(self, old: Worker) -> Worker:
+        worker = Worker(self.support, self.plans, self.preload)
+        self.all = [w for w in self.all if w is not old] + [worker]
+        return worker.ready()
+
+    def run(self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit) -> ChildRun:
+        """Run one student's notebook on the next free worker. A worker lost mid-run (killed
+        from outside: a student's process cannot reach it) is replaced and the run tried
+        once more on the fresh one; a second loss is the student's run, stopped."""
+        worker = self.idle.get()
+        try:
+            for _attempt in range(2):
+                try:
+                    if not worker.alive():  # killed from outside since its last job
+                        worker = self._fresh(worker)
+                    run = worker.run(cells, plan, limits)
+                    break
+                except WorkerLost as exc:
+                    if self.closed:
+                        run = lost_run(limits, str(exc))
+                        break
+                    worker = self._fresh(worker)  # a fresh exec, never a fork of this one
+                    run = lost_run(limits, str(exc))
+        finally:
+            self.idle.put(worker)
+        run.isolated = self.support.sandboxed
+        run.note = "" if run.isolated else bwrap.note(self.support)
+        return run
+
+    def close(self) -> None:
+        """Stop every worker now, even mid-submission (their children die with them)."""
+        self.closed = True
+        for worker in list(self.all):
+            worker.kill()
+
+
+_SHARED: dict[bwrap.Support, Workers] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_workers(support: bwrap.Support) -> Workers:
+    """One worker kept for single notebooks (`grader check`, `check()`, the pytest plugin,
+    a loop over `grade_path`): it holds no student's data, so it serves them all."""
+    with _SHARED_LOCK:
+        if support not in _SHARED:
+            _SHARED[support] = Workers(1, support)
+        return _SHARED[support]
 
 
 @dataclass(frozen=True)
 class Job:
-    """One submission to grade. `data` is its bytes, read by the parent: a worker's view of
-    the file system no longer includes the submissions."""
+    """One submission to grade: its bytes, read by the batch (or why they could not be)."""
 
     student: str
     path: Path
     data: bytes = b""
-    problem: str = ""  # why the parent could not read it
+    problem: str = ""
 
 
 @dataclass(frozen=True)
 class Done:
-    """A worker's answer: the submission it read and the child's run, or why not."""
+    """A job's outcome: the submission and the child's run, or why not."""
 
     job: Job
     submission: Submission | None = None
@@ -56,87 +290,45 @@ class Done:
     fault: str = ""  # the traceback, when the problem is a bug of the grader's own
 
 
-_WORKER: dict[str, object] = {}
+class Pool:
+    """Batch grading: each job is parsed here (trusted) and run on a sandboxed worker."""
 
+    def __init__(
+        self,
+        config: Config,
+        requested: str | None,
+        jobs: int,
+        assignments: Sequence[AssignmentSpec],
+        support: bwrap.Support,
+    ) -> None:
+        self.config, self.requested = config, requested
+        plans = [build_cases(a).plan(a) for a in assignments]
+        preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
+        self.workers = Workers(jobs, support, plans, preload)
+        self.threads = ThreadPoolExecutor(jobs, thread_name_prefix="grader-job")
 
-def _start_worker(
-    config: Config,
-    requested: str | None,
-    preload: Sequence[str],
-    hidden: Sequence[str],
-    assignments: Sequence[AssignmentSpec],
-) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    isolation.die_with_parent()  # a grader killed outright leaves no worker behind
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    for name in preload:
+    def submit(self, job: Job) -> Future[Done]:
+        """Grade `job` on the next free worker."""
+        return self.threads.submit(self._grade, job)
+
+    def _grade(self, job: Job) -> Done:
+        import traceback
+
+        if job.problem:
+            return Done(job, problem=job.problem)
         try:
-            importlib.import_module(name)
-        except Exception:  # an optional library that is not installed: students' cells will say
-            continue
-    for assignment in assignments:
-        warm_up(build_cases(assignment).plan(assignment))
-    # Half entered on failure: each child then makes its whole sandbox itself.
-    with contextlib.suppress(Exception):
-        isolation.enter_worker(hidden, f"{os.getppid()}-{os.getpid()}")
-    _WORKER.update(config=config, requested=requested, hidden=tuple(hidden))
+            submission = load_submission(job.path, job.data)
+            assignment, chosen = choose_assignment(self.config, submission, self.requested)
+        except GraderError as exc:
+            return Done(job, problem=str(exc))
+        except Exception as exc:  # a grader fault on one file must not stop the class
+            problem = f"{job.path}: could not be read (grader fault: {exc!r:.200})"
+            return Done(job, problem=problem, fault=traceback.format_exc())
+        plan = build_cases(assignment).plan(assignment)
+        run = self.workers.run(submission.cells, plan, assignment.time_limit)
+        return Done(job, submission, assignment.id, chosen, run)
 
-
-def grade_job(job: Job) -> Done:
-    """In a worker: parse the submission, fork its child, collect the child's frames."""
-    config = _WORKER["config"]
-    assert isinstance(config, Config)
-    requested = _WORKER["requested"]
-    if job.problem:
-        return Done(job, problem=job.problem)
-    try:
-        submission = load_submission(job.path, job.data)
-        assignment, chosen = choose_assignment(
-            config, submission, requested if isinstance(requested, str) else None
-        )
-    except GraderError as exc:
-        return Done(job, problem=str(exc))
-    except Exception as exc:  # a grader fault on one file must not stop the class
-        problem = f"{job.path}: could not be read (grader fault: {exc!r:.200})"
-        return Done(job, problem=problem, fault=traceback.format_exc())
-    case_set = build_cases(assignment)
-    hidden = _WORKER["hidden"]
-    assert isinstance(hidden, tuple)
-    precompile(submission.cells)
-    child = Child(submission.cells, case_set.plan(assignment), assignment.time_limit, hidden)
-    return Done(job, submission, assignment.id, chosen, child.collect())
-
-
-def start_pool(
-    config: Config,
-    requested: str | None,
-    jobs: int,
-    assignments: Sequence[AssignmentSpec],
-    hidden: Sequence[str],
-) -> ProcessPoolExecutor:
-    """Fork the workers now, while this process holds cases but no reference.
-
-    A ProcessPoolExecutor with the fork method forks all its workers at the first
-    submission and never again: a worker that dies breaks the pool (the batch is told)
-    instead of being replaced by a fork of a process that by then holds the references.
-    """
-    for assignment in assignments:
-        build_cases(assignment)  # inherited by every worker: built once, not per worker
-    isolation.available()  # probed once, here, not in every worker
-    isolation.sweep_cgroups()  # what graders killed outright left behind
-    context = multiprocessing.get_context("fork")
-    preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
-    initargs = (config, requested, preload, hidden, tuple(assignments))
-    pool = ProcessPoolExecutor(jobs, context, _start_worker, initargs)
-    pool.submit(os.getpid).result()  # every worker is forked by this first submission
-    return pool
-
-
-def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop the workers now, even mid-submission (their children die with them)."""
-    workers = list(getattr(pool, "_processes", {}).values())
-    for worker in workers:
-        with contextlib.suppress(Exception):
-            worker.kill()
-    pool.shutdown(wait=True, cancel_futures=True)
-    isolation.remove_worker_cgroups(str(os.getpid()))
+    def close(self) -> None:
+        """Stop the workers (even mid-submission) and the threads."""
+        self.workers.close()
+        self.threads.shutdown(wait=True, cancel_futures=True)

@@ -1,29 +1,26 @@
-"""Run a submission in a forked child with resource limits; collect its frames with a deadline.
+"""The student's child, as a sandboxed worker forks it: limits, its own namespaces, its frames.
 
-The fork must happen before the grader loads any reference solution, so the child's memory
-never holds one. The parent kills the child's whole process group when the work is done or
-the deadline passes, and believes only well-formed frames (see wire.py).
+Runs inside the worker (worker.py), never in the grader. The child reads its own job (the
+cells and the cases) from the worker's standard input, so the worker never holds a
+student's source; it sends frames (see wire.py) on a pipe the worker reads with a deadline.
+The worker kills the child's whole process group when the work is done or the time is up.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import resource
 import select
 import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import isolation
-from .cases import Case
-from .child import serve
-from .config import TimeLimit
-from .notebook import CodeCell
 from .wire import FrameReader, Value, WireError, encode_frame
 
 SANDBOX_FAILED = 72
@@ -33,17 +30,26 @@ OPEN_FILES_LIMIT = 64
 
 Frame = tuple[dict[str, Any], dict[str, Value]]
 
-
+STARTED = encode_frame({"kind": "started"}, {})
 DONE = encode_frame({"kind": "done"}, {})
-MAX_OUTPUT = 256 << 20
+MAX_OUTPUT = 64 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Seconds for the whole submission, one cell and one call (config.TimeLimit's numbers)."""
+
+    submission: float = 20.0
+    cell: float = 5.0
+    call: float = 2.0
 
 
 @dataclass
 class ChildRun:
     """What came back from one child: its raw bytes and how it ended.
 
-    Only bytes cross from a batch worker to the parent (cheap to send); the parent decodes
-    them into frames with every check of wire.py.
+    Only bytes cross from a worker to the grader; the grader decodes them into frames with
+    every check of wire.py.
     """
 
     raw: bytes = b""
@@ -54,10 +60,12 @@ class ChildRun:
     wire_error: str = ""
     isolated: bool = False
     went_silent: bool = False
+    note: str = ""  # set by the grader: why this run had no sandbox, when it had none
     _frames: list[Frame] | None = field(default=None, repr=False, compare=False)
 
     @property
     def frames(self) -> list[Frame]:
+        """The frames the child sent, decoded once; a malformed stream sets `wire_error`."""
         if self._frames is None:
             reader = FrameReader()
             try:
@@ -68,11 +76,8 @@ class ChildRun:
                 self._frames, self.wire_error = [], str(exc)
         return self._frames
 
-    def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_frames": None}
 
-
-def _limit_child(limits: TimeLimit) -> None:
+def _limit_child(limits: Limits) -> None:
     cpu = int(limits.submission) + 1
     for which, value in (
         (resource.RLIMIT_CPU, cpu),
@@ -96,45 +101,44 @@ def _detach_fds(keep: int, workdir: str) -> None:
     os.environ.update(HOME=workdir, TMPDIR=workdir, MPLBACKEND="Agg", GRADER_CHILD="1")
 
 
-class Child:
-    """One student process. `start` forks it; `collect` waits for its answers."""
+def _take_job(size: int) -> tuple[Any, Any]:
+    """In the child, before any student code: its cells and plan, from the worker's stdin."""
+    from .worker import read_exact
 
-    def __init__(
-        self,
-        cells: Sequence[CodeCell],
-        plan: Sequence[tuple[str, Sequence[Case]]],
-        limits: TimeLimit,
-        hidden: Sequence[str] | None = None,
-    ) -> None:
-        """`hidden`: paths the student must not see; None runs without a namespace sandbox."""
+    cells, plan = pickle.loads(read_exact(0, size))  # the grader's own bytes
+    return cells, plan
+
+
+class Child:
+    """One student process, forked by the worker; `collect` waits for its answers."""
+
+    def __init__(self, payload_size: int, limits: Limits, isolated: bool) -> None:
+        """Fork now. The child reads `payload_size` bytes of job from standard input itself.
+        `isolated`: the worker runs in the bubblewrap sandbox, and the child adds its own
+        namespaces to it; otherwise it runs with the process limits alone."""
         self.limits = limits
-        self.isolated = hidden is not None and isolation.available()
+        self.isolated = isolated
+        self.took_payload = False
         # The child writes after every cell, and after any call that ends more than 0.2 s
         # after its last write; longer silence means it is stuck where its own time limit
         # could not stop it (a swallowed alarm).
         self.silence = max(limits.cell, limits.call) + 1.0
-        # A batch worker that entered its namespaces gives each child a fresh /tmp of its own.
-        self.shared = self.isolated and isolation.in_worker()
-        self.workdir = "" if self.shared else tempfile.mkdtemp(prefix="grader-child-")
+        self.workdir = "" if isolated else tempfile.mkdtemp(prefix="grader-child-")
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
-        if self.shared:
-            try:
-                isolation.before_fork()
-            except isolation.IsolationError:
-                self.shared = False  # this child makes its whole sandbox itself
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             try:
                 os.close(read_fd)
                 os.setsid()
+                cells, plan = _take_job(payload_size)
+                os.write(write_fd, STARTED)
+                from .child import serve
+
                 workdir = self.workdir
-                if self.isolated:
+                if isolated:
                     try:
-                        shared = self.shared
-                        workdir = (
-                            isolation.enter_child() if shared else isolation.enter(hidden or ())
-                        )
+                        workdir = isolation.enter_child()
                     except BaseException:
                         os._exit(SANDBOX_FAILED)
                 _detach_fds(write_fd, workdir)
@@ -155,7 +159,8 @@ class Child:
             self._read(buffer, run, deadline)
         finally:
             self._stop(run)
-        run.raw = bytes(buffer)
+        self.took_payload = buffer.startswith(STARTED)
+        run.raw = bytes(buffer[len(STARTED) :] if self.took_payload else buffer)
         run.isolated = self.isolated
         run.seconds = time.monotonic() - self.started
         return run
@@ -194,8 +199,6 @@ class Child:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
-        if self.isolated and not self.shared:
-            isolation.remove_cgroup(self.pid)
         if run.went_silent:
             run.exit_description = (
                 f"the notebook stopped answering for {self.silence:g} s, longer than any cell "
@@ -207,7 +210,7 @@ class Child:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _describe_exit(status: int, timed_out: bool, limits: TimeLimit) -> str:
+def _describe_exit(status: int, timed_out: bool, limits: Limits) -> str:
     if timed_out:
         return f"the notebook did not finish within the {limits.submission:g} s time limit"
     if os.WIFSIGNALED(status):

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .cases import Case
 from .compare import compare
 from .config import TargetSpec
@@ -13,7 +15,7 @@ from .reference import Reference
 from .report import Location, Status
 from .sandbox import ChildRun
 from .scalars import NUMPY_HINT, ZERO_DIM_MESSAGE, scalar_note
-from .wire import Value, clean_text
+from .wire import Seq, Value, clean_text
 
 MAX_CASE_MESSAGES = 3
 
@@ -119,7 +121,7 @@ def judge_case(
     verdict = compare(
         reference.outputs[case.index], values.get("value"), spec.compare, spec.tolerance
     )
-    mutation = _mutation(reference, header.get("args_changed"))
+    mutation = _mutation(reference, changed_arguments(reference.inputs[case.index], values))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
         return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
@@ -128,12 +130,41 @@ def judge_case(
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
 
 
-def _mutation(reference: Reference, changed_at: object) -> str:
-    """Which arguments the call changed: the child compares each with the case's own copy
-    and sends the positions (it can only misreport its own verdict)."""
-    if not isinstance(changed_at, list):
-        return ""
-    positions = sorted({i for i in changed_at if isinstance(i, int) and 0 <= i < 64})
+def identical(kept: Value, given: Value) -> bool:
+    """Exactly the same value as it crossed the wire (shape and every bit; a list is not a
+    tuple): what an input is after a call that did not change it."""
+    if isinstance(kept, np.ndarray):
+        return (
+            isinstance(given, np.ndarray)
+            and kept.shape == given.shape
+            and kept.tobytes() == given.tobytes()
+        )
+    if isinstance(kept, Seq):
+        return (
+            isinstance(given, Seq)
+            and kept.kind == given.kind
+            and len(kept.items) == len(given.items)
+            and all(map(identical, kept.items, given.items))
+        )
+    return kept == given
+
+
+def changed_arguments(inputs: Sequence[Value], values: Mapping[str, Value]) -> list[int]:
+    """The positions of the arguments a call changed: each input as the grader built it,
+    against the same argument as the child sent it back after the call. Judged here, in the
+    grader: a child can lie about its own inputs only by forging the numbers themselves."""
+    after = values.get("args")
+    if not isinstance(after, Seq) or len(after.items) != len(inputs):
+        return list(range(len(inputs)))  # the arguments did not come back: not trusted
+    return [
+        i
+        for i, (kept, given) in enumerate(zip(inputs, after.items, strict=True))
+        if not identical(kept, given)
+    ]
+
+
+def _mutation(reference: Reference, positions: Sequence[int]) -> str:
+    """Words for the arguments a call changed in place (none: empty)."""
     changed = [
         reference.parameters[i] if i < len(reference.parameters) else f"#{i + 1}" for i in positions
     ]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cases import Case
-from .child import Runner, _alarm, precompile
+from .child import Runner, _alarm
 from .notebook import CodeCell
 
 # Common notebook operations, none of them an answer to any exercise.
@@ -53,7 +53,6 @@ def warm_up(plan: Sequence[tuple[str, Sequence[Case]]]) -> None:
         signal.signal(signal.SIGALRM, _alarm)
         sys.stdout = sys.stderr = runner.out
         cell = CodeCell(1, SOURCE, SOURCE)
-        precompile([cell])
         runner.run_cell(cell)
         for name, cases in plan:
             for stand_in in (_echo, _fail):

@@ -5,7 +5,6 @@ tries to get more, or to harm the grader, the gradebook or the machine. All are 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import isolation
+from grader import bwrap
 from grader.batch import grade_batch
 from grader.cli import main
 from grader.config import Config
@@ -129,17 +128,19 @@ def attack(tmp_path: Path, name: str, extra: str = "") -> Path:
 
 
 def test_the_sandbox_is_available_here() -> None:
-    assert isolation.available(), (
-        "no namespace sandbox on this machine: the grader must run as root (CI does) for "
-        "the isolation tests; they fail rather than skip"
-    )
+    support = bwrap.support()
+    assert support.sandboxed, f"no sandbox here ({support.reason}): the tests fail, never skip"
+
+
+def unsandboxed(report_notes: tuple[str, ...]) -> bool:
+    return any(note.startswith("no sandbox:") for note in report_notes)
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_every_attack_scores_zero(fast_config: Config, tmp_path: Path, name: str) -> None:
     report = grade_path(attack(tmp_path, name), fast_config, "self_attention")
     assert report.score == 0, [(t.name, t.status, t.messages[:2]) for t in report.targets]
-    assert isolation.NOTE not in report.notes
+    assert not unsandboxed(report.notes)
 
 
 @pytest.mark.parametrize(
@@ -187,7 +188,9 @@ def softmax(items_in):
     path = write_notebook(tmp_path / "net.ipynb", [WRONG, code])
     report = grade_path(path, fast_config, "self_attention")
     softmax = next(t for t in report.targets if t.name == "softmax")
-    assert any("unreachable" in m or "OSError" in m for m in softmax.messages), softmax.messages
+    # Its own network namespace has a loopback with nothing listening, and no route out.
+    words = ("unreachable", "OSError", "Connection refused")
+    assert any(w in m for m in softmax.messages for w in words), softmax.messages
     time.sleep(0.2)
     server.close()
     assert accepted in ([], [None])
@@ -282,26 +285,29 @@ def test_files_written_by_an_attack_stay_in_its_own_tmp(
 def test_without_namespaces_the_report_says_so(
     fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(isolation, "available", lambda: False)
+    monkeypatch.setattr(bwrap, "support", lambda: bwrap.Support(False, "simulated"))
     report = grade_path(write_notebook(tmp_path / "a.ipynb", students.cells()), fast_config)
-    assert report.notes[1] == isolation.NOTE  # after "graded as …"
+    assert report.notes[1] == "no sandbox: the notebook ran with process limits only (simulated)"
     assert report.score == report.max_score
 
 
-def test_a_single_notebook_reads_data_beside_it_a_batch_does_not(fast_config: Config) -> None:
-    # Not under /tmp: every child gets a fresh /tmp of its own.
+def test_neither_a_single_notebook_nor_a_batch_sees_the_class_folder(
+    fast_config: Config,
+) -> None:
+    """The view is an allow-list: a notebook's own folder is not in it either, so a loop of
+    `grader check` over a class folder cannot let one student read another's notebook."""
     folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-test-"))
     try:
-        (folder / "weights.txt").write_text("0.5")
+        (folder / "classmate.ipynb").write_text("{}")
         reader = f"""
 def softmax(items_in):
-    return [float(open({str(folder / "weights.txt")!r}).read())]"""
+    return [float(len(open({str(folder / "classmate.ipynb")!r}).read()))]"""
         path = write_notebook(folder / "reader.ipynb", [WRONG, reader])
         alone = grade_path(path, fast_config, "self_attention")
         softmax = next(t for t in alone.targets if t.name == "softmax")
-        assert not any("FileNotFoundError" in m for m in softmax.messages), softmax.messages
+        assert any("FileNotFoundError" in m for m in softmax.messages), softmax.messages
         batch = grade_batch(folder, fast_config, None, "self_attention")
-        report = batch.entries[0].report
+        report = next(e.report for e in batch.entries if e.student == "reader")
         assert report is not None
         softmax = next(t for t in report.targets if t.name == "softmax")
         assert any("FileNotFoundError" in m for m in softmax.messages)
@@ -331,7 +337,7 @@ def test_the_batch_sandbox_holds_between_students_of_one_worker(
     write_notebook(folder / "d_network.ipynb", [WRONG, net])
     batch = grade_batch(folder, fast_config, tmp_path / "out", "self_attention", jobs=1)
     reports = {e.student: e.report for e in batch.entries}
-    assert all(r is not None and isolation.NOTE not in r.notes for r in reports.values())
+    assert all(r is not None and not unsandboxed(r.notes) for r in reports.values())
     writer_report, reader_report = reports["a_writer"], reports["b_reader"]
     assert writer_report is not None and reader_report is not None
     assert writer_report.errors == (), writer_report.errors  # it could write its own /tmp
@@ -348,34 +354,12 @@ def test_the_batch_sandbox_holds_between_students_of_one_worker(
     assert not Path("/tmp/left-behind").exists() and not Path("/dev/shm/left-behind").exists()
 
 
-@pytest.mark.parametrize("step", ["enter_worker", "before_fork"])
-def test_a_worker_that_cannot_enter_its_namespaces_still_sandboxes_each_child(
-    fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
-) -> None:
-    def refuse(*args: object) -> bool:
-        raise isolation.IsolationError(1, f"{step}: refused (simulated)")
-
-    monkeypatch.setattr(isolation, step, refuse)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    attack(folder, "read_the_solution")
-    write_notebook(folder / "honest.ipynb", students.cells())
-    batch = grade_batch(folder, fast_config, None, "self_attention", jobs=1)
-    reports = {e.student: e.report for e in batch.entries}
-    honest, cheat = reports["honest"], reports["read_the_solution"]
-    assert honest is not None and cheat is not None
-    assert honest.score == honest.max_score and isolation.NOTE not in honest.notes
-    assert cheat.score == 0
-    scaled = next(t for t in cheat.targets if t.name == "scaled_dot_product_self_attention")
-    assert any("FileNotFoundError" in m for m in scaled.messages), scaled.messages
-
-
 def test_a_batch_without_namespaces_grades_with_process_limits_and_says_so(
     fast_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A laptop without root: workers cannot enter namespaces, children run with the process
-    limits alone, every report says so, and the grades are the same."""
-    monkeypatch.setattr(isolation, "available", lambda: False)
+    """A machine without bubblewrap: workers run with the process limits alone, every report
+    says so, and the grades are the same."""
+    monkeypatch.setattr(bwrap, "support", lambda: bwrap.Support(False, "simulated"))
     folder = tmp_path / "class"
     folder.mkdir()
     write_notebook(folder / "ok.ipynb", students.cells())
@@ -385,30 +369,6 @@ def test_a_batch_without_namespaces_grades_with_process_limits_and_says_so(
     )
     batch = grade_batch(folder, fast_config, tmp_path / "out", "self_attention", jobs=2)
     for entry in batch.entries:
-        assert entry.report is not None and isolation.NOTE in entry.report.notes
+        assert entry.report is not None and unsandboxed(entry.report.notes)
     scores = {e.student: e.report.score for e in batch.entries if e.report}
     assert scores["ok"] == 10 and 0 < scores["seed"] < 10
-
-
-def test_cgroups_are_removed_and_stale_ones_swept(fast_config: Config, tmp_path: Path) -> None:
-    assert isolation.CGROUPS.parent.joinpath("cgroup.procs").exists(), "no pids cgroup (v1)"
-    before = {p.name for p in isolation.CGROUPS.iterdir() if p.is_dir()}
-    grade_path(write_notebook(tmp_path / "a.ipynb", students.cells()), fast_config)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for name in ("b", "c", "d"):
-        write_notebook(folder / f"{name}.ipynb", students.cells())
-    grade_batch(folder, fast_config, None, "self_attention", jobs=2)
-    after = {p.name for p in isolation.CGROUPS.iterdir() if p.is_dir()}
-    assert after - before == set()  # every child's and worker's cgroup is gone
-    stale = isolation.CGROUPS / f"stale-{os.getpid()}"
-    stale.mkdir()
-    busy = isolation.join_pids_cgroup(8, f"busy-{os.getpid()}")
-    assert busy is not None  # this test process is in it now
-    try:
-        isolation.sweep_cgroups(min_age=0)
-        assert not stale.exists()
-        assert Path(busy).exists()  # a cgroup with a process in it is never taken away
-    finally:
-        (isolation.CGROUPS.parent / "cgroup.procs").write_text(str(os.getpid()))
-        isolation.remove_cgroup(f"busy-{os.getpid()}")

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import multiprocessing
 import os
 import re
 import shutil
@@ -253,30 +253,40 @@ def test_at_most_a_few_submissions_per_worker_are_between_read_and_recorded(
 def test_a_worker_killed_mid_batch_loses_nothing_and_hangs_nothing(
     config: Config, tmp_path: Path
 ) -> None:
+    """A worker killed from outside (the system's OOM killer, an operator) is replaced by a
+    fresh one and its student's run tried again: every student is graded as if nothing
+    happened, and no process of the dead worker's survives."""
     count = 12
     spawn = "import subprocess\nsubprocess.Popen(['sleep', '27.1828'])\n"
     folder = slow_class(tmp_path / "slow", count, seconds=0.2, before=spawn)
     out = tmp_path / "out"
+    killed: list[int] = []
 
     def kill_a_worker(entry: object) -> None:
-        workers = multiprocessing.active_children()
-        if workers and not killed:
-            killed.append(workers[0].pid)
-            os.kill(workers[0].pid, signal.SIGKILL)
+        workers = [int(p) for p in worker_pids() if not killed]
+        if workers:
+            killed.append(workers[0])
+            os.kill(workers[0], signal.SIGKILL)
 
-    killed: list[int | None] = []
     started = time.monotonic()
     first = grade_batch(folder, config, out, "self_attention", jobs=2, on_entry=kill_a_worker)
-    assert time.monotonic() - started < 30  # told, not stuck waiting for the dead worker
-    assert killed and first.lost and first.graded + len(first.lost) == count
+    assert time.monotonic() - started < 30  # not stuck waiting for the dead worker
+    assert killed and first.lost == [] and first.graded == count
+    assert all(e.report and e.report.score == e.report.max_score for e in first.entries)
     time.sleep(0.1)
-    assert multiprocessing.active_children() == []
+    assert worker_pids() == []
     assert processes_with("27.1828") == []  # no student process outlived its worker
-    second = grade_batch(folder, config, out, "self_attention", jobs=2)
-    assert second.lost == [] and second.skipped == first.graded
-    regraded = [e.student for e in second.entries if e.report is not None and not e.skipped]
-    assert sorted(regraded) == sorted(first.lost)
     assert rows(out) == count
+
+
+def worker_pids() -> list[str]:
+    """The grader's worker processes (bubblewrap and the interpreter inside it)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            if b"grader.worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+    return found
 
 
 def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
@@ -330,13 +340,13 @@ def test_workers_prepare_for_the_assignments_the_notebooks_name(
     config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prepared_for: list[list[str]] = []
-    real_start = batch_module.start_pool
+    real_pool = batch_module.Pool
 
-    def spy(config: Config, requested: object, jobs: int, specs: list[Any], hidden: Any) -> Any:
+    def spy(config: Config, requested: object, jobs: int, specs: list[Any], support: Any) -> Any:
         prepared_for.append([s.id for s in specs])
-        return real_start(config, requested, jobs, specs, hidden)  # type: ignore[arg-type]
+        return real_pool(config, requested, jobs, specs, support)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(batch_module, "start_pool", spy)
+    monkeypatch.setattr(batch_module, "Pool", spy)
     folder = tmp_path / "class"
     folder.mkdir()
     hint = {"grader": {"assignment": "masked_attention"}}

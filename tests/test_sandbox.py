@@ -1,29 +1,38 @@
-"""The child process: limits, clean-up, and what the parent makes of its ending."""
+"""The child process, run on a real worker: limits, clean-up, and what the grader makes of its
+ending."""
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from pathlib import Path
 
 import numpy as np
 
+from grader import bwrap
 from grader.cases import assignment_cases
-from grader.child import _COMPILED, precompile, same
 from grader.config import Config
+from grader.engine import grade_path
 from grader.notebook import load_submission
-from grader.sandbox import Child, ChildRun
+from grader.pool import Workers
+from grader.reference import normalise
+from grader.sandbox import ChildRun
+from grader.score import identical
+from grader.wire import Value
 
 from conftest import processes_with, write_notebook
 
 
-def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[Child, ChildRun]:
+def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[None, ChildRun]:
     assignment = config.assignment("self_attention")
     submission = load_submission(write_notebook(tmp_path / "s.ipynb", cells))
     cases = assignment_cases(assignment)
-    child = Child(submission.cells, [("softmax", cases["softmax"])], assignment.time_limit)
-    return child, child.collect()
+    workers = Workers(1, bwrap.support())
+    try:
+        plan = [("softmax", cases["softmax"])]
+        return None, workers.run(submission.cells, plan, assignment.time_limit)
+    finally:
+        workers.close()
 
 
 def test_unseeded_random_numbers_do_not_depend_on_the_process_that_forked(
@@ -80,56 +89,72 @@ def test_whole_submission_deadline_kills_and_reports(fast_config: Config, tmp_pa
     assert "did not finish within the 4 s time limit" in run.exit_description
 
 
-def test_child_works_in_a_private_directory_that_is_removed(config: Config, tmp_path: Path) -> None:
-    cells = ["import os\nopen('scratch.txt', 'w').write(os.getcwd())"]
-    child, run = run_cells(config, tmp_path, cells)
+def test_child_works_in_a_private_directory_of_its_own(config: Config, tmp_path: Path) -> None:
+    cells = ["import os\nopen('scratch.txt', 'w').write('x')\nprint(os.getcwd())"]
+    _, run = run_cells(config, tmp_path, cells)
     assert run.finished
-    assert not os.path.exists(child.workdir)
+    said = [head["output"] for head, _ in run.frames if head["kind"] == "cells_done"]
+    assert said == ["/tmp/work\n"]
     assert not (Path.cwd() / "scratch.txt").exists()
 
 
 def test_crash_is_described(config: Config, tmp_path: Path) -> None:
-    cells = ["import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"]
+    # A real fault: the notebook is PID 1 of its namespace, which ignores a kill of itself.
+    cells = ["import ctypes\nctypes.string_at(0)"]
     _, run = run_cells(config, tmp_path, cells)
     assert not run.finished
     assert "crashed (SIGSEGV)" in run.exit_description
 
 
-def test_precompiled_cells_run_as_compiled_in_the_child(
+def test_cells_run_numbered_as_they_are_and_what_does_not_compile_is_said(
     fast_config: Config, tmp_path: Path
 ) -> None:
-    """A worker compiles cells before forking (cached by cell number and source): the child
-    must run exactly those cells, numbered as they are, and still report what does not
-    compile."""
     cells = [
         "import numpy as np\ndef softmax(items_in):\n    return np.ones(len(items_in)) / 1",
         "def broken(:\n    pass",
         "x = float(np.ones((1, 1)))",
     ]
     submission = load_submission(write_notebook(tmp_path / "s.ipynb", cells))
-    precompile(submission.cells)
-    assert {(c.index, c.source) for c in submission.cells[::2]} <= set(_COMPILED)
-    assert (submission.cells[1].index, submission.cells[1].source) not in _COMPILED
-    run = Child(submission.cells, [], fast_config.assignment("self_attention").time_limit).collect()
+    workers = Workers(1, bwrap.support())
+    try:
+        limits = fast_config.assignment("self_attention").time_limit
+        run = workers.run(submission.cells, [], limits)
+    finally:
+        workers.close()
     cell_frames = [h for h, _ in run.frames if h.get("kind") == "cell"]
     assert [h["cell"] for h in cell_frames] == [c.index for c in submission.cells]
     assert "error" not in cell_frames[0] and "error" not in cell_frames[2]
     assert cell_frames[1]["error"]["type"] == "SyntaxError"
     assert cell_frames[1]["error"]["where"]["cell"] == submission.cells[1].index
-    assert cell_frames[2]["scalar_fixes"]  # the float() rewrite is in the cached code too
+    assert cell_frames[2]["scalar_fixes"]  # the float() rewrite is in the compiled code
 
 
-def test_same_is_exact_about_what_a_call_may_have_changed() -> None:
-    kept = [np.ones((3, 1)), (2.0, None)]
-    assert same(kept, [np.ones((3, 1)), (2.0, None)])
-    assert not same(kept, [np.ones((3, 1)) + 1e-12, (2.0, None)])  # one bit is a change
-    assert not same(kept, [np.ones((1, 3)), (2.0, None)])  # reshaped in place
-    assert not same(kept, [np.ones((3, 1), dtype=np.float32), (2.0, None)])
-    assert not same(kept, [np.ones((3, 1)), [2.0, None]])  # a tuple became a list
-    assert not same(kept, [np.ones((3, 1))])  # an item removed
+def test_identical_is_exact_about_what_a_call_may_have_changed() -> None:
+    """Judged in the grader on values as they crossed the wire, not by the child."""
 
-    class Liar(np.ndarray):
-        def __eq__(self, other: object) -> bool:  # type: ignore[override]
-            return True
+    def wire(value: object) -> Value:
+        return normalise(value)
 
-    assert not same(np.zeros(2), np.ones(2).view(Liar))  # a lying subclass is not the array
+    kept = wire([np.ones((3, 1)), (2.0, None)])
+    assert identical(kept, wire([np.ones((3, 1)), (2.0, None)]))
+    assert not identical(kept, wire([np.ones((3, 1)) + 1e-12, (2.0, None)]))  # one bit
+    assert not identical(kept, wire([np.ones((1, 3)), (2.0, None)]))  # reshaped in place
+    assert not identical(kept, wire([np.ones((3, 1)), [2.0, None]]))  # a tuple became a list
+    assert not identical(kept, wire([np.ones((3, 1))]))  # an item removed
+    assert not identical(wire(np.zeros(2)), wire("zeros"))  # replaced by something else
+
+
+def test_a_child_cannot_hide_that_it_changed_its_input(config: Config, tmp_path: Path) -> None:
+    """The red team's stub replaced the child's own comparison; there is none to replace."""
+    cells = [
+        "import numpy as np\n"
+        "def softmax_cols(data_in):\n"
+        "    data_in -= data_in.max(axis=0)\n"
+        "    e = np.exp(data_in)\n"
+        "    return e / e.sum(axis=0)",
+        "import grader.child\ngrader.child.same = lambda *a: True",
+    ]
+    report = grade_path(write_notebook(tmp_path / "m.ipynb", cells), config, "self_attention")
+    result = next(t for t in report.targets if t.name == "softmax_cols")
+    assert result.mistakes == ("mutates_input",), result.messages
+    assert any("changed its argument `data_in` in place" in m for m in result.messages)

@@ -1,0 +1,86 @@
+"""The seccomp filter every sandboxed worker (and so every student's process) runs under.
+
+A classic BPF program, handed to bubblewrap with `--seccomp FD`. It refuses, with EPERM, the
+system calls that reach the kernel's largest attack surfaces and that no notebook needs:
+new user namespaces (the one thing an unprivileged process can still unshare), tracing and
+reading other processes' memory, kernel keyrings, eBPF, perf events, userfaultfd, io_uring,
+kernel modules and kexec. `clone3` answers ENOSYS, so that the C library falls back to
+`clone`, whose flags the filter can read (clone3 passes them in memory it cannot see).
+"""
+
+from __future__ import annotations
+
+import errno
+import platform
+import struct
+
+# struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6] (little-endian: low half first)
+_NR, _ARCH, _ARG0 = 0, 4, 16
+_LD_ABS, _JEQ, _JSET, _JGE, _RET = 0x20, 0x15, 0x45, 0x35, 0x06
+_ALLOW = 0x7FFF0000
+_ERRNO = 0x00050000
+_KILL = 0x80000000
+CLONE_NEWUSER = 0x10000000
+X32_BIT = 0x40000000
+
+# (audit arch, syscall numbers) per machine; the names are the same on both.
+_ARCHES: dict[str, tuple[int, dict[str, int]]] = {
+    "x86_64": (
+        0xC000003E,
+        {
+            "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
+            "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321,
+            "perf_event_open": 298, "userfaultfd": 323, "kexec_load": 246,
+            "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+            "delete_module": 176, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427, "unshare": 272, "clone": 56, "clone3": 435,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
+            "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280,
+            "perf_event_open": 241, "userfaultfd": 282, "kexec_load": 104,
+            "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
+            "delete_module": 106, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427, "unshare": 97, "clone": 220, "clone3": 435,
+        },
+    ),
+}  # fmt: skip
+REFUSED = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module",
+    "finit_module", "delete_module", "io_uring_setup", "io_uring_enter", "io_uring_register",
+)  # fmt: skip
+
+
+def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def supported() -> bool:
+    """Whether a filter can be built for this machine's architecture."""
+    return platform.machine() in _ARCHES
+
+
+def program(machine: str | None = None) -> bytes:
+    """The filter as bytes of `struct sock_filter`, ready for bubblewrap's `--seccomp`."""
+    arch, numbers = _ARCHES[machine or platform.machine()]
+    eperm, enosys = _ERRNO | errno.EPERM, _ERRNO | errno.ENOSYS
+    ops = [_op(_LD_ABS, _ARCH), _op(_JEQ, arch, 1, 0), _op(_RET, _KILL), _op(_LD_ABS, _NR)]
+    if arch == _ARCHES["x86_64"][0]:  # the x32 ABI's numbers: none of ours, all refused
+        ops += [_op(_JGE, X32_BIT, 0, 1), _op(_RET, eperm)]
+    for name in REFUSED:
+        ops += [_op(_JEQ, numbers[name], 0, 1), _op(_RET, eperm)]
+    ops += [_op(_JEQ, numbers["clone3"], 0, 1), _op(_RET, enosys)]
+    for name in ("clone", "unshare"):  # allowed, but never with a new user namespace
+        ops += [
+            _op(_JEQ, numbers[name], 0, 4),
+            _op(_LD_ABS, _ARG0),
+            _op(_JSET, CLONE_NEWUSER, 0, 1),
+            _op(_RET, eperm),
+            _op(_LD_ABS, _NR),
+        ]
+    ops.append(_op(_RET, _ALLOW))
+    return b"".join(ops)
