@@ -12,16 +12,26 @@ import hashlib
 import json
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 _PREFIX = struct.Struct(">II")
-MAX_HEADER = 1 << 20
-MAX_PAYLOAD = 64 << 20
-MAX_DEPTH = 8
-MAX_ITEMS = 100_000
+_FLOAT = 8  # bytes per number: every array crosses as little-endian float64
+
+# The limits below are the whole of what one student's process can make the parent hold:
+# at most MAX_STREAM_BYTES of raw bytes, and decoded arrays that never take more room than
+# the payload bytes they came in (each array owns its own span of the payload, see _Numbers).
+MAX_HEADER = 1 << 20  # bytes of JSON header in one frame
+MAX_PAYLOAD = 64 << 20  # bytes of numbers in one frame
+MAX_FRAME_BYTES = _PREFIX.size + MAX_HEADER + MAX_PAYLOAD
+MAX_STREAM_BYTES = 256 << 20  # everything one student's process may send (all its frames)
+MAX_ELEMENTS = 1_000_000  # numbers in one array; also the largest single dimension
+MAX_NDIM = 8  # dimensions of one array
+MAX_DEPTH = 8  # nesting of lists and tuples
+MAX_ITEMS = 100_000  # items of one list or tuple
 MAX_TEXT = 4000
 
 
@@ -51,7 +61,13 @@ Value = np.ndarray | Seq | Other | None
 
 
 def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
-    """Header fields plus named values (e.g. "value", "args") encoded as trees and numbers."""
+    """Header fields plus named values (e.g. "value", "args") encoded as trees and numbers.
+
+    What this writes, `decode_frame` accepts: an array beyond the limits (too many numbers or
+    dimensions, or past the frame's room for numbers) crosses as an `Other` naming its size,
+    so one huge answer does not cost the student every other one. A header past MAX_HEADER
+    raises ValueError (the child reports the value as unencodable).
+    """
     chunks: list[bytes] = []
     offset = [0]
 
@@ -64,6 +80,8 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
         array = _as_real_array(obj)
         if array is None:
             return {"t": "other", "type": type(obj).__name__}
+        if not _sendable(array, offset[0]):
+            return {"t": "other", "type": f"ndarray of {array.size} numbers (too large to send)"}
         data = np.ascontiguousarray(array, dtype="<f8").tobytes()  # one copy, little-endian
         chunks.append(data)
         node = {"t": "a", "shape": list(array.shape), "at": offset[0]}
@@ -73,8 +91,25 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
     body = dict(header)
     body["values"] = {key: tree(val, 0) for key, val in values.items()}
     head = json.dumps(body).encode()
+    if len(head) > MAX_HEADER:
+        raise ValueError(f"frame header of {len(head)} bytes is over the limit")
     payload = b"".join(chunks)
     return _PREFIX.pack(len(head), len(payload)) + head + payload
+
+
+def _sendable(array: np.ndarray, used: int) -> bool:
+    """Whether the parent would take this array, with `used` bytes of the payload taken."""
+    return (
+        array.ndim <= MAX_NDIM
+        and _size_bound(array.shape) <= MAX_ELEMENTS
+        and used + _FLOAT * array.size <= MAX_PAYLOAD
+    )
+
+
+def _size_bound(shape: Sequence[int]) -> int:
+    """The product of the dimensions, a zero counted as one: numpy refuses a shape such as
+    (0, 2**70), whose size would overflow, even though it holds no numbers."""
+    return math.prod(max(n, 1) for n in shape)
 
 
 def digest(obj: Any) -> str:
@@ -116,31 +151,47 @@ def _as_real_array(obj: Any) -> np.ndarray | None:
 # ---------------------------------------------------------------- parent side (decoding)
 
 
-class FrameReader:
-    """Accumulates bytes from the child and yields decoded frames; junk raises WireError."""
+Frame = tuple[dict[str, Any], dict[str, Value]]
 
-    def __init__(self, max_total: int = 256 << 20) -> None:
+
+class FrameReader:
+    """Accumulates bytes from the child and yields decoded frames; junk raises WireError.
+
+    A frame declaring more than MAX_HEADER or MAX_PAYLOAD bytes is refused as soon as its
+    8-byte prefix arrives, and the stream as soon as it passes `max_total` bytes: neither is
+    waited for, nor held.
+    """
+
+    def __init__(self, max_total: int = MAX_STREAM_BYTES) -> None:
         self._buffer = bytearray()
         self._total = 0
         self._max_total = max_total
 
-    def feed(self, data: bytes) -> list[tuple[dict[str, Any], dict[str, Value]]]:
+    def feed(self, data: bytes) -> list[Frame]:
+        """Take the next bytes; return every frame they complete."""
         self._total += len(data)
         if self._total > self._max_total:
             raise WireError(f"the student process sent more than {self._max_total >> 20} MB")
-        self._buffer.extend(data)
-        frames = []
-        while len(self._buffer) >= _PREFIX.size:
-            head_len, payload_len = _PREFIX.unpack_from(self._buffer)
-            if head_len > MAX_HEADER or payload_len > MAX_PAYLOAD:
-                raise WireError("frame larger than the limits")
-            end = _PREFIX.size + head_len + payload_len
-            if len(self._buffer) < end:
-                break
-            head = bytes(self._buffer[_PREFIX.size : _PREFIX.size + head_len])
-            payload = bytes(self._buffer[_PREFIX.size + head_len : end])
-            del self._buffer[:end]
-            frames.append(decode_frame(head, payload))
+        if self._buffer:
+            self._buffer += data
+        # All of a child's output usually comes in one piece: read it where it is, no copy.
+        source: bytes | bytearray = self._buffer or data
+        frames: list[Frame] = []
+        start = 0
+        view = memoryview(source)
+        try:
+            while (end := _frame_end(view, start)) is not None:
+                head_len = _PREFIX.unpack_from(view, start)[0]
+                body = start + _PREFIX.size + head_len
+                # bytes(...) copies, so no slice of `view` outlives it (release would fail).
+                frames.append(
+                    decode_frame(bytes(view[start + _PREFIX.size : body]), bytes(view[body:end]))
+                )
+                start = end
+        finally:
+            view.release()
+        if start or source is data:
+            self._buffer = bytearray(source[start:])
         return frames
 
     @property
@@ -148,49 +199,96 @@ class FrameReader:
         return len(self._buffer)
 
 
-def decode_frame(head: bytes, payload: bytes) -> tuple[dict[str, Any], dict[str, Value]]:
+def _frame_end(view: memoryview, start: int) -> int | None:
+    """Where the frame starting at `start` ends; None while it is incomplete."""
+    if len(view) - start < _PREFIX.size:
+        return None
+    head_len, payload_len = _PREFIX.unpack_from(view, start)
+    if head_len > MAX_HEADER or payload_len > MAX_PAYLOAD:
+        raise WireError("frame larger than the limits")
+    end: int = start + _PREFIX.size + head_len + payload_len
+    return end if end <= len(view) else None
+
+
+def decode_frame(head: bytes, payload: bytes) -> Frame:
+    """The header and the values of one frame; anything malformed raises WireError only."""
+    if len(head) > MAX_HEADER or len(payload) > MAX_PAYLOAD:
+        raise WireError("frame larger than the limits")
     try:
         body = json.loads(head.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise WireError(f"header is not JSON: {exc}") from None
+        raise WireError(f"header is not JSON: {clean_text(str(exc), 200)}") from None
     if not isinstance(body, dict):
         raise WireError("header is not an object")
     raw_values = body.pop("values", {})
     if not isinstance(raw_values, dict):
         raise WireError("values is not an object")
-    values = {str(k): _rebuild(v, payload, 0) for k, v in raw_values.items()}
+    numbers = _Numbers(payload)
+    try:
+        values = {str(k): _rebuild(v, numbers, 0) for k, v in raw_values.items()}
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # The checks are meant to be complete (tests feed the decoder junk): this keeps a
+        # case they miss the student's fault (a WireError), not a fault of the grader's.
+        raise WireError(f"malformed value ({type(exc).__name__})") from None
+    numbers.check_all_used()
     return body, values
 
 
-def _rebuild(node: Any, payload: bytes, depth: int) -> Value:
+class _Numbers:
+    """The payload, handed out in order: each array must start where the one before it
+    ended. No two arrays share bytes, so the decoded arrays never hold more than the payload
+    (a forged header could otherwise point a thousand arrays at the same 64 MB)."""
+
+    def __init__(self, payload: bytes) -> None:
+        self._payload = payload
+        self._used = 0
+
+    def take(self, at: Any, shape: tuple[int, ...]) -> np.ndarray:
+        count = math.prod(shape)
+        if type(at) is not int or at != self._used:
+            raise WireError("array not where the one before it ended")
+        if at + _FLOAT * count > len(self._payload):
+            raise WireError("array outside the payload")
+        self._used += _FLOAT * count
+        flat = np.frombuffer(self._payload, dtype="<f8", count=count, offset=at)
+        return np.array(flat, dtype=np.float64).reshape(shape)
+
+    def check_all_used(self) -> None:
+        if self._used != len(self._payload):
+            raise WireError("payload bytes that no array claims")
+
+
+def _rebuild(node: Any, numbers: _Numbers, depth: int) -> Value:
     if depth > MAX_DEPTH or not isinstance(node, dict):
         raise WireError("malformed value tree")
     kind = node.get("t")
     if kind == "none":
         return None
     if kind == "other":
-        return Other(clean_text(node.get("type"), 80))
+        type_name = node.get("type")
+        if not isinstance(type_name, str):
+            raise WireError("malformed type name")
+        return Other(clean_text(type_name, 80))
     if kind in ("list", "tuple"):
         items = node.get("items")
         if not isinstance(items, list) or len(items) > MAX_ITEMS:
             raise WireError("malformed sequence")
-        return Seq(kind, tuple(_rebuild(i, payload, depth + 1) for i in items))
+        return Seq(kind, tuple(_rebuild(i, numbers, depth + 1) for i in items))
     if kind == "a":
-        return _array(node, payload)
-    raise WireError(f"unknown node type {kind!r}")
+        return numbers.take(node.get("at"), _shape(node.get("shape")))
+    shown = clean_text(kind, 40) if isinstance(kind, str) else type(kind).__name__
+    raise WireError(f"unknown node type {shown}")
 
 
-def _array(node: dict[str, Any], payload: bytes) -> np.ndarray:
-    shape, at = node.get("shape"), node.get("at")
-    if not isinstance(shape, list) or len(shape) > 32 or not isinstance(at, int):
-        raise WireError("malformed array header")
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+def _shape(shape: Any) -> tuple[int, ...]:
+    """A shape numpy can build: at most MAX_NDIM dimensions, MAX_ELEMENTS numbers."""
+    if not isinstance(shape, list) or len(shape) > MAX_NDIM:
+        raise WireError(f"malformed array shape (more than {MAX_NDIM} dimensions?)")
+    if not all(type(n) is int and n >= 0 for n in shape):
         raise WireError("malformed array shape")
-    count = math.prod(shape)
-    if at < 0 or count < 0 or at + 8 * count > len(payload):
-        raise WireError("array outside the payload")
-    flat = np.frombuffer(payload, dtype="<f8", count=count, offset=at)
-    return np.array(flat, dtype=np.float64).reshape(shape)
+    if _size_bound(shape) > MAX_ELEMENTS:
+        raise WireError(f"array shape over the limit of {MAX_ELEMENTS} numbers")
+    return tuple(shape)
 
 
 def clean_text(value: Any, limit: int = MAX_TEXT) -> str:
