@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .parsing import parse_cell
+from .parsing import fits, parse_cell
 
 # Cell magics whose body is ordinary Python that should still run.
 _RUN_BODY = {"time", "timeit", "capture", "prun", "debug"}
@@ -16,8 +16,13 @@ _ASSIGN_MAGIC = re.compile(r"^(\s*)([A-Za-z_][\w.]*)\s*=\s*[%!]")
 _HELP = re.compile(r"^\s*[\w.]+\?\??\s*$")
 
 
-def neutralise(source: str) -> tuple[str, list[tuple[int, str]]]:
-    """Return runnable source and (line, what was skipped) notes; line numbers are 1-based."""
+def neutralise(source: str, analyse: bool = True) -> tuple[str, list[tuple[int, str]]]:
+    """Return runnable source and (line, what was skipped) notes; line numbers are 1-based.
+
+    With `analyse` False, or for a cell too large to parse (see parsing.py), only a cell
+    magic is handled: telling a line magic from Python (`%` may continue an expression)
+    needs a parse, and an unparsed cell is left as it is rather than risk changing Python.
+    """
     lines = source.split("\n")
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
@@ -27,9 +32,9 @@ def neutralise(source: str) -> tuple[str, list[tuple[int, str]]]:
             return "", [(first + 1, note)]
         lines[first] = ""
         removed = (first + 1, f"`%%{magic}` cell magic removed; its body was run as Python")
-        body, more = neutralise("\n".join(lines))
+        body, more = neutralise("\n".join(lines), analyse)
         return body, [removed, *more]
-    if _parses("\n".join(lines)):
+    if not analyse or not fits(source) or parse_cell(source) is not None:
         return source, []
     notes: list[tuple[int, str]] = []
     for i, line in enumerate(lines):
@@ -46,10 +51,6 @@ def neutralise(source: str) -> tuple[str, list[tuple[int, str]]]:
             lines[i] = f"{indent}pass"
             notes.append((i + 1, f"`{_short(stripped)}` is an IPython help request; skipped"))
     return "\n".join(lines), notes
-
-
-def _parses(source: str) -> bool:
-    return parse_cell(source) is not None
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import SubmissionError
 from .ipython import neutralise
-from .parsing import parse_cell
+from .parsing import ParseBudget, parse_cell
 from .report import Location
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -42,6 +42,7 @@ class CodeCell:
     execution_count: int | None = None
     file_line: int | None = None  # line of the submission file holding the cell's first line
     one_line_source: bool = False  # the file stores the source as one JSON string
+    analysed: bool = True  # False: too large for static analysis (parsing.py), never parsed
 
     def lines(self) -> list[str]:
         return self.original.split("\n")
@@ -61,10 +62,11 @@ class Submission:
 
     @cached_property
     def _trees(self) -> dict[int, ast.Module | None]:
-        return {cell.index: parse_cell(cell.source) for cell in self.cells}
+        # The submission's own trees, gone with it: no student's tree is kept for the next.
+        return {cell.index: parse_cell(cell.source) for cell in self.cells if cell.analysed}
 
     def tree(self, index: int) -> ast.Module | None:
-        """The parsed cell, or None when it does not parse."""
+        """The parsed cell, or None when it does not parse or is not analysed (too large)."""
         return self._trees.get(index)
 
     def definitions(self) -> dict[str, Location]:
@@ -119,20 +121,37 @@ def load_submission(path: Path, data: bytes | None = None) -> Submission:
     else:
         raw_cells, hint, notes = _notebook_cells(text, path)
         starts = _source_lines(text)
-    cells = []
-    for index, raw_source, count in raw_cells:
-        source = valid_text(raw_source)
-        if source != raw_source:
-            notes.append(
-                f"cell {index}: characters that are not valid Unicode (lone surrogates, e.g. "
-                "from a broken copy and paste) were replaced by \ufffd; Python could not "
-                "have run the cell with them"
-            )
-        runnable, skipped = neutralise(source)
-        notes.extend(f"cell {index}, line {line}: {what}" for line, what in skipped)
-        first, one_line = starts.get(index, (None, False))
-        cells.append(CodeCell(index, runnable, source, count, first, one_line))
+    budget = ParseBudget()
+    cells = [
+        _code_cell(index, source, count, starts.get(index, (None, False)), budget, notes)
+        for index, source, count in raw_cells
+    ]
     return Submission(path, path.stem, tuple(cells), hint, tuple(notes))
+
+
+def _code_cell(
+    index: int,
+    raw_source: str,
+    count: int | None,
+    start: tuple[int | None, bool],
+    budget: ParseBudget,
+    notes: list[str],
+) -> CodeCell:
+    """One code cell, made runnable; what was changed, or not analysed, goes into `notes`."""
+    source = valid_text(raw_source)
+    if source != raw_source:
+        notes.append(
+            f"cell {index}: characters that are not valid Unicode (lone surrogates, e.g. "
+            "from a broken copy and paste) were replaced by \ufffd; Python could not "
+            "have run the cell with them"
+        )
+    refusal = budget.refusal(index, source)
+    if refusal:
+        notes.append(refusal)
+    runnable, skipped = neutralise(source, analyse=refusal is None)
+    notes.extend(f"cell {index}, line {line}: {what}" for line, what in skipped)
+    first, one_line = start
+    return CodeCell(index, runnable, source, count, first, one_line, refusal is None)
 
 
 def _read_text(path: Path) -> str:
