@@ -10,10 +10,12 @@ Names the learning-management systems give their exports, and the student each m
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import shutil
 import zipfile
+import zlib
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -92,7 +94,9 @@ def find_submissions(
     if source.is_file() and source.suffix == ".zip":
         if scratch is None:
             raise ValueError("a .zip needs a scratch folder to be unpacked into")
-        source = unpack(source, scratch)
+        source, problems = unpack(source, scratch)
+    else:
+        problems = []
     if not source.is_dir():
         raise UsageError(
             f"{valid_text(str(source))}: not a folder of submissions or a .zip of them"
@@ -103,7 +107,6 @@ def find_submissions(
             "rename the folder (or the one it is in) and run again"
         )
     found: dict[str, list[tuple[str, Path]]] = {}
-    problems: list[str] = []
     for item in sorted(source.iterdir()):
         if item.name.startswith((".", "__MACOSX")) or _written_by_us(item, out):
             continue
@@ -195,8 +198,11 @@ def _written_by_us(item: Path, out: Path | None) -> bool:
     return item.parent.resolve() == where and item.name.startswith(OUTPUTS)
 
 
-def unpack(archive: Path, scratch: Path) -> Path:
-    """Extract a zip safely: no absolute paths, no `..`, no more than MAX_ZIP_BYTES."""
+def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:
+    """Extract a zip safely: no absolute paths, no `..`, no more than MAX_ZIP_BYTES. An entry
+    that cannot be unpacked (a file and a folder of the same name, an encrypted file) is
+    skipped with a line, and every other entry is unpacked: one bad entry never stops a class.
+    Returns the folder of submissions and those lines."""
     target = scratch / "unpacked"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
@@ -205,18 +211,82 @@ def unpack(archive: Path, scratch: Path) -> Path:
             members = [m for m in bundle.infolist() if not m.is_dir()]
             if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
                 raise UsageError(f"{archive}: unpacks to more than {MAX_ZIP_BYTES >> 30} GB")
-            for member in members:
-                parts = PurePosixPath(member.filename).parts
-                if member.filename.startswith("/") or ".." in parts:
-                    continue
-                destination = target.joinpath(*parts)
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                with bundle.open(member) as src, destination.open("wb") as dst:
-                    shutil.copyfileobj(src, dst)
+            kept, problems = _without_clashes([m for m in members if _safe_parts(m)])
+            for member in kept:
+                if problem := _extract(bundle, member, target):
+                    problems.append(problem)
     except zipfile.BadZipFile as exc:
         raise UsageError(f"{archive}: not a valid zip file ({exc})") from None
     entries = [p for p in target.iterdir() if not p.name.startswith((".", "__MACOSX"))]
     # An export that wraps everything in one folder: look inside it.
     if len(entries) == 1 and entries[0].is_dir() and not _MOODLE.match(entries[0].name):
-        return entries[0]
-    return target
+        return entries[0], problems
+    return target, problems
+
+
+def _safe_parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
+    """The entry's path, or () for one that would land outside the folder (never unpacked)."""
+    parts = PurePosixPath(member.filename).parts
+    if member.filename.startswith("/") or ".." in parts:
+        return ()
+    return parts
+
+
+MAX_NAMED = 3
+
+
+def _without_clashes(
+    members: list[zipfile.ZipInfo],
+) -> tuple[list[zipfile.ZipInfo], list[str]]:
+    """The entries to unpack, and a line for each path the zip holds both as a file and as a
+    folder (`alice`, `alice/hw.ipynb`): a file system holds only one of them, and which one
+    would depend on the order of the entries, so neither is unpacked."""
+    files = {_safe_parts(m) for m in members}
+    folders = {path[:n] for path in files for n in range(1, len(path))}
+    clashes = files & folders
+    # A clash inside another one (`a`, `a/b`, `a/b/c`) is named by the outer one only.
+    outer = sorted(c for c in clashes if not any(_within(c, o) for o in clashes if o != c))
+    problems = []
+    for clash in outer:
+        names = [m.filename for m in members if _within(_safe_parts(m), clash)]
+        shown = ", ".join(names[:MAX_NAMED])
+        more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+        problems.append(
+            f"{'/'.join(clash)}: the zip holds both a file and a folder of this name "
+            f"({shown}{more}); skipped: rename one and run again"
+        )
+    kept = [m for m in members if not any(_within(_safe_parts(m), c) for c in outer)]
+    return kept, problems
+
+
+def _within(path: tuple[str, ...], folder: tuple[str, ...]) -> bool:
+    """Whether `path` is `folder` itself or lies under it."""
+    return path[: len(folder)] == folder
+
+
+# What unpacking one entry may raise: a name the file system refuses (OSError, ValueError),
+# an encrypted entry (RuntimeError), an unknown compression (NotImplementedError), damaged
+# data (BadZipFile, zlib.error, EOFError).
+_ENTRY_ERRORS = (
+    OSError,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+)
+
+
+def _extract(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str | None:
+    """Unpack one entry; None when done, else the line that says why it was skipped."""
+    destination = target.joinpath(*_safe_parts(member))
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with bundle.open(member) as src, destination.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+    except _ENTRY_ERRORS as exc:
+        with contextlib.suppress(OSError):
+            destination.unlink()  # a half-written file would be graded as a submission
+        return f"{member.filename}: could not be unpacked ({exc}); skipped"
+    return None
