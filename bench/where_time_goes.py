@@ -44,13 +44,13 @@ sys.path.insert(0, str(REPO / "bench"))
 from batch_throughput import bare_numpy, generate  # noqa: E402
 from lean_floor import compiled, run_own_code  # noqa: E402
 
-from grader import child, isolation  # noqa: E402
+from grader import bwrap, child  # noqa: E402
 from grader.config import load_config  # noqa: E402
-from grader.engine import finish, secret_paths  # noqa: E402
+from grader.engine import finish  # noqa: E402
 from grader.notebook import Submission, load_submission  # noqa: E402
+from grader.pool import Workers  # noqa: E402
 from grader.prepared import build_cases, build_expected  # noqa: E402
-from grader.sandbox import Child, ChildRun  # noqa: E402
-from grader.warmup import warm_up  # noqa: E402
+from grader.sandbox import ChildRun  # noqa: E402
 
 
 def children_cpu() -> float:
@@ -110,7 +110,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         generate(Path(scratch) / "class", args.students)
         subs = [load_submission(p) for p in sorted((Path(scratch) / "class").iterdir())]
-    hidden = secret_paths(config)
     count = len(subs)
 
     def forks() -> float:
@@ -128,7 +127,6 @@ def main() -> None:
         saved = sys.stdout
         spent = 0.0
         for submission in subs:
-            child.precompile(submission.cells)  # as a worker does, before the fork
             before = time.process_time()
             runner = child.Runner(null, 5.0, 5.0)
             sys.stdout = runner.out
@@ -157,12 +155,12 @@ def main() -> None:
     runs: list[ChildRun] = []
 
     def sandboxed() -> float:
-        warm_up(plan)
-        isolation.enter_worker(hidden, f"bench-{os.getpid()}")
+        """CPU of the grader, its worker and the children, per student (bubblewrap)."""
+        workers = Workers(1, bwrap.support(), [plan])
         before = children_cpu() + time.process_time()
         for submission in subs:
-            child.precompile(submission.cells)
-            Child(submission.cells, plan, spec.time_limit, hidden).collect()
+            workers.run(submission.cells, plan, spec.time_limit)
+        workers.close()  # reaped: the worker's and its children's CPU now count
         return (children_cpu() + time.process_time() - before) / count
 
     fork_cpu = in_a_worker(forks)
@@ -171,10 +169,11 @@ def main() -> None:
     floor_main_cpu = lean_floor(subs, main_only)
     own_cpu = in_a_worker(own_code)
     student_cpu = in_a_worker(student_work)
-    child_cpu = in_a_worker(sandboxed) if isolation.available() else float("nan")
-    isolation.remove_worker_cgroups("bench")
+    child_cpu = in_a_worker(sandboxed) if bwrap.support().sandboxed else float("nan")
+    plain = Workers(1, bwrap.Support(False, "bench"))
     for submission in subs:  # the answers the parent judges (no sandbox: same frames)
-        runs.append(Child(submission.cells, plan, spec.time_limit).collect())
+        runs.append(plain.run(submission.cells, plan, spec.time_limit))
+    plain.close()
     expected = build_expected(spec, case_set)
     judged: list[tuple[Submission, ChildRun]] = list(zip(subs, runs, strict=True))
     before = time.process_time()

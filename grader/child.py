@@ -23,11 +23,11 @@ from .cases import Case, probe_base
 from .compat import restore_removed_names
 from .notebook import CodeCell
 from .scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
-from .wire import MAX_TEXT, digest, encode_frame
+from .wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame
 
 MAX_OUTPUT = 8192
 FLUSH_SECONDS = 0.2
-MAX_ARRAY = 1_000_000
+MAX_ARRAY = MAX_ELEMENTS  # the parent refuses larger arrays anyway
 
 
 class TimeLimitReached(BaseException):

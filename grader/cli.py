@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from .bwrap import MODES, Mode
 from .config import load_config
 from .engine import grade_path
 from .errors import GraderError, UsageError
@@ -34,6 +35,14 @@ CONFIG_OPTION = click.option(
     type=click.Path(path_type=Path),
     default=None,
     help="config.yaml to use (default: $GRADER_CONFIG, ./config.yaml, or the bundled one).",
+)
+SANDBOX_OPTION = click.option(
+    "--sandbox",
+    type=click.Choice(MODES),
+    default="auto",
+    show_default=True,
+    help="auto: bubblewrap where it can be made, else process limits and a note saying so; "
+    "required: no sandbox is an error (exit 2); none: never try.",
 )
 ASSIGNMENT_OPTION = click.option(
     "--assignment", "-a", default=None, help="Assignment id, e.g. self_attention."
@@ -80,8 +89,11 @@ def main() -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True
 )
+@SANDBOX_OPTION
 @_errors_to_exit_codes
-def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt: str) -> None:
+def check(
+    notebook: Path, assignment: str | None, config_path: Path | None, fmt: str, sandbox: Mode
+) -> None:
     """Grade one NOTEBOOK (.ipynb or .py) and say what to fix.
 
     \b
@@ -92,7 +104,7 @@ def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt:
     Example:  grader check self_attention.ipynb --format json
     """
     config = load_config(config_path)
-    report = grade_path(notebook, config, assignment)
+    report = grade_path(notebook, config, assignment, sandbox=sandbox)
     text = RENDERERS[fmt](report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"
     if fmt == "gradescope" and results_dir.is_dir():
@@ -122,6 +134,7 @@ def check(notebook: Path, assignment: str | None, config_path: Path | None, fmt:
     help="Workers [the cores this process may use].",
 )
 @click.option("--force", is_flag=True, help="Regrade submissions the gradebook already has.")
+@SANDBOX_OPTION
 @_errors_to_exit_codes
 def grade(
     submissions: Path,
@@ -130,6 +143,7 @@ def grade(
     out: Path | None,
     jobs: int | None,
     force: bool,
+    sandbox: Mode,
 ) -> None:
     """Grade a class and print the gradebook.
 
@@ -140,8 +154,8 @@ def grade(
     Examples:
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
-    Exit codes: 0 the batch ran (unreadable submissions are listed) · 2 bad input ·
-    3 a worker died (rerun to grade the rest), a notebook hit a bug of the grader's
+    Exit codes: 0 the batch ran (unreadable submissions are listed) · 2 bad input, or
+    --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
     (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
     130 interrupted.
     """
@@ -163,6 +177,7 @@ def grade(
             on_total=lambda total: progress.append(Progress(total)),
             on_entry=lambda entry: progress[0].step(entry.student),
             keep_reports=out is None,  # with --out, whole reports are in the gradebook
+            sandbox=sandbox,
         )
     except KeyboardInterrupt:
         if progress:

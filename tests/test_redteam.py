@@ -34,11 +34,26 @@ NAMES = (
 BORROW = f"""
 import gc, types
 _MINE = set()
+def _compiled_cells():
+    for obj in gc.get_objects():  # caches of compiled cells: dicts whose values are code
+        if isinstance(obj, dict):
+            for value in list(obj.values()):
+                if isinstance(value, types.CodeType) and value.co_filename.startswith("<cell"):
+                    yield value
 def _borrowed(name):
     for obj in gc.get_objects():
         if isinstance(obj, types.FunctionType) and obj.__name__ == name and obj not in _MINE:
             if "<cell" not in obj.__code__.co_filename or obj.__globals__ is not globals():
                 return obj
+    space = {{"__name__": "__main__"}}
+    cells = sorted(set(_compiled_cells()), key=lambda c: int(c.co_filename[6:-1]))
+    for code in cells:  # a classmate's notebook, run again here
+        try:
+            exec(code, space)
+        except Exception:
+            continue
+    if callable(space.get(name)):
+        return space[name]
     return None
 for _name in {NAMES!r}:
     def _make(name):
@@ -120,7 +135,8 @@ for top in ("/", "/proc/self/root"):
             break
         if os.path.normpath(root) == os.path.normpath(top):
             dirs[:] = [d for d in dirs if d not in SYSTEM]
-        FOUND += [os.path.join(root, f) for f in files if f.endswith((".ipynb", ".yaml", ".sqlite"))]
+        kinds = (".ipynb", ".yaml", ".sqlite")
+        FOUND += [os.path.join(root, f) for f in files if f.endswith(kinds)]
 ALLOWED = ("/", "/usr", "/etc/ld.so.cache", "/tmp", "/dev", "/proc", "/sandbox/")
 TABLE = [line.split() for line in open("/proc/self/mountinfo")]
 MOUNTS = [f[4] for f in TABLE if not (f[4] == "/" or f[4].startswith(ALLOWED[1:]))]
