@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP) sandbox
-	$(BIN)/grader grade demo/submissions --assignment self_attention --out results/demo
+	$(BIN)/grader grade demo/submissions --course . --assignment self_attention --out results/demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_DIRS)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .bwrap import MODES, Mode
-from .config import load_config
+from .config import Config, load_course
 from .engine import grade_path
 from .errors import GraderError, UsageError
 from .render import RENDERERS
@@ -29,13 +29,46 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CONFIG_OPTION = click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="config.yaml to use (default: $GRADER_CONFIG, ./config.yaml, or the bundled one).",
-)
+# How a course is named, in the grader's notes and errors.
+COURSE_HINT = "--course DIR, --config FILE or $GRADER_CONFIG"
+
+
+def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the same way
+    """--config FILE and --course DIR (its config.yaml), passed on as `config_path`."""
+
+    @wraps(command)
+    def merged(*args: Any, course: Path | None, config_path: Path | None, **kwargs: Any) -> Any:
+        if course is not None and config_path is not None:
+            raise click.UsageError("give --course or --config, not both")
+        named = course / "config.yaml" if course is not None else config_path
+        return command(*args, config_path=named, **kwargs)
+
+    config = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="config.yaml to use (default: $GRADER_CONFIG, else the bundled course; "
+        "never ./config.yaml).",
+    )
+    folder = click.option(
+        "--course",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Course folder: grade against its config.yaml, e.g. --course . in your course.",
+    )
+    return folder(config(merged))  # type: ignore[return-value]
+
+
+def _course(config_path: Path | None, graded: Path | None = None) -> Config:
+    """The named or bundled course (never one found where this runs), refused when it could
+    be the graded notebooks' own; a config.yaml left out gets a note on stderr."""
+    config, notes = load_course(config_path, graded, COURSE_HINT)
+    for note in notes:
+        click.echo(f"note: {one_line(note)}", err=True)
+    return config
+
+
 SANDBOX_OPTION = click.option(
     "--sandbox",
     type=click.Choice(MODES),
@@ -78,7 +111,12 @@ def main() -> None:
       grader check my_notebook.ipynb
       grader check my_notebook.ipynb --format json
       grader grade submissions/ --out results/
-      grader assign --assignment self_attention
+      grader grade submissions/ --course ~/my_course --out results/
+      grader assign --course . --assignment self_attention
+
+    The course is the one named by --course DIR, --config FILE or $GRADER_CONFIG, else the
+    bundled one; a config.yaml in the working folder is never picked up, and one beside the
+    graded notebook is refused.
     """
 
 
@@ -103,7 +141,7 @@ def check(
     Exit code: 0 all passed, 1 something failed, 2 bad input or config, 3 internal error.
     Example:  grader check self_attention.ipynb --format json
     """
-    config = load_config(config_path)
+    config = _course(config_path, notebook)
     report = grade_path(notebook, config, assignment, sandbox=sandbox)
     text = RENDERERS[fmt](report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"
@@ -162,7 +200,7 @@ def grade(
     from .batch import as_assignment, class_assignment, grade_batch, write_csv
     from .progress import Progress
 
-    config = load_config(config_path)
+    config = _course(config_path, submissions)
     if out is not None:
         _output_folder(out)
     progress: list[Progress] = []
@@ -317,7 +355,7 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
     """
     from .export import export_gradescope
 
-    click.echo(f"wrote {export_gradescope(load_config(config_path), assignment, out)}")
+    click.echo(f"wrote {export_gradescope(_course(config_path), assignment, out)}")
 
 
 @main.command("template")
@@ -349,7 +387,7 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
     """
     from .selftest import render_selftest, run_selftest
 
-    config = load_config(config_path)
+    config = _course(config_path)
     ids = [assignment] if assignment else sorted(config.assignments)
     results = [run_selftest(config.assignment(aid)) for aid in ids]
     for result in results:
@@ -373,7 +411,7 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     """
     from .assign import write_exercise
 
-    config = load_config(config_path)
+    config = _course(config_path)
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .config import load_config
+from .config import load_course
 from .engine import grade_path
 from .errors import GraderError
 from .render.html import render_check
@@ -20,6 +20,8 @@ from .render.text import render as render_text
 from .report import Report
 
 CHILD_ENV = "GRADER_CHILD"
+# How a course is named, in the notes and errors check() shows.
+COURSE_HINT = "check(config='path/to/config.yaml') or $GRADER_CONFIG"
 
 
 @dataclass(frozen=True)
@@ -90,10 +92,11 @@ def check(
             "check() could not tell which notebook this is: call check(notebook='your_file.ipynb')."
         )
     try:
-        settings = load_config(Path(config) if config else None)
+        settings, notes = load_course(Path(config) if config else None, path, COURSE_HINT)
         report = grade_path(path, settings, assignment, public_only=True)
     except GraderError as exc:
         return _message(f"check() could not grade {path}: {exc}")
+    report = replace(report, notes=(*report.notes, *notes))
     targets = report.targets
     if target is not None:
         targets = tuple(t for t in targets if t.name == target)

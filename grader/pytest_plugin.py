@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .config import load_config
+from .config import choose_course, ignored_configs, load_course
 from .engine import grade_path
 from .errors import GraderError
 from .report import TargetResult
@@ -28,7 +28,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="grade this notebook: one test per graded function (repeatable)",
     )
     group.addoption("--grader-assignment", default=None, help="assignment id (default: detect)")
-    group.addoption("--grader-config", default=None, help="config.yaml to use")
+    group.addoption(
+        "--grader-config",
+        default=None,
+        help="config.yaml to use (default: $GRADER_CONFIG, else the bundled course; "
+        "never ./config.yaml)",
+    )
+
+
+# How a course is named, in the grader's notes and errors.
+COURSE_HINT = "--grader-config FILE or $GRADER_CONFIG"
 
 
 def _notebooks(config: pytest.Config) -> list[Path]:
@@ -41,6 +50,18 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     given = config.args_source == pytest.Config.ArgsSource.ARGS
     config.args = [*(config.args if given else []), *(str(p) for p in notebooks)]
+
+
+def _given_config(config: pytest.Config) -> Path | None:
+    given = config.getoption("grader_config")
+    return Path(given) if given else None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """A line for each config.yaml beside a notebook or here that is not the course used."""
+    course = choose_course(_given_config(config))
+    notes = (ignored_configs(course, path, COURSE_HINT) for path in _notebooks(config))
+    return [f"grader: note: {note}" for note in dict.fromkeys(n for ns in notes for n in ns)]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -57,9 +78,8 @@ class TargetFailed(Exception):
 
 class NotebookFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        config_path = self.config.getoption("grader_config")
         try:
-            config = load_config(Path(config_path) if config_path else None)
+            config, _ = load_course(_given_config(self.config), self.path, COURSE_HINT)
             report = grade_path(self.path, config, self.config.getoption("grader_assignment"))
         except GraderError as exc:
             raise self.CollectError(f"the grader cannot read {self.path}: {exc}") from None

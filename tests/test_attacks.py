@@ -210,10 +210,10 @@ def test_forged_output_reaches_no_format(fast_config: Config, tmp_path: Path) ->
         main, ["check", str(path), "--config", config, "--format", "github"]
     )
     assert "all good" not in github.output
-    data = json.loads(
+    data = json.loads(  # stdout: a note on stderr names the repository's own config.yaml
         CliRunner()
         .invoke(main, ["check", str(path), "--config", config, "--format", "json"])
-        .output
+        .stdout
     )
     assert data["score"] == 0
 

@@ -58,7 +58,8 @@ def test_check_one_target_and_unknown_target(tmp_path: Path) -> None:
 def test_check_uses_only_public_cases_when_configured(tmp_path: Path) -> None:
     raw = repo_config_raw()
     raw["assignments"]["self_attention"]["targets"]["softmax"]["public_cases"] = 2
-    config = tmp_path / "config.yaml"
+    config = tmp_path / "course" / "config.yaml"  # not beside the notebook: that is refused
+    config.parent.mkdir()
     config.write_text(json.dumps(raw))
     path = write_notebook(tmp_path / "a.ipynb", students.cells())
     report = check("softmax", notebook=path, config=config).report
