@@ -162,7 +162,8 @@ def test_markdown_links_and_images_are_inert(
 ) -> None:
     """A pull-request comment or a job summary renders Markdown: student text must not put
     an image (a tracking pixel), a link (javascript:) or raw HTML into it."""
-    mistune = pytest.importorskip("mistune")
+    import mistune  # nbconvert's own Markdown renderer: always installed with the grader
+
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     report = _report(LINKS, submission=f"{LINKS}.ipynb")
