@@ -45,11 +45,12 @@ from batch_throughput import bare_numpy, generate  # noqa: E402
 from lean_floor import compiled, run_own_code  # noqa: E402
 
 from grader import bwrap, child  # noqa: E402
+from grader.cases import build_cases  # noqa: E402
 from grader.config import load_config  # noqa: E402
 from grader.engine import finish  # noqa: E402
 from grader.notebook import Submission, load_submission  # noqa: E402
-from grader.pool import Workers  # noqa: E402
-from grader.prepared import build_cases, build_expected  # noqa: E402
+from grader.pool import Workers, shared_workers  # noqa: E402
+from grader.prepared import build_expected  # noqa: E402
 from grader.sandbox import ChildRun  # noqa: E402
 
 
@@ -174,7 +175,7 @@ def main() -> None:
     for submission in subs:  # the answers the parent judges (no sandbox: same frames)
         runs.append(plain.run(submission.cells, plan, spec.time_limit))
     plain.close()
-    expected = build_expected(spec, case_set)
+    expected = build_expected(spec, case_set, shared_workers(bwrap.support()))
     judged: list[tuple[Submission, ChildRun]] = list(zip(subs, runs, strict=True))
     before = time.process_time()
     for submission, run in judged:

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from .aggregate import scores_only
 from .bwrap import Mode
+from .cases import CaseSet, build_cases
 from .config import AssignmentSpec, Config
 from .engine import finish, require, with_choice
 from .feedback import write_feedback
 from .gradebook import Gradebook, config_hash
 from .notebook import Submission, assignment_hint, load_submission
-from .pool import Done, Job, Pool
-from .prepared import CaseSet, Expected, build_cases, build_expected
+from .pool import Done, Job, Pool, Workers
+from .prepared import Expected, build_expected
 from .render.escape import spreadsheet_row
 from .report import Report
 from .submissions import content_hash, file_hash, find_submissions, safe_name
@@ -139,7 +140,10 @@ def grade_batch(
                 present = specs if assignment else _assignments_in(todo, config)
                 pool = Pool(config, assignment, workers, present, require(sandbox))
                 try:
-                    _run(pool, todo, recorder, config, IN_FLIGHT_PER_WORKER * workers)
+                    # The course's own code first, on the class's workers: a solution that
+                    # fails is the course's error (exit 2), not one fault per student.
+                    prepared = {a.id: _prepare(a, pool.workers) for a in present}
+                    _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
                 finally:
                     pool.close()
     finally:
@@ -221,12 +225,27 @@ def available_cores() -> int:
 IN_FLIGHT_PER_WORKER = 4
 
 
-def _run(pool: Pool, todo: Sequence[Job], recorder: _Recorder, config: Config, limit: int) -> None:
+Prepared = dict[str, tuple[CaseSet, Expected]]
+
+
+def _prepare(spec: AssignmentSpec, workers: Workers) -> tuple[CaseSet, Expected]:
+    """An assignment's cases and what is expected on them (the course's code, sandboxed)."""
+    case_set = build_cases(spec)
+    return case_set, build_expected(spec, case_set, workers)
+
+
+def _run(
+    pool: Pool,
+    todo: Sequence[Job],
+    recorder: _Recorder,
+    config: Config,
+    prepared: Prepared,
+    limit: int,
+) -> None:
     """Hand out jobs, at most `limit` at a time (when judging falls behind the workers,
     reading waits, so neither bytes nor answers pile up in memory), and record each answer
     as it comes. A worker that stops answering is replaced by the pool; its student's run
     is recorded as stopped."""
-    prepared: dict[str, tuple[CaseSet, Expected]] = {}
     waiting = deque(todo)
     running: dict[Future[Done], Job] = {}
     while waiting or running:
@@ -239,7 +258,7 @@ def _run(pool: Pool, todo: Sequence[Job], recorder: _Recorder, config: Config, l
             done: Done | None = None
             try:
                 done = future.result()
-                entry = _judge(done, config, prepared)
+                entry = _judge(done, config, prepared, pool.workers)
             except Exception as exc:  # a grader bug on one notebook must not stop the class
                 problem = f"{job.path}: could not be judged (grader fault: {exc!r:.200})"
                 entry = Entry(job.student, job.path, None, problem, fault=traceback.format_exc())
@@ -258,13 +277,12 @@ def _read(job: Job, recorder: _Recorder) -> Job:
     return Job(job.student, job.path, data)
 
 
-def _judge(done: Done, config: Config, prepared: dict[str, tuple[CaseSet, Expected]]) -> Entry:
+def _judge(done: Done, config: Config, prepared: Prepared, workers: Workers) -> Entry:
     if done.submission is None or done.run is None:
         return Entry(done.job.student, done.job.path, None, done.problem, fault=done.fault)
     spec = config.assignment(done.assignment)
-    if spec.id not in prepared:  # references only now, after the workers were forked
-        case_set = build_cases(spec)
-        prepared[spec.id] = (case_set, build_expected(spec, case_set))
+    if spec.id not in prepared:  # an assignment the batch did not expect: prepared now
+        prepared[spec.id] = _prepare(spec, workers)
     case_set, expected = prepared[spec.id]
     report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))

@@ -253,3 +253,28 @@ def probe_cases(seed: int, cases: tuple[Case, ...]) -> tuple[Case, ...]:
         index = PROBE_OFFSET + position
         probes.append(Case(base.target, index, base.sizes, tuple(changed), probe=True))
     return tuple(probes)
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """Every target's seeded cases and its probes (one perturbed argument each)."""
+
+    cases: dict[str, tuple[Case, ...]]
+    probes: dict[str, tuple[Case, ...]]
+
+    def plan(self, assignment: AssignmentSpec) -> list[tuple[str, tuple[Case, ...]]]:
+        """What the child calls: every case of every target, then that target's probes."""
+        return [(t.name, self.cases[t.name] + self.probes[t.name]) for t in assignment.targets]
+
+
+_CASE_SETS: dict[str, CaseSet] = {}
+
+
+def build_cases(assignment: AssignmentSpec) -> CaseSet:
+    """The seeded inputs (and probes) of every target; deterministic, so built once."""
+    key = repr(assignment)
+    if key not in _CASE_SETS:
+        cases = assignment_cases(assignment)
+        probes = {name: probe_cases(assignment.seed, c) for name, c in cases.items()}
+        _CASE_SETS[key] = CaseSet(cases, probes)
+    return _CASE_SETS[key]

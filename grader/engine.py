@@ -7,14 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import bwrap
-from .cases import Case
+from .cases import Case, CaseSet, build_cases
 from .compat import removed_name_notes
 from .config import AssignmentSpec, Config, TargetSpec
 from .errors import UsageError
 from .evidence import explain
 from .notebook import Submission, load_submission
 from .pool import shared_workers
-from .prepared import CaseSet, Expected, build_cases, build_expected
+from .prepared import Expected, build_expected
 from .recognise import choose_assignment
 from .reference import Reference
 from .report import Location, Report, TargetResult
@@ -63,7 +63,7 @@ def grade_submission(
     case_set = build_cases(assignment)
     workers = shared_workers(require(sandbox))
     run = workers.run(submission.cells, case_set.plan(assignment), assignment.time_limit)
-    expected = build_expected(assignment, case_set)
+    expected = build_expected(assignment, case_set, workers)
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
 
 

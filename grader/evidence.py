@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .cases import PROBE_OFFSET, probe_base
+from .cases import PROBE_OFFSET, CaseSet, probe_base
 from .config import AssignmentSpec
 from .diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from .notebook import Submission
-from .prepared import CaseSet, Expected
+from .prepared import Expected
 from .report import TargetResult
 from .score import Answers
 from .static import called_names, find_function, function_hints, notebook_globals

@@ -1,4 +1,5 @@
-"""What each catalogued mistake outputs on the seeded cases, computed once in the trusted process.
+"""What each catalogued mistake outputs on the seeded cases, from one sandboxed run of the
+solution notebook followed by its catalogue (the trusted process runs neither).
 
 Besides a target's own variants there are *inherited* fingerprints: the reference of a target
 run with a callee replaced by one of the callee's variants (self_attention with a wrong
@@ -7,77 +8,141 @@ softmax_cols). A student output that matches one of those is right apart from th
 
 from __future__ import annotations
 
-import types
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
-from .cases import Case
+from .cases import Case, CaseSet
 from .config import AssignmentSpec
+from .course_child import ADDED_CELLS, CourseOutputs, added_cell, renamed, run_course_code
+from .errors import ConfigError
 from .mistakes import Catalogue, Mistake, load_catalogue
-from .reference import normalise, solution_namespace
+from .pool import Workers
+from .reference import called_globals, load_solution
 from .wire import Value
+
+# Run in the child before the catalogue: its decorator only has to hand the variant back.
+_CATALOGUE_STAND_IN = """\
+class _GraderCatalogue:
+    def mistake(self, *words, **options):
+        return lambda variant: variant
+
+CATALOGUE = _GraderCatalogue()
+"""
+
+# Run in the child after the catalogue: the reference with one callee swapped for a variant.
+_WITH_CALLEE = """\
+import types as _grader_types
+
+def _grader_with_callee(fn, callee, replacement):
+    scope = dict(fn.__globals__)
+    scope[callee] = replacement
+    return _grader_types.FunctionType(
+        fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+"""
 
 
 @dataclass(frozen=True)
 class Fingerprint:
+    """A mistake's outputs on a target's cases (`via`: the callee it is inherited from)."""
+
     mistake: Mistake
     outputs: tuple[Value | Exception, ...]
     via: str | None = None  # the callee whose mistake this is, for inherited fingerprints
 
 
-def _run(fn: Callable[..., Any], cases: tuple[Case, ...]) -> tuple[Value | Exception, ...]:
-    outputs: list[Value | Exception] = []
-    # Wrong variants overflow and divide by zero on purpose: that is not worth a warning.
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for case in cases:
-            try:
-                outputs.append(normalise(fn(*case.fresh_args())))
-            except Exception as exc:  # a variant may fail on some shapes, as a student's would
-                outputs.append(exc)
-    return tuple(outputs)
-
-
-def _with_callee(fn: Callable[..., Any], callee: str, replacement: Callable[..., Any]) -> Any:
-    """A copy of `fn` whose global `callee` is `replacement`."""
-    scope = {**fn.__globals__, callee: replacement}
-    return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-
-
 def catalogue_for(assignment: AssignmentSpec) -> Catalogue:
+    """The assignment's mistake catalogue, read (not run); empty when it has none."""
     if assignment.mistakes is None:
         return Catalogue()
-    return load_catalogue(assignment.mistakes, solution_namespace(assignment))
+    return load_catalogue(assignment.mistakes)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One function the child calls on a target's cases, and what its outputs stand for."""
+
+    name: str
+    target: str
+    mistake: Mistake
+    via: str | None
+
+
+def _calls(
+    assignment: AssignmentSpec, catalogue: Catalogue, callees: dict[str, list[str]]
+) -> list[_Call]:
+    calls = []
+    for target in assignment.targets:
+        if target.variable:
+            continue
+        for mistake in catalogue.for_target(target.name):
+            calls.append(_Call(mistake.function, target.name, mistake, None))
+        for callee in callees[target.name]:
+            for mistake in catalogue.for_target(callee):
+                name = f"_grader_via_{len(calls)}"
+                calls.append(_Call(name, target.name, mistake, callee))
+    return calls
 
 
 def compute_fingerprints(
     assignment: AssignmentSpec,
-    cases: Mapping[str, tuple[Case, ...]],
+    case_set: CaseSet,
     catalogue: Catalogue,
+    workers: Workers,
 ) -> dict[str, list[Fingerprint]]:
-    namespace = solution_namespace(assignment)
+    """Every target's fingerprints: its own variants', then those inherited from callees."""
+    result: dict[str, list[Fingerprint]] = {t.name: [] for t in assignment.targets}
+    if not catalogue.mistakes:
+        return result
+    solution = load_solution(assignment)
     names = {t.name for t in assignment.targets}
-    result: dict[str, list[Fingerprint]] = {}
-    for target in assignment.targets:
-        if target.variable:
-            result[target.name] = []
-            continue
-        own = [
-            Fingerprint(m, _run(m.variant, cases[target.name]))
-            for m in catalogue.for_target(target.name)
-        ]
-        reference = namespace[target.name]
-        callees = sorted(set(reference.__code__.co_names) & names - {target.name})
-        inherited = [
-            Fingerprint(
-                m, _run(_with_callee(reference, callee, m.variant), cases[target.name]), callee
-            )
-            for callee in callees
-            for m in catalogue.for_target(callee)
-        ]
-        result[target.name] = own + inherited
+    clash = sorted({m.function for m in catalogue.mistakes} & names)
+    if clash:
+        raise ConfigError(
+            f"mistake catalogue {catalogue.path}: a variant may not be named like a target "
+            f"({', '.join(clash)}); name it <target>__<mistake id>"
+        )
+    callees = {
+        t.name: sorted(called_globals(solution, t.name) & names - {t.name})
+        for t in assignment.targets
+    }
+    calls = _calls(assignment, catalogue, callees)
+    derived = "\n".join(
+        f"{c.name} = _grader_with_callee({c.target}, {c.via!r}, {c.mistake.function})"
+        for c in calls
+        if c.via is not None
+    )
+    cells = (
+        *solution.cells,
+        added_cell(0, _CATALOGUE_STAND_IN),
+        added_cell(1, catalogue.source),
+        added_cell(2, _WITH_CALLEE + derived),
+    )
+    plan = [(c.name, renamed(case_set.cases[c.target], c.name)) for c in calls]
+    outputs = run_course_code(
+        cells, plan, assignment, workers, f"mistake catalogue {catalogue.path}"
+    )
+    _refuse_failed_cells(outputs, catalogue)
+    for call in calls:
+        cases = case_set.cases[call.target]
+        result[call.target].append(
+            Fingerprint(call.mistake, _outputs(outputs, call.name, cases), call.via)
+        )
     return result
+
+
+def _refuse_failed_cells(outputs: CourseOutputs, catalogue: Catalogue) -> None:
+    """A cell of the solution or of the catalogue that failed is the course's error."""
+    if outputs.cell_errors:
+        cell, error = min(outputs.cell_errors.items())
+        what = (
+            "the solution notebook" if cell < ADDED_CELLS else f"mistake catalogue {catalogue.path}"
+        )
+        raise ConfigError(f"{what} fails to load: {error}")
+
+
+def _outputs(
+    outputs: CourseOutputs, name: str, cases: Sequence[Case]
+) -> tuple[Value | Exception, ...]:
+    """A variant's outputs; a call that failed is kept as its failure, as a student's is."""
+    return tuple(outputs.get(name, case.index) for case in cases)

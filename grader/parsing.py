@@ -12,7 +12,9 @@ no student's code outlives its grading in the trusted process.
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
+from types import CodeType
 
 MAX_CELL_SOURCE = 200 * 1024  # bytes (UTF-8) of one cell's source
 MAX_ANALYSED_SOURCE = 512 * 1024  # bytes of one submission's source, all its cells together
@@ -28,12 +30,31 @@ def fits(source: str) -> bool:
     return len(source) <= MAX_CELL_SOURCE and source_size(source) <= MAX_CELL_SOURCE
 
 
+# CPython 3.11 keeps the depth count of its syntax-tree builder in state shared by all threads
+# (python/cpython#106905): two threads building trees at once can fail with "SystemError: AST
+# constructor recursion depth mismatch". A batch parses in its job threads and judges in the
+# main one, so every tree is built, and every tree compiled, under this lock.
+AST_LOCK = threading.Lock()
+
+
+def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse`, one thread at a time (SyntaxError and the like pass through)."""
+    with AST_LOCK:
+        return ast.parse(source, filename)
+
+
+def compile_tree(tree: ast.Module, filename: str) -> CodeType:
+    """`compile` of a syntax tree (never run here), one thread at a time."""
+    with AST_LOCK:
+        return compile(tree, filename, "exec")
+
+
 def parse_cell(source: str) -> ast.Module | None:
     """The cell's syntax tree, or None when it does not parse or is over MAX_CELL_SOURCE."""
     if not fits(source):
         return None
     try:
-        return ast.parse(source)
+        return parse_source(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

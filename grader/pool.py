@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from . import bwrap
-from .cases import Case
+from .cases import Case, build_cases
 from .config import AssignmentSpec, Config, TimeLimit
 from .errors import GraderError
 from .notebook import CodeCell, Submission, load_submission
-from .prepared import build_cases
 from .recognise import choose_assignment
 from .sandbox import MAX_OUTPUT, ChildRun
 from .worker import MAX_HEADER, encode_message
@@ -236,11 +235,15 @@ class Workers:
                     run = worker.run(cells, plan, limits)
                     break
                 except WorkerLost as exc:
+                    run = lost_run(limits, str(exc))
                     if self.closed:
-                        run = lost_run(limits, str(exc))
                         break
                     worker = self._fresh(worker)  # a fresh exec, never a fork of this one
+                except GraderError as exc:  # no fresh worker could start (the machine is
+                    # out of processes or memory): this student's run, not the class, stops;
+                    # the next job tries a fresh one again
                     run = lost_run(limits, str(exc))
+                    break
         finally:
             self.idle.put(worker)
         run.isolated = self.support.sandboxed

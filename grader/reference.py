@@ -1,24 +1,23 @@
-"""Reference outputs: the solution notebook run in the trusted process, on the seeded cases."""
+"""Reference outputs: the solution notebook run in a sandboxed child on the seeded cases (and
+the probes), like any notebook; this process receives only the numbers."""
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import io
-from collections.abc import Mapping
+import ast
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-from typing import Any
 
-from .cases import Case
+from .cases import Case, CaseSet
 from .config import AssignmentSpec
+from .course_child import CallFailed, CourseOutputs, renamed, run_course_code
 from .errors import ConfigError
-from .notebook import load_submission
+from .notebook import Submission, load_submission
+from .parsing import compile_tree
+from .pool import Workers
+from .static import find_function
 from .wire import Value, decode_frame, encode_frame
 
 
-def normalise(obj: Any) -> Value:
+def normalise(obj: object) -> Value:
     """Pass a value through the wire format, so references and answers are shaped alike."""
     frame = encode_frame({}, {"v": obj})
     head_len = int.from_bytes(frame[:4], "big")
@@ -35,56 +34,87 @@ class Reference:
     parameters: tuple[str, ...]
 
 
-@cache
-def _solution_namespace(path: Path, mtime: float) -> Mapping[str, Any]:
-    submission = load_submission(path)
-    namespace: dict[str, Any] = {"__name__": "__solution__"}
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in submission.cells:
-            code = compile(cell.source, f"<solution cell {cell.index}>", "exec")
-            exec(code, namespace)
-    return namespace
-
-
-def solution_namespace(assignment: AssignmentSpec) -> Mapping[str, Any]:
+def load_solution(assignment: AssignmentSpec) -> Submission:
+    """The solution notebook, read and parsed (never run here); ConfigError when missing."""
     path = assignment.solution
     if not path.is_file():
         raise ConfigError(f"assignment {assignment.id}: solution notebook not found: {path}")
-    try:
-        return _solution_namespace(path, path.stat().st_mtime)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        raise ConfigError(
-            f"assignment {assignment.id}: the solution notebook {path} fails to run: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
+    return load_submission(path)
+
+
+def parameters(solution: Submission, name: str) -> tuple[str, ...]:
+    """The parameter names of the solution's `name`, as its `def` line gives them."""
+    found = find_function(solution, name)
+    if found is None:
+        return ()
+    args = found.node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    names += [args.vararg.arg] if args.vararg else []
+    names += [a.arg for a in args.kwonlyargs]
+    names += [args.kwarg.arg] if args.kwarg else []
+    return tuple(names)
+
+
+def called_globals(solution: Submission, name: str) -> set[str]:
+    """The global names the solution's `name` reads (what its compiled code looks up)."""
+    found = find_function(solution, name)
+    if found is None:
+        return set()
+    module = compile_tree(ast.Module([found.node], []), "<solution>")  # compiled, not run
+    code = next(c for c in module.co_consts if hasattr(c, "co_names"))
+    return set(code.co_names)
 
 
 def compute_references(
-    assignment: AssignmentSpec, cases: Mapping[str, tuple[Case, ...]]
-) -> dict[str, Reference]:
-    namespace = solution_namespace(assignment)
-    references = {}
+    assignment: AssignmentSpec, case_set: CaseSet, workers: Workers
+) -> tuple[dict[str, Reference], dict[str, Reference]]:
+    """The references on the cases, and on the probes, from one sandboxed run."""
+    solution = load_solution(assignment)
+    plan = [
+        (t.name, case_set.cases[t.name] + renamed(case_set.probes[t.name], t.name))
+        for t in assignment.targets
+    ]
+    outputs = run_course_code(
+        solution.cells, plan, assignment, workers, f"the solution notebook {solution.path}"
+    )
+    if outputs.cell_errors:
+        cell, error = min(outputs.cell_errors.items())
+        raise ConfigError(
+            f"assignment {assignment.id}: the solution notebook {solution.path} fails to run: "
+            f"cell {cell}: {error}"
+        )
+    references, probes = {}, {}
     for target in assignment.targets:
-        fn = namespace.get(target.name)
-        if target.variable:
-            if target.name not in namespace:
-                raise ConfigError(
-                    f"assignment {assignment.id}: the solution does not set `{target.name}`"
-                )
-            value = normalise(namespace[target.name])
-            references[target.name] = Reference((value,), ((),), ())
-            continue
-        if not callable(fn):
+        if target.name in outputs.missing:
+            verb = "set" if target.variable else "define"
             raise ConfigError(
-                f"assignment {assignment.id}: the solution does not define `{target.name}`"
+                f"assignment {assignment.id}: the solution does not {verb} `{target.name}`"
             )
-        outputs, inputs = [], []
-        for case in cases[target.name]:
-            args = case.fresh_args()
-            outputs.append(normalise(fn(*args)))
-            inputs.append(tuple(normalise(a) for a in case.args))
-        params = tuple(inspect.signature(fn).parameters)
-        references[target.name] = Reference(tuple(outputs), tuple(inputs), params)
-    return references
+        params = () if target.variable else parameters(solution, target.name)
+        references[target.name] = _reference(
+            assignment, outputs, target.name, case_set.cases[target.name], params
+        )
+        probes[target.name] = _reference(
+            assignment, outputs, target.name, case_set.probes[target.name], params
+        )
+    return references, probes
+
+
+def _reference(
+    assignment: AssignmentSpec,
+    outputs: CourseOutputs,
+    name: str,
+    cases: tuple[Case, ...],
+    params: tuple[str, ...],
+) -> Reference:
+    values = []
+    for case in cases:
+        value = outputs.get(name, case.index)
+        if isinstance(value, CallFailed):
+            raise ConfigError(
+                f"assignment {assignment.id}: the solution's `{name}` fails on case "
+                f"{case.index} ({case.describe()}): {value}"
+            )
+        values.append(value)
+    inputs = tuple(tuple(normalise(a) for a in case.args) for case in cases)
+    return Reference(tuple(values), inputs, params)

@@ -6,19 +6,20 @@ replaced by the variant's own source, through the same engine a student goes thr
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .cases import build_cases
 from .compare import stack
 from .config import AssignmentSpec
-from .engine import grade_submission
+from .engine import grade_submission, require
 from .fingerprints import catalogue_for
 from .mistakes import Mistake
 from .notebook import Submission, load_submission
-from .prepared import build_cases, build_expected
+from .pool import shared_workers
+from .prepared import build_expected
 from .static import find_function
 from .wire import Seq
 
@@ -38,14 +39,10 @@ class SelftestResult:
 
 
 def _variant_source(mistake: Mistake, target: str) -> str:
-    path = mistake.variant.__code__.co_filename
-    text = open(path, encoding="utf-8").read()  # noqa: SIM115 - trusted, small
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.FunctionDef) and node.name == mistake.variant.__name__:
-            lines = text.split("\n")[node.lineno - 1 : node.end_lineno]
-            lines[0] = re.sub(r"def\s+\w+", f"def {target}", lines[0], count=1)
-            return "\n".join(lines)
-    raise ValueError(f"source of {mistake.variant.__name__} not found in {path}")
+    """The variant's `def`, renamed to the target (its decorator left out)."""
+    lines = mistake.source.split("\n")
+    lines[0] = re.sub(r"def\s+\w+", f"def {target}", lines[0], count=1)
+    return "\n".join(lines)
 
 
 def _leaves(value: object) -> list[np.ndarray] | None:
@@ -62,7 +59,7 @@ def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
     if mistake.id == "mutates_input":
         return float("inf")  # told apart by the mutation check, not by its output
     case_set = build_cases(assignment)
-    expected = build_expected(assignment, case_set)
+    expected = build_expected(assignment, case_set, shared_workers(require("auto")))
     spec = assignment.target(mistake.target)
     prints = [
         f

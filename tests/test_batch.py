@@ -104,14 +104,19 @@ def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_pat
     assert "graded 13/13" in result.output  # plain progress lines when not on a terminal
 
 
+def problems(batch: Batch) -> list[str]:
+    """What kept entries from a grade (and the faults), for a failing assertion to show."""
+    return [f"{e.student}: {e.problem} {e.fault}" for e in batch.entries if e.problem]
+
+
 def test_rerun_skips_unchanged_and_force_regrades(
     config: Config, klass: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     first = grade_batch(klass, config, out, "self_attention")
-    assert (first.graded, first.skipped) == (12, 0)
+    assert (first.graded, first.skipped) == (12, 0), problems(first)
     again = grade_batch(klass, config, out, "self_attention")
-    assert (again.graded, again.skipped) == (0, 12)
+    assert (again.graded, again.skipped) == (0, 12), problems(again)
     assert [replace(e.report, seconds=0) for e in again.entries if e.report] == [
         replace(e.report, seconds=0) for e in first.entries if e.report
     ]
@@ -119,9 +124,9 @@ def test_rerun_skips_unchanged_and_force_regrades(
         klass / "ada.ipynb", students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS)
     )
     changed = grade_batch(klass, config, out, "self_attention")
-    assert (changed.graded, changed.skipped) == (1, 11)
+    assert (changed.graded, changed.skipped) == (1, 11), problems(changed)
     forced = grade_batch(klass, config, out, "self_attention", force=True)
-    assert (forced.graded, forced.skipped) == (12, 0)
+    assert (forced.graded, forced.skipped) == (12, 0), problems(forced)
     assert rows(out) == 13  # ada twice (two contents), everyone else once
 
 

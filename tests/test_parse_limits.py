@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from grader.config import Config
 from grader.engine import grade_path
 from grader.ipython import neutralise
 from grader.notebook import load_submission
-from grader.parsing import MAX_ANALYSED_SOURCE, MAX_CELL_SOURCE
+from grader.parsing import MAX_ANALYSED_SOURCE, MAX_CELL_SOURCE, parse_cell
 from grader.static import find_function, notebook_globals
 
 import students
@@ -104,3 +105,15 @@ def test_a_submissions_trees_are_its_own(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text(FUNCTION)
     assert load_submission(path).tree(1) is not load_submission(path).tree(1)
+
+
+def test_trees_are_built_one_thread_at_a_time() -> None:
+    # CPython 3.11 fails at random ("AST constructor recursion depth mismatch") when two
+    # threads build syntax trees at once; a batch parses in job threads and judges in another.
+    parsed = threading.Event()
+    with parsing.AST_LOCK:
+        worker = threading.Thread(target=lambda: parse_cell("x = 1") and parsed.set())
+        worker.start()
+        assert not parsed.wait(0.3)  # waits while another thread holds the tree builder
+    assert parsed.wait(10)
+    worker.join()

@@ -8,13 +8,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from grader import bwrap
 from grader.cases import assignment_cases
-from grader.config import Config
+from grader.config import Config, TimeLimit
 from grader.engine import grade_path
-from grader.notebook import load_submission
-from grader.pool import Workers
+from grader.errors import GraderError
+from grader.notebook import CodeCell, load_submission
+from grader.pool import Worker, Workers
 from grader.reference import normalise
 from grader.sandbox import ChildRun
 from grader.score import identical
@@ -158,3 +160,23 @@ def test_a_child_cannot_hide_that_it_changed_its_input(config: Config, tmp_path:
     result = next(t for t in report.targets if t.name == "softmax_cols")
     assert result.mistakes == ("mutates_input",), result.messages
     assert any("changed its argument `data_in` in place" in m for m in result.messages)
+
+
+def test_a_worker_that_cannot_restart_stops_one_run_not_the_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cells = [CodeCell(1, "x = 1", "x = 1")]
+    workers = Workers(1, bwrap.support())
+    try:
+        workers.all[0].kill()  # killed from outside; no fresh one can start for now
+
+        def refuse(self: Worker) -> Worker:
+            raise GraderError("a grading worker could not start: out of processes")
+
+        monkeypatch.setattr(Worker, "ready", refuse)
+        stopped = workers.run(cells, [], TimeLimit())
+        assert not stopped.finished and "could not start" in stopped.exit_description
+        monkeypatch.undo()
+        assert workers.run(cells, [], TimeLimit()).finished  # the next job gets a fresh one
+    finally:
+        workers.close()

@@ -15,7 +15,12 @@ from grader import bwrap
 from conftest import REPO
 
 USER = "grader-ci"
-SANDBOX_TESTS = ["tests/test_redteam.py", "tests/test_attacks.py", "tests/test_sandbox.py"]
+SANDBOX_TESTS = [
+    "tests/test_redteam.py",
+    "tests/test_attacks.py",
+    "tests/test_sandbox.py",
+    "tests/test_course_code_sandboxed.py",
+]
 
 
 def _user() -> pwd.struct_passwd:

@@ -6,8 +6,8 @@ import gc
 import signal
 import sys
 
+from grader.cases import build_cases
 from grader.config import Config
-from grader.prepared import build_cases
 from grader.warmup import SOURCE, warm_up
 
 
