@@ -28,7 +28,7 @@ from .gradebook import Gradebook, config_hash
 from .notebook import Submission, assignment_hint, load_submission
 from .pool import Done, Job, Pool, Workers
 from .prepared import Expected, build_expected
-from .render.escape import spreadsheet_row
+from .render.escape import one_line, safe_lines, spreadsheet_row
 from .report import Report
 from .submissions import content_hash, file_hash, find_submissions, safe_name
 
@@ -292,12 +292,15 @@ FAULT_LOG = "grader-faults.log"  # one of submissions.OUTPUTS
 
 
 def log_fault(out: Path, entry: Entry) -> Path:
-    """Append a grader fault's whole traceback to OUT/grader-faults.log, for a bug report."""
+    """Append a grader fault's whole traceback to OUT/grader-faults.log, for a bug report.
+    The name, the path and the exception's message may be the student's: the header stays
+    one line, and no line of the log can move a terminal's cursor or be a CI command."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / FAULT_LOG
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    head = one_line(f"--- {stamp} {entry.student} ({entry.path})")
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(f"--- {stamp} {entry.student} ({entry.path})\n{entry.fault.rstrip()}\n\n")
+        handle.write(f"{head}\n{safe_lines(entry.fault.rstrip())}\n\n")
     return path
 
 

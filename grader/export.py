@@ -6,6 +6,7 @@ assignment's solution and mistakes, so the autograder image grades exactly as `g
 
 from __future__ import annotations
 
+import shlex
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -43,7 +44,8 @@ def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
         _add(bundle, "setup.sh", setup.read_text("utf-8"), executable=True)
-        script = run.read_text("utf-8").replace("@ASSIGNMENT@", assignment_id)
+        # quoted for the shell: an assignment id is any YAML key
+        script = run.read_text("utf-8").replace("@ASSIGNMENT@", shlex.quote(assignment_id))
         _add(bundle, "run_autograder", script, executable=True)
         _add(bundle, "source/config.yaml", yaml.safe_dump(bundle_config, sort_keys=False))
         for path in (assignment.solution, assignment.mistakes):

@@ -15,6 +15,7 @@ from pathlib import Path
 from .config import load_course
 from .engine import grade_path
 from .errors import GraderError
+from .render.escape import safe_lines
 from .render.html import render_check
 from .render.text import render as render_text
 from .report import Report
@@ -40,9 +41,12 @@ class CheckResult:
 
 
 def _message(text: str) -> CheckResult:
+    """A line about why nothing was graded; it may name the student's file or quote its
+    content, so no control or bidi character, and no line a CI log takes for a command."""
     from html import escape
 
-    return CheckResult(text, f"<p>{escape(text)}</p>")
+    shown = safe_lines(text)
+    return CheckResult(shown, f"<p>{escape(shown)}</p>")
 
 
 def _ipython_notebook_path() -> Path | None:

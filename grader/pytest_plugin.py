@@ -15,6 +15,7 @@ import pytest
 from .config import choose_course, ignored_configs, load_course
 from .engine import grade_path
 from .errors import GraderError
+from .render.escape import one_line, safe_lines
 from .report import TargetResult
 
 
@@ -48,8 +49,23 @@ def pytest_configure(config: pytest.Config) -> None:
     notebooks = _notebooks(config)
     if not notebooks:
         return
+    for path in notebooks:
+        _check_showable(path)
     given = config.args_source == pytest.Config.ArgsSource.ARGS
     config.args = [*(config.args if given else []), *(str(p) for p in notebooks)]
+
+
+def _check_showable(path: Path) -> None:
+    """pytest prints a notebook's path as it is, in test ids and in its own errors: a path
+    it cannot show on one printable line (a control or bidi character, a line break), or
+    cannot take as a path at all (`::` and `[` are its test-id syntax), is refused before
+    pytest sees it, with the name made safe (it may be a forged CI workflow command)."""
+    text = str(path)
+    if one_line(text) != text or "::" in text or "[" in text:
+        raise pytest.UsageError(
+            f"--notebook {one_line(text)}: pytest cannot show this path safely (it holds a "
+            "control character, a line break, `::` or `[`); rename it, or use `grader check`"
+        )
 
 
 def _given_config(config: pytest.Config) -> Path | None:
@@ -61,7 +77,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     """A line for each config.yaml beside a notebook or here that is not the course used."""
     course = choose_course(_given_config(config))
     notes = (ignored_configs(course, path, COURSE_HINT) for path in _notebooks(config))
-    return [f"grader: note: {note}" for note in dict.fromkeys(n for ns in notes for n in ns)]
+    unique = dict.fromkeys(n for ns in notes for n in ns)
+    return [f"grader: note: {one_line(note)}" for note in unique]  # notes name folders
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -82,7 +99,9 @@ class NotebookFile(pytest.File):
             config, _ = load_course(_given_config(self.config), self.path, COURSE_HINT)
             report = grade_path(self.path, config, self.config.getoption("grader_assignment"))
         except GraderError as exc:
-            raise self.CollectError(f"the grader cannot read {self.path}: {exc}") from None
+            # the message names the student's file, and may quote it
+            message = safe_lines(f"the grader cannot read {self.path}: {exc}")
+            raise self.CollectError(message) from None
         for result in report.targets:
             yield TargetItem.from_parent(self, name=result.name, result=result)
 
@@ -106,7 +125,8 @@ class TargetItem(pytest.Item):
             lines.append(f"at {r.location.describe()}")
         if r.mistakes:
             lines.append(f"mistakes: {', '.join(r.mistakes)}")
-        return "\n".join([*lines, *r.messages])
+        # The messages quote the student's exceptions: each stays one printable line.
+        return "\n".join(one_line(line) for line in [*lines, *r.messages])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.result.location.line - 1 if self.result.location else None
