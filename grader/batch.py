@@ -111,11 +111,11 @@ def grade_batch(
     on_total: Callable[[int], None] | None = None,
     on_entry: Callable[[Entry], None] | None = None,
     keep_reports: bool = True,
-    sandbox: Mode = "auto",
+    sandbox: Mode | None = None,
 ) -> Batch:
     """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
     are in the gradebook and the feedback pages, and a class of thousands then grades in
-    flat memory."""
+    flat memory. `sandbox`: the config's `sandbox:` unless given."""
     started = time.monotonic()
     sweep_scratch()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
@@ -138,7 +138,8 @@ def grade_batch(
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 present = specs if assignment else _assignments_in(todo, config)
-                pool = Pool(config, assignment, workers, present, require(sandbox))
+                support = require(sandbox or config.sandbox)
+                pool = Pool(config, assignment, workers, present, support)
                 try:
                     # The course's own code first, on the class's workers: a solution that
                     # fails is the course's error (exit 2), not one fault per student.

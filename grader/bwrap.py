@@ -226,7 +226,7 @@ def choose(mode: Mode) -> Support:
     """The sandbox for `mode`: 'none' never tries; 'auto' and 'required' use it when they
     can ('required' makes its absence an error, which the caller raises)."""
     if mode == "none":
-        return Support(False, "--sandbox none was asked for")
+        return Support(False, "the sandbox was turned off: --sandbox none or sandbox: none")
     return support()
 
 

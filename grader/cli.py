@@ -72,10 +72,10 @@ def _course(config_path: Path | None, graded: Path | None = None) -> Config:
 SANDBOX_OPTION = click.option(
     "--sandbox",
     type=click.Choice(MODES),
-    default="auto",
-    show_default=True,
+    default=None,
     help="auto: bubblewrap where it can be made, else process limits and a note saying so; "
-    "required: no sandbox is an error (exit 2); none: never try.",
+    "required: no sandbox is an error (exit 2); none: never try. "
+    "[default: the course config's `sandbox:`, else auto]",
 )
 ASSIGNMENT_OPTION = click.option(
     "--assignment", "-a", default=None, help="Assignment id, e.g. self_attention."
@@ -130,7 +130,11 @@ def main() -> None:
 @SANDBOX_OPTION
 @_errors_to_exit_codes
 def check(
-    notebook: Path, assignment: str | None, config_path: Path | None, fmt: str, sandbox: Mode
+    notebook: Path,
+    assignment: str | None,
+    config_path: Path | None,
+    fmt: str,
+    sandbox: Mode | None,
 ) -> None:
     """Grade one NOTEBOOK (.ipynb or .py) and say what to fix.
 
@@ -181,7 +185,7 @@ def grade(
     out: Path | None,
     jobs: int | None,
     force: bool,
-    sandbox: Mode,
+    sandbox: Mode | None,
 ) -> None:
     """Grade a class and print the gradebook.
 

@@ -8,12 +8,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .config_schema import SCHEMA, TYPE_WORDS
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .bwrap import Mode
 
 CONFIG_ENV = "GRADER_CONFIG"
 
@@ -94,6 +97,7 @@ class AssignmentSpec:
 class Config:
     path: Path
     assignments: Mapping[str, AssignmentSpec]
+    sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
 
     def assignment(self, assignment_id: str) -> AssignmentSpec:
         try:
@@ -336,4 +340,4 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             targets=targets,
             preload=tuple(spec.get("preload", ())),
         )
-    return Config(path=path, assignments=assignments)
+    return Config(path=path, assignments=assignments, sandbox=raw.get("sandbox", "auto"))

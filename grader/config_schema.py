@@ -11,6 +11,10 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/$defs/{name}"}
 
 
+# The values of `sandbox:` (bwrap.MODES; written here too so that loading a config does not
+# import the sandbox's launcher).
+SANDBOX_MODES = ("auto", "required", "none")
+
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 
 _TOLERANCE = {
@@ -76,6 +80,13 @@ SCHEMA: dict[str, Any] = {
     "required": ["version", "assignments"],
     "properties": {
         "version": {"const": 1},
+        "sandbox": {
+            "enum": list(SANDBOX_MODES),
+            "description": "Where students' notebooks run. auto (the default): in the "
+            "bubblewrap sandbox where one can be made, else with process limits alone and a "
+            "note saying so; required: no sandbox is an error (exit 2); none: never try. "
+            "`grader check|grade --sandbox` overrides it.",
+        },
         "defaults": {
             "type": "object",
             "additionalProperties": False,

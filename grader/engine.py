@@ -35,19 +35,21 @@ def grade_path(
     config: Config,
     assignment_id: str | None = None,
     public_only: bool = False,
-    sandbox: bwrap.Mode = "auto",
+    sandbox: bwrap.Mode | None = None,
 ) -> Report:
     """Grade one notebook file: the assignment asked for, else the one it is recognised as.
 
     `public_only` grades on the public cases only (what a student's `check()` sees);
-    `sandbox='required'` makes a machine without the sandbox a UsageError (exit 2).
+    `sandbox` (default: the config's `sandbox:`) 'required' makes a machine without the
+    sandbox a UsageError (exit 2).
     """
     path = Path(path)
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     if public_only:
         assignment = assignment.public()
-    return with_choice(grade_submission(submission, assignment, sandbox), chosen)
+    report = grade_submission(submission, assignment, sandbox or config.sandbox)
+    return with_choice(report, chosen)
 
 
 def with_choice(report: Report, chosen: str) -> Report:
@@ -71,7 +73,10 @@ def require(mode: bwrap.Mode) -> bwrap.Support:
     """The sandbox support for `mode`; 'required' without one is a UsageError (exit 2)."""
     support = bwrap.choose(mode)
     if mode == "required" and not support.sandboxed:
-        raise UsageError(f"--sandbox required, but no sandbox can be made: {support.reason}")
+        raise UsageError(
+            "the sandbox is required (--sandbox required, or sandbox: required in the course "
+            f"config), but none can be made here: {support.reason}"
+        )
     return support
 
 

@@ -189,3 +189,17 @@ def test_a_valid_config_is_loaded_without_importing_jsonschema() -> None:
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_sandbox_is_read_defaults_to_auto_and_is_checked(tmp_path: Path) -> None:
+    from grader import bwrap
+    from grader.config_schema import SANDBOX_MODES
+
+    assert SANDBOX_MODES == bwrap.MODES
+    assert load_config(REPO / "config.yaml").sandbox == "auto"
+    for mode in SANDBOX_MODES:
+        assert load_config(write(tmp_path, {**base(), "sandbox": mode})).sandbox == mode
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, {**base(), "sandbox": "sometimes"}))
+    assert "sandbox: must be one of 'auto', 'required', 'none', not 'sometimes'" in str(info.value)
+    assert "description" in SCHEMA["properties"]["sandbox"]
