@@ -2,9 +2,10 @@
 as a fresh interpreter with a cleared environment and the process limits alone.
 
 The sandbox's view of the file system is an allow-list: /usr (with the merged-/usr links),
-the interpreter and the folders its packages come from, the grader package itself, each
-read-only and under a neutral name (/sandbox/...), and a private /tmp, /dev and /proc.
-Nothing else exists there: no home folder, no course, no class folder, no output folder,
+the interpreter and the folders its packages come from, the grader package itself, the
+course data files the assignments list (`files:`), each read-only and under a neutral name
+(/sandbox/...), and a private /tmp, /dev and /proc. Nothing else exists there: no home
+folder, no rest of the course, no class folder, no output folder,
 no /etc beyond the linker's cache. The network, IPC, UTS, PID and cgroup namespaces are new
 and empty; the environment is an allow-list; new user namespaces are refused twice
 (bubblewrap's --disable-userns and the seccomp filter of seccomp.py). It works the same for
@@ -21,11 +22,16 @@ import site
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import seccomp
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .course_files import DataFile
 
 Mode = Literal["auto", "required", "none"]
 MODES: tuple[Mode, ...] = ("auto", "required", "none")
@@ -104,13 +110,15 @@ def plain_launch() -> Launch:
     return Launch([binary, "-I", "-S", "-c", BOOT, *paths], dict(ENVIRONMENT))
 
 
-def _reachable(path: str) -> bool:
+def _reachable(path: str, end: int = stat.S_IXOTH | stat.S_IROTH) -> bool:
     """Whether any user may reach `path` (every folder on the way searchable by others, the
-    end readable): bubblewrap runs as nobody when the grader is root."""
+    end `end`: readable and searchable or runnable): bubblewrap runs as nobody when the
+    grader is root."""
     parts = Path(path).parts
-    for end in range(2, len(parts) + 1):
-        mode = os.stat(os.path.join(*parts[:end])).st_mode
-        if not mode & stat.S_IXOTH or (end == len(parts) and not mode & stat.S_IROTH):
+    for size in range(2, len(parts) + 1):
+        mode = os.stat(os.path.join(*parts[:size])).st_mode
+        needed = end if size == len(parts) else stat.S_IXOTH
+        if mode & needed != needed:
             return False
     return True
 
@@ -149,6 +157,20 @@ def _view(as_nobody: bool) -> tuple[list[str], str, list[str]]:
     return args, inside, paths
 
 
+def _course_binds(files: Sequence[DataFile], as_nobody: bool) -> list[str]:
+    """Each listed course file, read-only under /sandbox/course/<its name>; nothing else of
+    the course. As root, each must be one that nobody can read (a ConfigError, exit 2)."""
+    args: list[str] = []
+    for file in files:
+        if as_nobody and not _reachable(str(file.source), end=stat.S_IROTH):
+            raise ConfigError(
+                f"course file {file.name} ({file.source}) is private: bubblewrap runs as "
+                "nobody for root, so it and every folder above it must be readable by others"
+            )
+        args += ["--ro-bind", str(file.source), file.inside(sandboxed=True)]
+    return args
+
+
 def _seccomp_fd() -> int:
     """A pipe holding the filter, for bubblewrap to read once."""
     read_fd, write_fd = os.pipe()
@@ -170,11 +192,12 @@ def _unprivileged() -> tuple[int, int] | None:
         return int(NOBODY), int(NOBODY)
 
 
-def sandbox_launch(probe: bool = False) -> Launch:
-    """The worker inside the sandbox (or, to `probe`, a child's own setup, once); the caller
-    closes `pass_fds` after the process has started."""
+def sandbox_launch(probe: bool = False, files: Sequence[DataFile] = ()) -> Launch:
+    """The worker inside the sandbox, seeing `files` of the course (or, to `probe`, a
+    child's own setup, once); the caller closes `pass_fds` after the process has started."""
     user = _unprivileged()
     binds, python, paths = _view(user is not None)
+    binds += _course_binds(files, user is not None)
     env: list[str] = []
     for name, value in {**ENVIRONMENT, "GRADER_SANDBOX": "bwrap"}.items():
         env += ["--setenv", name, value]
@@ -242,6 +265,7 @@ def process_options(launch: Launch) -> dict[str, Any]:
     }
 
 
-def launch(chosen: Support) -> Launch:
-    """How to start a worker under the chosen support."""
-    return sandbox_launch() if chosen.sandboxed else plain_launch()
+def launch(chosen: Support, files: Sequence[DataFile] = ()) -> Launch:
+    """How to start a worker under the chosen support, able to read the course's `files`
+    (bound into the sandbox; without one, they are read where they are)."""
+    return sandbox_launch(files=files) if chosen.sandboxed else plain_launch()

@@ -393,7 +393,7 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
 
     config = _course(config_path)
     ids = [assignment] if assignment else sorted(config.assignments)
-    results = [run_selftest(config.assignment(aid)) for aid in ids]
+    results = [run_selftest(spec) for spec in map(config.assignment, ids)]
     for result in results:
         click.echo(render_selftest(result))
     sys.exit(0 if all(r.ok for r in results) else 1)

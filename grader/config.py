@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from .config_schema import SCHEMA, TYPE_WORDS
+from .course_files import DataFile, course_files
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ class AssignmentSpec:
     # assignment import them (numpy always is). Each costs every fork a little: list only
     # what the notebooks use, e.g. matplotlib.pyplot for notebooks that plot.
     preload: tuple[str, ...] = ()
+    # The course's data files the notebooks may read (`files:`), in their working folder.
+    files: tuple[DataFile, ...] = ()
 
     def public(self) -> AssignmentSpec:
         """The assignment as a student's own check() sees it: only the public cases."""
@@ -310,6 +313,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
     default_tol = Tolerance(**defaults.get("tolerance", {}))
     default_limit = TimeLimit(**defaults.get("time_limit", {}))
     assignments: dict[str, AssignmentSpec] = {}
+    files = course_files(raw["assignments"], path)
     for aid, spec in raw["assignments"].items():
         tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
         sizes = tuple(spec["sizes"])
@@ -339,5 +343,6 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             time_limit=TimeLimit(**{**vars(default_limit), **spec.get("time_limit", {})}),
             targets=targets,
             preload=tuple(spec.get("preload", ())),
+            files=files[aid],
         )
     return Config(path=path, assignments=assignments, sandbox=raw.get("sandbox", "auto"))

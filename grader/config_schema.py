@@ -70,6 +70,15 @@ _ASSIGNMENT = {
         "time_limit": _ref("time_limit"),
         "tolerance": _ref("tolerance"),
         "preload": {"type": "array", "items": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*$"}},
+        "files": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "Course data files the student's notebook may read (paths relative "
+            "to the course folder, e.g. data/x.npy): each appears read-only under the same "
+            "relative path in the notebook's working folder, and nothing else of the course "
+            "does. Each must exist inside the course folder, and be neither a solution, a "
+            "mistake catalogue nor in the solutions' folder.",
+        },
         "targets": {"type": "object", "minProperties": 1, "additionalProperties": _ref("target")},
     },
 }

@@ -75,7 +75,7 @@ def run_course_code(
 ) -> CourseOutputs:
     """Run `cells`, then call `plan`, in a child of one of `workers`; ConfigError when it
     cannot finish (`what` names the code in that message)."""
-    run = workers.run(cells, plan, course_limits(assignment))
+    run = workers.run(cells, plan, course_limits(assignment), assignment.files)
     frames = run.frames
     if run.wire_error or not run.finished:
         why = run.wire_error or run.exit_description or "it did not finish"

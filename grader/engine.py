@@ -41,7 +41,7 @@ def grade_path(
 
     `public_only` grades on the public cases only (what a student's `check()` sees);
     `sandbox` (default: the config's `sandbox:`) 'required' makes a machine without the
-    sandbox a UsageError (exit 2).
+    sandbox a UsageError (exit 2). The assignment's `files:` are in the notebook's folder.
     """
     path = Path(path)
     submission = load_submission(path)
@@ -63,8 +63,9 @@ def grade_submission(
     """Run a loaded submission on a sandboxed worker, then judge it in this process."""
     started = time.monotonic()
     case_set = build_cases(assignment)
-    workers = shared_workers(require(sandbox))
-    run = workers.run(submission.cells, case_set.plan(assignment), assignment.time_limit)
+    workers = shared_workers(require(sandbox), assignment.files)
+    plan = case_set.plan(assignment)
+    run = workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
     expected = build_expected(assignment, case_set, workers)
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
 

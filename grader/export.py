@@ -1,7 +1,8 @@
 """`grader export-gradescope` and `grader template`: ready-made CI for the places students are.
 
 The Gradescope bundle holds the grader's source, a config with the one assignment, and that
-assignment's solution and mistakes, so the autograder image grades exactly as `grader check`.
+assignment's solution, mistakes and data files, so the autograder image grades exactly as
+`grader check`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
         for path in (assignment.solution, assignment.mistakes):
             if path is not None:
                 _add(bundle, f"source/solutions/{path.name}", path.read_text("utf-8"))
+        for data in assignment.files:  # `files:` names them relative to the config
+            bundle.writestr(f"source/{data.name}", data.source.read_bytes())
         _add(bundle, "source/pyproject.toml", (PACKAGE_ROOT.parent / "pyproject.toml").read_text())
         _add(bundle, "source/README.md", f"Autograder for {assignment_id}.\n")
         for file in sorted(PACKAGE_ROOT.rglob("*")):

@@ -71,12 +71,16 @@ def grader_version() -> str:
 
 
 def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
-    """Changes when anything that decides a grade changes: config, solutions, catalogues."""
+    """Changes when anything that decides a grade changes: config, solutions, catalogues,
+    the data files the notebooks read."""
     digest = hashlib.sha256(config.path.read_bytes())
     for assignment in assignments:
         for path in (assignment.solution, assignment.mistakes):
             if path is not None and path.exists():
                 digest.update(path.read_bytes())
+        for file in assignment.files:
+            digest.update(file.name.encode() + b"\0")
+            digest.update(file.source.read_bytes() if file.source.is_file() else b"")
     digest.update(grader_version().encode())
     return digest.hexdigest()
 

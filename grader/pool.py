@@ -27,6 +27,7 @@ from typing import Any
 from . import bwrap
 from .cases import Case, build_cases
 from .config import AssignmentSpec, Config, TimeLimit
+from .course_files import DataFile
 from .errors import GraderError
 from .notebook import CodeCell, Submission, load_submission
 from .recognise import choose_assignment
@@ -131,10 +132,17 @@ def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
 class Worker:
     """One worker process and its two pipes. `start` execs it; `ready` waits for its warm-up."""
 
-    def __init__(self, support: bwrap.Support, plans: Sequence[Plan], preload: Sequence[str]):
-        """Start the worker and send it what to import and warm up on (no student data)."""
+    def __init__(
+        self,
+        support: bwrap.Support,
+        plans: Sequence[Plan],
+        preload: Sequence[str],
+        files: Sequence[DataFile] = (),
+    ):
+        """Start the worker, able to read the course's `files`, and send it what to import
+        and warm up on (no student data)."""
         self.support = support
-        self.process = _SPAWNER.submit(_spawn, bwrap.launch(support)).result()
+        self.process = _SPAWNER.submit(_spawn, bwrap.launch(support, files)).result()
         assert self.process.stdin is not None and self.process.stdout is not None
         self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
         payload = pickle.dumps([list(p) for p in plans])
@@ -158,11 +166,19 @@ class Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def run(self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit) -> ChildRun:
-        """One student's run. WorkerLost: the worker is dead and must be replaced."""
+    def run(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan,
+        limits: TimeLimit,
+        files: Sequence[DataFile] = (),
+    ) -> ChildRun:
+        """One student's run, with the course's `files` in its working folder. WorkerLost:
+        the worker is dead and must be replaced."""
         payload = pickle.dumps((list(cells), [(n, tuple(c)) for n, c in plan]))
         numbers = {"submission": limits.submission, "cell": limits.cell, "call": limits.call}
-        header = {"kind": "job", "size": len(payload), "limits": numbers}
+        placed = [(f.inside(self.support.sandboxed), f.name) for f in files]
+        header = {"kind": "job", "size": len(payload), "limits": numbers, "files": placed}
         deadline = time.monotonic() + limits.submission + GRACE_SECONDS
         try:
             _write_all(self.to_fd, encode_message(header, payload), deadline)
@@ -202,12 +218,15 @@ class Workers:
         support: bwrap.Support,
         plans: Sequence[Plan] = (),
         preload: Sequence[str] = (),
+        files: Sequence[DataFile] = (),
     ) -> None:
-        """Start `count` workers (in parallel) and wait until each has warmed up."""
+        """Start `count` workers (in parallel), each able to read the course's `files`, and
+        wait until each has warmed up."""
         self.support, self.plans, self.preload = support, list(plans), list(preload)
+        self.files = tuple(dict.fromkeys(files))
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.closed = False
-        started = [Worker(support, plans, preload) for _ in range(count)]
+        started = [Worker(support, plans, preload, self.files) for _ in range(count)]
         self.all = list(started)
         try:
             for worker in started:
@@ -218,21 +237,31 @@ class Workers:
             raise
 
     def _fresh(self, old: Worker) -> Worker:
-        worker = Worker(self.support, self.plans, self.preload)
+        worker = Worker(self.support, self.plans, self.preload, self.files)
         self.all = [w for w in self.all if w is not old] + [worker]
         return worker.ready()
 
-    def run(self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit) -> ChildRun:
-        """Run one student's notebook on the next free worker. A worker lost mid-run (killed
+    def run(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan,
+        limits: TimeLimit,
+        files: Sequence[DataFile] | None = None,
+    ) -> ChildRun:
+        """Run one student's notebook on the next free worker, with `files` of the course
+        (default: all the workers' own) in its working folder. A worker lost mid-run (killed
         from outside: a student's process cannot reach it) is replaced and the run tried
         once more on the fresh one; a second loss is the student's run, stopped."""
+        files = self.files if files is None else tuple(files)
+        if unseen := [f.name for f in files if f not in self.files]:
+            raise GraderError(f"the workers were started without the course files {unseen}")
         worker = self.idle.get()
         try:
             for _attempt in range(2):
                 try:
                     if not worker.alive():  # killed from outside since its last job
                         worker = self._fresh(worker)
-                    run = worker.run(cells, plan, limits)
+                    run = worker.run(cells, plan, limits, files)
                     break
                 except WorkerLost as exc:
                     run = lost_run(limits, str(exc))
@@ -257,17 +286,19 @@ class Workers:
             worker.kill()
 
 
-_SHARED: dict[bwrap.Support, Workers] = {}
+_SHARED: dict[tuple[bwrap.Support, tuple[DataFile, ...]], Workers] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_workers(support: bwrap.Support) -> Workers:
+def shared_workers(support: bwrap.Support, files: Sequence[DataFile] = ()) -> Workers:
     """One worker kept for single notebooks (`grader check`, `check()`, the pytest plugin,
-    a loop over `grade_path`): it holds no student's data, so it serves them all."""
+    a loop over `grade_path`) per set of course `files`: it holds no student's data, so it
+    serves them all."""
+    key = (support, tuple(files))
     with _SHARED_LOCK:
-        if support not in _SHARED:
-            _SHARED[support] = Workers(1, support)
-        return _SHARED[support]
+        if key not in _SHARED:
+            _SHARED[key] = Workers(1, key[0], files=key[1])
+        return _SHARED[key]
 
 
 @dataclass(frozen=True)
@@ -307,7 +338,8 @@ class Pool:
         self.config, self.requested = config, requested
         plans = [build_cases(a).plan(a) for a in assignments]
         preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
-        self.workers = Workers(jobs, support, plans, preload)
+        files = [file for a in assignments for file in a.files]
+        self.workers = Workers(jobs, support, plans, preload, files)
         self.threads = ThreadPoolExecutor(jobs, thread_name_prefix="grader-job")
 
     def submit(self, job: Job) -> Future[Done]:
@@ -328,7 +360,7 @@ class Pool:
             problem = f"{job.path}: could not be read (grader fault: {exc!r:.200})"
             return Done(job, problem=problem, fault=traceback.format_exc())
         plan = build_cases(assignment).plan(assignment)
-        run = self.workers.run(submission.cells, plan, assignment.time_limit)
+        run = self.workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
         return Done(job, submission, assignment.id, chosen, run)
 
     def close(self) -> None:

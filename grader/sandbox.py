@@ -17,6 +17,7 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from . import isolation
 from .wire import FrameReader, Value, WireError, encode_frame
 
 SANDBOX_FAILED = 72
+FILES_FAILED = 73
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
 OPEN_FILES_LIMIT = 64
@@ -101,6 +103,20 @@ def _detach_fds(keep: int, workdir: str) -> None:
     os.environ.update(HOME=workdir, TMPDIR=workdir, MPLBACKEND="Agg", GRADER_CHILD="1")
 
 
+def place_files(files: Sequence[Sequence[str]], workdir: str, link: bool) -> None:
+    """Each course data file, `(where the worker sees it, its name)`, read-only at its name
+    in the working folder: a link to the sandbox's read-only bind, or (without a sandbox) a
+    read-only copy, so that no notebook changes the course's own file by writing to it."""
+    for source, name in files:
+        target = os.path.join(workdir, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if link:
+            os.symlink(source, target)
+        else:
+            shutil.copyfile(source, target)
+            os.chmod(target, 0o444)
+
+
 def _take_job(size: int) -> tuple[Any, Any]:
     """In the child, before any student code: its cells and plan, from the worker's stdin."""
     from .worker import read_exact
@@ -112,10 +128,17 @@ def _take_job(size: int) -> tuple[Any, Any]:
 class Child:
     """One student process, forked by the worker; `collect` waits for its answers."""
 
-    def __init__(self, payload_size: int, limits: Limits, isolated: bool) -> None:
+    def __init__(
+        self,
+        payload_size: int,
+        limits: Limits,
+        isolated: bool,
+        files: Sequence[Sequence[str]] = (),
+    ) -> None:
         """Fork now. The child reads `payload_size` bytes of job from standard input itself.
         `isolated`: the worker runs in the bubblewrap sandbox, and the child adds its own
-        namespaces to it; otherwise it runs with the process limits alone."""
+        namespaces to it; otherwise it runs with the process limits alone. `files`: the
+        course data files to place in its working folder (see place_files)."""
         self.limits = limits
         self.isolated = isolated
         self.took_payload = False
@@ -141,6 +164,10 @@ class Child:
                         workdir = isolation.enter_child()
                     except BaseException:
                         os._exit(SANDBOX_FAILED)
+                try:
+                    place_files(files, workdir, link=isolated)
+                except BaseException:
+                    os._exit(FILES_FAILED)
                 _detach_fds(write_fd, workdir)
                 _limit_child(limits)
                 isolation.die_with_parent()
@@ -222,6 +249,8 @@ def _describe_exit(status: int, timed_out: bool, limits: Limits) -> str:
         return f"the notebook's process crashed ({signal.Signals(sig).name})"
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED:
         return "the sandbox could not be set up for this notebook (a grader fault)"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == FILES_FAILED:
+        return "the course's data files could not be put in the notebook's folder (a grader fault)"
     if os.WIFEXITED(status):
         return f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"
     return "the notebook's process stopped unexpectedly"

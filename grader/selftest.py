@@ -59,7 +59,9 @@ def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
     if mistake.id == "mutates_input":
         return float("inf")  # told apart by the mutation check, not by its output
     case_set = build_cases(assignment)
-    expected = build_expected(assignment, case_set, shared_workers(require("auto")))
+    expected = build_expected(
+        assignment, case_set, shared_workers(require("auto"), assignment.files)
+    )
     spec = assignment.target(mistake.target)
     prints = [
         f

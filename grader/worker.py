@@ -7,10 +7,11 @@ It is started by the grader (pool.py) and talks to it over its standard input an
                       a job's payload follows its header; the *child* reads it, never the worker
     worker → grader   message: 4-byte length, JSON header, then `size` raw bytes (the frames)
 
-So the worker holds numpy, the child runner and the cases' inputs, and nothing of any
-student: no source, no compiled cell, no syntax tree. It never holds a reference solution,
-the gradebook, or a lock or queue shared with the batch; whatever a child does to its own
-copy of the worker's memory is gone when it exits.
+So the worker holds numpy, the child runner and the cases' inputs (and sees, read-only, the
+course data files its assignments list), and nothing of any student: no source, no compiled
+cell, no syntax tree. It never holds a reference solution, the gradebook, or a lock or queue
+shared with the batch; whatever a child does to its own copy of the worker's memory is gone
+when it exits.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def _job(header: dict[str, Any], isolated: bool) -> tuple[bytes, bool]:
     from .sandbox import Child, Limits
 
     limits = Limits(**{k: float(v) for k, v in header["limits"].items()})
-    child = Child(int(header["size"]), limits, isolated)
+    files = [(str(source), str(name)) for source, name in header.get("files", [])]
+    child = Child(int(header["size"]), limits, isolated, files)
     run = child.collect()
     reply = {
         "kind": "done",

@@ -203,3 +203,72 @@ def test_sandbox_is_read_defaults_to_auto_and_is_checked(tmp_path: Path) -> None
         load_config(write(tmp_path, {**base(), "sandbox": "sometimes"}))
     assert "sandbox: must be one of 'auto', 'required', 'none', not 'sometimes'" in str(info.value)
     assert "description" in SCHEMA["properties"]["sandbox"]
+
+
+def course_with_files(tmp_path: Path, files: list[str]) -> Path:
+    """A course folder: its solution and catalogue in solutions/, data in data/, a secret."""
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "data").mkdir()
+    for name in ("solutions/s.ipynb", "solutions/m.py", "data/x.npy", "notes.txt"):
+        (tmp_path / name).write_text("x")
+    raw = base()
+    spec = raw["assignments"]["self_attention"]
+    spec.update(solution="solutions/s.ipynb", mistakes="solutions/m.py", files=files)
+    spec.pop("exercise")
+    raw["assignments"] = {"self_attention": spec}
+    return write(tmp_path, raw)
+
+
+def test_files_are_read_relative_to_the_course(tmp_path: Path) -> None:
+    config = load_config(course_with_files(tmp_path, ["data/x.npy", "./notes.txt", "data/x.npy"]))
+    files = config.assignment("self_attention").files
+    assert [(f.name, f.source) for f in files] == [
+        ("data/x.npy", tmp_path.resolve() / "data" / "x.npy"),
+        ("notes.txt", tmp_path.resolve() / "notes.txt"),
+    ]
+    assert "description" in SCHEMA["$defs"]["assignment"]["properties"]["files"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ("data/missing.npy", "does not exist"),
+        ("/etc/passwd", "must be a path inside the course folder"),
+        ("../outside.txt", "must be a path inside the course folder"),
+        ("data/../../outside.txt", "must be a path inside the course folder"),
+        ("link.txt", "leads out of the course folder"),
+        ("data", "is not a file"),
+        ("solutions/s.ipynb", "students' notebooks must never see it"),
+        ("solutions/other.npy", "students' notebooks must never see it"),
+        ("solutions/m.py", "students' notebooks must never see it"),
+        ("hidden/m.py", "students' notebooks must never see it"),
+        ("config.yaml", "students' notebooks must never see it"),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_the_key(tmp_path: Path, entry: str, words: str) -> None:
+    course = tmp_path / "course"
+    course.mkdir()
+    (tmp_path / "outside.txt").write_text("x")
+    path = course_with_files(course, [entry])
+    (course / "link.txt").symlink_to(tmp_path / "outside.txt")
+    (course / "solutions" / "other.npy").write_text("x")
+    (course / "hidden").symlink_to(course / "solutions")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: assignments.self_attention.files: {entry!r}")
+    assert words in message
+
+
+def test_a_solution_at_the_course_root_hides_itself_not_the_course(tmp_path: Path) -> None:
+    path = course_with_files(tmp_path, ["notes.txt"])
+    raw = yaml.safe_load(path.read_text())
+    raw["assignments"]["self_attention"]["solution"] = "s.ipynb"
+    (tmp_path / "s.ipynb").write_text("x")
+    path.write_text(yaml.safe_dump(raw))
+    assert [f.name for f in load_config(path).assignment("self_attention").files] == ["notes.txt"]
+    raw["assignments"]["self_attention"]["files"] = ["s.ipynb"]
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfigError, match="must never see it"):
+        load_config(path)

@@ -121,3 +121,20 @@ def test_template_command_prints_the_files() -> None:
     result = CliRunner().invoke(main, ["template", "github"])
     assert result.exit_code == 0 and result.output == template("github")
     assert CliRunner().invoke(main, ["template", "travis"]).exit_code == 2
+
+
+def test_gradescope_bundle_carries_the_data_files(tmp_path: Path) -> None:
+    from grader.config import load_config
+
+    course = tmp_path / "course"
+    shutil.copytree(REPO / "solutions", course / "solutions")
+    (course / "data").mkdir()
+    (course / "data" / "x.txt").write_text("numbers")
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    raw["assignments"]["self_attention"]["files"] = ["data/x.txt"]
+    raw["assignments"]["self_attention"].pop("exercise")
+    (course / "config.yaml").write_text(yaml.safe_dump(raw))
+    root = unpack(load_config(course / "config.yaml"), tmp_path)
+    assert (root / "source" / "data" / "x.txt").read_text() == "numbers"
+    bundled = load_config(root / "source" / "config.yaml").assignment("self_attention")
+    assert [f.name for f in bundled.files] == ["data/x.txt"]

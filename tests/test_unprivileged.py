@@ -20,6 +20,7 @@ SANDBOX_TESTS = [
     "tests/test_attacks.py",
     "tests/test_sandbox.py",
     "tests/test_course_code_sandboxed.py",
+    "tests/test_course_files.py",
 ]
 
 
