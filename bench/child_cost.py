@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader import bwrap
-from grader.config import TimeLimit
-from grader.notebook import CodeCell
-from grader.pool import Workers
+from grader.course.config import TimeLimit
+from grader.course.notebook import CodeCell
+from grader.run import bwrap
+from grader.run.workers import Workers
 
 FLOOR = """
 import os, sys, time

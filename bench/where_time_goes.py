@@ -44,14 +44,14 @@ sys.path.insert(0, str(REPO / "bench"))
 from batch_throughput import bare_numpy, generate  # noqa: E402
 from lean_floor import compiled, run_own_code  # noqa: E402
 
-from grader import bwrap, child  # noqa: E402
-from grader.cases import build_cases  # noqa: E402
-from grader.config import load_config  # noqa: E402
+from grader.course.cases import build_cases  # noqa: E402
+from grader.course.config import load_config  # noqa: E402
+from grader.course.notebook import Submission, load_submission  # noqa: E402
 from grader.engine import finish  # noqa: E402
-from grader.notebook import Submission, load_submission  # noqa: E402
-from grader.pool import Workers, shared_workers  # noqa: E402
-from grader.prepared import build_expected  # noqa: E402
-from grader.sandbox import ChildRun  # noqa: E402
+from grader.judge.expected import build_expected  # noqa: E402
+from grader.run import bwrap, child  # noqa: E402
+from grader.run.sandbox import ChildRun  # noqa: E402
+from grader.run.workers import Workers, shared_workers  # noqa: E402
 
 
 def children_cpu() -> float:

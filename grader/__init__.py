@@ -12,21 +12,21 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
 if TYPE_CHECKING:
-    from .config import load_config
-    from .engine import grade_path
-    from .errors import GraderError
-    from .inline import check
-    from .report import Report
+    from grader.course.config import load_config
+    from grader.engine import grade_path
+    from grader.errors import GraderError
+    from grader.inline import check
+    from grader.report import Report
 
 __all__ = ["GraderError", "Report", "check", "grade_path", "load_config"]
-# Imported on first use: the sandboxed worker imports `grader.worker` and must not pull in
+# Imported on first use: the sandboxed worker imports `grader.run.worker` and must not pull in
 # the judging side (nor `check`'s Jinja) through this package's own import.
 _LAZY = {
     "GraderError": "errors",
     "Report": "report",
     "check": "inline",
     "grade_path": "engine",
-    "load_config": "config",
+    "load_config": "course.config",
 }
 
 

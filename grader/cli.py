@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .bwrap import MODES, Mode
-from .config import Config, load_course
-from .engine import grade_path
-from .errors import GraderError, UsageError
-from .render import RENDERERS
-from .render.escape import one_line, safe_lines
-from .render.table import render_table
+from grader.course.config import MODES, Config, Mode, load_course
+from grader.engine import grade_path
+from grader.errors import GraderError, UsageError
+from grader.render import RENDERERS
+from grader.render.escape import one_line, safe_lines
+from grader.render.table import render_table
 
 if TYPE_CHECKING:
-    from .batch import Entry
+    from grader.batch.grade import Entry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -201,8 +200,8 @@ def grade(
     (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
     130 interrupted.
     """
-    from .batch import as_assignment, class_assignment, grade_batch, write_csv
-    from .progress import Progress
+    from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
+    from grader.batch.progress import Progress
 
     config = _course(config_path, submissions)
     if out is not None:
@@ -267,7 +266,7 @@ def grade(
         f"{failed} could not be graded, {len(batch.problems)} skipped; {batch.seconds:.2f} s"
     )
     if out is not None:
-        from .classreport import write_report
+        from grader.batch.classreport import write_report
 
         written = [write_csv(entries, spec, out), out / "gradebook.sqlite"]
         written.append(write_report(out, aid))
@@ -298,7 +297,7 @@ def _output_folder(out: Path) -> None:
 
 def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     """A bug of the grader's own stopped some notebooks: say so loudly, with the evidence."""
-    from .batch import FAULT_LOG
+    from grader.batch.grade import FAULT_LOG
 
     names = _first_names([e.student for e in faults])
     if out is None:
@@ -334,7 +333,7 @@ def report(out: Path, assignment: str | None, fmt: str) -> None:
       grader report results/                 # writes results/report.html
       grader report results/ --format json   # the same numbers, for your own tools
     """
-    from .classreport import load_summary, render_csv, render_json, write_report
+    from grader.batch.classreport import load_summary, render_csv, render_json, write_report
 
     if fmt == "html":
         click.echo(f"wrote {write_report(out, assignment)}")
@@ -357,7 +356,7 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
     Upload the zip as a "Zip file upload" autograder; students submit their .ipynb.
     Example:  grader export-gradescope --assignment masked_attention --out masked.zip
     """
-    from .export import export_gradescope
+    from grader.author.export import export_gradescope
 
     click.echo(f"wrote {export_gradescope(_course(config_path), assignment, out)}")
 
@@ -373,7 +372,7 @@ def template_command(name: str) -> None:
       grader template github > .github/workflows/grade.yml
       grader template gitlab >> .gitlab-ci.yml
     """
-    from .export import template
+    from grader.author.export import template
 
     click.echo(template(name), nl=False)
 
@@ -389,7 +388,7 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
     Exit code: 0 all good, 1 a variant slips through or is misdiagnosed, 2 bad config.
     Example:  grader selftest --assignment self_attention
     """
-    from .selftest import render_selftest, run_selftest
+    from grader.author.selftest import render_selftest, run_selftest
 
     config = _course(config_path)
     ids = [assignment] if assignment else sorted(config.assignments)
@@ -413,7 +412,7 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     Without --assignment, every assignment in the config is written to its `exercise` path.
     Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
     """
-    from .assign import write_exercise
+    from grader.author.assign import write_exercise
 
     config = _course(config_path)
     if assignment:

@@ -6,20 +6,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from . import bwrap
-from .cases import Case, CaseSet, build_cases
-from .compat import removed_name_notes
-from .config import AssignmentSpec, Config, TargetSpec
-from .errors import UsageError
-from .evidence import explain
-from .notebook import Submission, load_submission
-from .pool import shared_workers
-from .prepared import Expected, build_expected
-from .recognise import choose_assignment
-from .reference import Reference
-from .report import Location, Report, TargetResult
-from .sandbox import ChildRun
-from .score import (
+from grader.course.cases import Case, CaseSet, build_cases
+from grader.course.config import AssignmentSpec, Config, Mode, TargetSpec
+from grader.course.notebook import Submission, load_submission
+from grader.course.recognise import choose_assignment
+from grader.errors import UsageError
+from grader.judge.evidence import explain
+from grader.judge.expected import Expected, build_expected
+from grader.judge.reference import Reference
+from grader.judge.score import (
     Answers,
     describe_error,
     judge_case,
@@ -28,6 +23,11 @@ from .score import (
     target_score,
     target_status,
 )
+from grader.report import Location, Report, TargetResult
+from grader.run import bwrap
+from grader.run.compat import removed_name_notes
+from grader.run.sandbox import ChildRun
+from grader.run.workers import shared_workers
 
 
 def grade_path(
@@ -35,7 +35,7 @@ def grade_path(
     config: Config,
     assignment_id: str | None = None,
     public_only: bool = False,
-    sandbox: bwrap.Mode | None = None,
+    sandbox: Mode | None = None,
 ) -> Report:
     """Grade one notebook file: the assignment asked for, else the one it is recognised as.
 
@@ -58,7 +58,7 @@ def with_choice(report: Report, chosen: str) -> Report:
 
 
 def grade_submission(
-    submission: Submission, assignment: AssignmentSpec, sandbox: bwrap.Mode = "auto"
+    submission: Submission, assignment: AssignmentSpec, sandbox: Mode = "auto"
 ) -> Report:
     """Run a loaded submission on a sandboxed worker, then judge it in this process."""
     started = time.monotonic()
@@ -70,7 +70,7 @@ def grade_submission(
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
 
 
-def require(mode: bwrap.Mode) -> bwrap.Support:
+def require(mode: Mode) -> bwrap.Support:
     """The sandbox support for `mode`; 'required' without one is a UsageError (exit 2)."""
     support = bwrap.choose(mode)
     if mode == "required" and not support.sandboxed:

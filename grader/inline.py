@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .config import load_course
-from .engine import grade_path
-from .errors import GraderError
-from .render.escape import safe_lines
-from .render.html import render_check
-from .render.text import render as render_text
-from .report import Report
+from grader.course.config import load_course
+from grader.engine import grade_path
+from grader.errors import GraderError
+from grader.render.escape import safe_lines
+from grader.render.html import render_check
+from grader.render.text import render as render_text
+from grader.report import Report
 
 CHILD_ENV = "GRADER_CHILD"
 # How a course is named, in the notes and errors check() shows.

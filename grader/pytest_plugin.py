@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from .config import choose_course, ignored_configs, load_course
-from .engine import grade_path
-from .errors import GraderError
-from .render.escape import one_line, safe_lines
-from .report import TargetResult
+from grader.course.config import choose_course, ignored_configs, load_course
+from grader.engine import grade_path
+from grader.errors import GraderError
+from grader.render.escape import one_line, safe_lines
+from grader.report import TargetResult
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

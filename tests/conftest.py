@@ -12,7 +12,7 @@ import nbformat
 import pytest
 import yaml
 
-from grader.config import Config, load_config
+from grader.course.config import Config, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]

@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.assign import CHECK_CELL, exercise_notebook, strip_solutions, write_exercise
-from grader.config import Config
+from grader.author.assign import CHECK_CELL, exercise_notebook, strip_solutions, write_exercise
+from grader.course.config import Config
 from grader.errors import ConfigError
 
 from conftest import REPO

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import bwrap
-from grader.batch import grade_batch
+from grader.batch.grade import grade_batch
 from grader.cli import main
-from grader.config import Config
+from grader.course.config import Config
 from grader.engine import grade_path
+from grader.run import bwrap
 
 import students
 from conftest import REPO, processes_with, write_notebook

@@ -22,14 +22,14 @@ from urllib.parse import unquote
 import pytest
 from click.testing import CliRunner
 
-from grader import batch as batch_module
-from grader import pool as pool_module
-from grader.batch import Batch, available_cores, grade_batch, sweep_scratch
+from grader.batch import grade as batch_module
+from grader.batch import pool as pool_module
+from grader.batch.grade import Batch, available_cores, grade_batch, sweep_scratch
+from grader.batch.gradebook import Gradebook
+from grader.batch.pool import Job
 from grader.cli import main
-from grader.config import Config
+from grader.course.config import Config
 from grader.engine import grade_path
-from grader.gradebook import Gradebook
-from grader.pool import Job
 
 import students
 from conftest import REPO, processes_with, write_notebook
@@ -299,7 +299,7 @@ def worker_pids(started_here: bool = False) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError, IndexError):
-            if b"grader.worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"grader.run.worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
                 continue
             ancestor = _parent(pid)
             if started_here:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.cases import assignment_cases, target_cases
-from grader.config import Config
+from grader.course.cases import assignment_cases, target_cases
+from grader.course.config import Config
 
 
 def test_cases_are_reproducible(config: Config) -> None:

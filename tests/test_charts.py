@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.charts import bin_counts, pass_rates, score_histogram
+from grader.render.charts import bin_counts, pass_rates, score_histogram
 
 
 def test_bins_hold_every_score_once() -> None:

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.aggregate import summarise
-from grader.batch import grade_batch
-from grader.classreport import load_summary, render_html, write_report
+from grader.batch.classreport import load_summary, render_html, write_report
+from grader.batch.grade import grade_batch
+from grader.batch.gradebook import Gradebook
 from grader.cli import main
-from grader.config import Config
-from grader.gradebook import Gradebook
+from grader.course.config import Config
+from grader.judge.aggregate import summarise
 
 import students
 from conftest import REPO, write_notebook

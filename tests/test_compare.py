@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.compare import compare
-from grader.config import Tolerance
-from grader.reference import normalise
+from grader.course.config import Tolerance
+from grader.judge.compare import compare
+from grader.judge.reference import normalise
 
 TOL = Tolerance(rtol=1e-5, atol=1e-8)
 EXPECTED = np.arange(12.0).reshape(4, 3) + 1
@@ -100,7 +100,7 @@ def test_sequences_pass_at_once_exactly_when_every_item_would(
         ([], []),
     ]
     quick = [compare(normalise(e), normalise(g), "exact", TOL).ok for e, g in pairs]
-    monkeypatch.setattr("grader.compare._all_within", lambda *args: False)
+    monkeypatch.setattr("grader.judge.compare._all_within", lambda *args: False)
     slow = [compare(normalise(e), normalise(g), "exact", TOL).ok for e, g in pairs]
     assert quick == slow
     assert slow == [True, False, True, True, False, False, True, False, False, False, True]

@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from grader.config import _passes, load_config
-from grader.config_schema import SCHEMA
+from grader.course.config import MODES, _passes, load_config
+from grader.course.schema import SCHEMA
 from grader.errors import ConfigError
 
 from conftest import REPO, repo_config_raw
@@ -182,7 +182,7 @@ def test_quick_verdict_agrees_with_jsonschema_on_broken_configs() -> None:
 
 def test_a_valid_config_is_loaded_without_importing_jsonschema() -> None:
     code = (
-        "import sys; from grader.config import load_config; load_config(); "
+        "import sys; from grader.course.config import load_config; load_config(); "
         "print('jsonschema' in sys.modules)"
     )
     result = subprocess.run(
@@ -192,10 +192,9 @@ def test_a_valid_config_is_loaded_without_importing_jsonschema() -> None:
 
 
 def test_sandbox_is_read_defaults_to_auto_and_is_checked(tmp_path: Path) -> None:
-    from grader import bwrap
-    from grader.config_schema import SANDBOX_MODES
+    from grader.course.schema import SANDBOX_MODES
 
-    assert SANDBOX_MODES == bwrap.MODES
+    assert SANDBOX_MODES == MODES
     assert load_config(REPO / "config.yaml").sandbox == "auto"
     for mode in SANDBOX_MODES:
         assert load_config(write(tmp_path, {**base(), "sandbox": mode})).sandbox == mode

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 import yaml
 
-from grader.config import load_config
+from grader.course.config import load_config
 from grader.engine import grade_path
 from grader.errors import ConfigError
 

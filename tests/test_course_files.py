@@ -16,14 +16,14 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from grader import bwrap
-from grader.batch import grade_batch
+from grader.batch.grade import grade_batch
 from grader.cli import main
-from grader.config import Config, load_config
-from grader.course_files import DataFile
+from grader.course.config import Config, Mode, load_config
+from grader.course.files import DataFile
 from grader.engine import grade_path
 from grader.errors import ConfigError
 from grader.report import Report
+from grader.run import bwrap
 
 import students
 from conftest import write_notebook
@@ -111,7 +111,7 @@ def check_course_untouched(course: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["auto", "none"])
 def test_a_notebook_reads_the_listed_files_and_nothing_else(
-    course: Path, tmp_path: Path, mode: bwrap.Mode
+    course: Path, tmp_path: Path, mode: Mode
 ) -> None:
     config = load_config(course / "config.yaml")
     report = grade_path(probe_notebook(tmp_path, course), config, sandbox=mode)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.config import Config
+from grader.course.config import Config
 from grader.engine import grade_path
 from grader.report import Location, Report, TargetResult
 
@@ -126,7 +126,7 @@ def test_hand_written_mistake_is_named_and_located(
     ["self_attention", "masked_attention", "multihead_attention", "sentence_attention"],
 )
 def test_every_catalogued_id_has_a_notebook(config: Config, assignment: str) -> None:
-    from grader.fingerprints import catalogue_for
+    from grader.judge.fingerprints import catalogue_for
 
     catalogue_ids = {m.id for m in catalogue_for(config.assignment(assignment)).mistakes}
     table = [c[1:] for c in ALL_CASES if c[0] == assignment]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.config import Config
+from grader.course.config import Config
 from grader.engine import grade_path
 from grader.errors import SubmissionError, UsageError
 from grader.report import Report, TargetResult
@@ -294,7 +294,7 @@ def test_grade_path_takes_a_string_too(config: Config) -> None:
 def test_partial_credit_can_be_switched_off(tmp_path: Path, notebook: NotebookFactory) -> None:
     import json
 
-    from grader.config import load_config
+    from grader.course.config import load_config
 
     from conftest import repo_config_raw
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
+from grader.author.export import export_gradescope, template
 from grader.cli import main
-from grader.config import Config
-from grader.export import export_gradescope, template
+from grader.course.config import Config
 
 from conftest import REPO
 
@@ -124,7 +124,7 @@ def test_template_command_prints_the_files() -> None:
 
 
 def test_gradescope_bundle_carries_the_data_files(tmp_path: Path) -> None:
-    from grader.config import load_config
+    from grader.course.config import load_config
 
     course = tmp_path / "course"
     shutil.copytree(REPO / "solutions", course / "solutions")

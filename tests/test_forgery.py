@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.aggregate import summarise
-from grader.batch import Entry, write_csv
-from grader.classreport import render_csv
+from grader.batch.classreport import render_csv
+from grader.batch.grade import Entry, write_csv
+from grader.batch.progress import Progress
 from grader.cli import main
-from grader.config import Config
-from grader.progress import Progress
+from grader.course.config import Config
+from grader.judge.aggregate import summarise
 from grader.render import RENDERERS
 from grader.render.html import render_check
 from grader.render.table import render_table

@@ -17,11 +17,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import grader.batch as batch_module
-from grader.batch import Entry, log_fault
+import grader.batch.grade as batch_module
+from grader.author.export import export_gradescope
+from grader.batch.grade import Entry, log_fault
 from grader.cli import main
-from grader.config import Config, load_config
-from grader.export import export_gradescope
+from grader.course.config import Config, load_config
 from grader.inline import check
 
 import students

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.ipython import neutralise
+from grader.course.ipython import neutralise
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.course.notebook import load_submission
 from grader.errors import SubmissionError
-from grader.notebook import load_submission
 from grader.report import Location
 
 from conftest import write_notebook

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from grader import parsing
-from grader.config import Config
+from grader.course import parsing
+from grader.course.config import Config
+from grader.course.ipython import neutralise
+from grader.course.notebook import load_submission
+from grader.course.parsing import MAX_ANALYSED_SOURCE, MAX_CELL_SOURCE, parse_cell
 from grader.engine import grade_path
-from grader.ipython import neutralise
-from grader.notebook import load_submission
-from grader.parsing import MAX_ANALYSED_SOURCE, MAX_CELL_SOURCE, parse_cell
-from grader.static import find_function, notebook_globals
+from grader.judge.static import find_function, notebook_globals
 
 import students
 from conftest import NotebookFactory

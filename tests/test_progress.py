@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from grader.progress import Progress
+from grader.batch.progress import Progress
 
 
 class Terminal(io.StringIO):

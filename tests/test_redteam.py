@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_attacks import WRONG
 
-from grader import bwrap
-from grader.batch import grade_batch
-from grader.config import Config
+from grader.batch.grade import grade_batch
+from grader.course.config import Config
 from grader.engine import grade_path
 from grader.report import Report
+from grader.run import bwrap
 
 import students
 from conftest import REPO, write_notebook

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.config import Config
+from grader.course.config import Config
 from grader.engine import grade_path
 from grader.render import RENDERERS
 from grader.render.table import display_width, render_table

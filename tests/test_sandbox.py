@@ -10,17 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import bwrap
-from grader.cases import assignment_cases
-from grader.config import Config, TimeLimit
+from grader.course.cases import assignment_cases
+from grader.course.config import Config, TimeLimit
+from grader.course.notebook import CodeCell, load_submission
 from grader.engine import grade_path
 from grader.errors import GraderError
-from grader.notebook import CodeCell, load_submission
-from grader.pool import Worker, Workers
-from grader.reference import normalise
-from grader.sandbox import ChildRun
-from grader.score import identical
-from grader.wire import Value
+from grader.judge.reference import normalise
+from grader.judge.score import identical
+from grader.run import bwrap
+from grader.run.sandbox import ChildRun
+from grader.run.wire import Value
+from grader.run.workers import Worker, Workers
 
 from conftest import processes_with, write_notebook
 
@@ -154,7 +154,7 @@ def test_a_child_cannot_hide_that_it_changed_its_input(config: Config, tmp_path:
         "    data_in -= data_in.max(axis=0)\n"
         "    e = np.exp(data_in)\n"
         "    return e / e.sum(axis=0)",
-        "import grader.child\ngrader.child.same = lambda *a: True",
+        "import grader.run.child\ngrader.child.same = lambda *a: True",
     ]
     report = grade_path(write_notebook(tmp_path / "m.ipynb", cells), config, "self_attention")
     result = next(t for t in report.targets if t.name == "softmax_cols")

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import bwrap
 from grader.cli import main
-from grader.config import load_config
+from grader.course.config import load_config
 from grader.engine import grade_path
 from grader.errors import UsageError
 from grader.inline import check
+from grader.run import bwrap
 
 import students
 from conftest import repo_config_raw, write_notebook

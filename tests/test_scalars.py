@@ -7,7 +7,7 @@ import ast
 import numpy as np
 import pytest
 
-from grader.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
+from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 
 
 def run(source: str) -> tuple[dict[str, object], ScalarShim]:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from grader.author.selftest import MIN_MARGIN, render_selftest, run_selftest
 from grader.cli import main
-from grader.config import Config, load_config
-from grader.fingerprints import catalogue_for
-from grader.selftest import MIN_MARGIN, render_selftest, run_selftest
+from grader.course.config import Config, load_config
+from grader.judge.fingerprints import catalogue_for
 
 from conftest import repo_config_raw
 

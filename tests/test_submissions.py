@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.batch.submissions import find_submissions, student_of
 from grader.errors import UsageError
-from grader.submissions import find_submissions, safe_name, student_of
+from grader.render.escape import safe_name
 
 
 @pytest.mark.parametrize(

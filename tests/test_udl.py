@@ -11,9 +11,9 @@ import nbformat
 import numpy as np
 import pytest
 
-from grader.config import Config
+from grader.course.config import Config
+from grader.course.notebook import load_submission
 from grader.engine import grade_path
-from grader.notebook import load_submission
 from grader.report import Report, TargetResult
 
 from conftest import REPO

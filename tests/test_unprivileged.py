@@ -10,7 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from grader import bwrap
+from grader.run import bwrap
 
 from conftest import REPO
 

@@ -6,9 +6,9 @@ import gc
 import signal
 import sys
 
-from grader.cases import build_cases
-from grader.config import Config
-from grader.warmup import SOURCE, warm_up
+from grader.course.cases import build_cases
+from grader.course.config import Config
+from grader.run.warmup import SOURCE, warm_up
 
 
 def test_warm_up_restores_the_process_and_holds_no_solution(config: Config) -> None:

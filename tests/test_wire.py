@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from grader.wire import (
+from grader.run.wire import (
     FrameReader,
     Other,
     Seq,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from grader.wire import (
+from grader.run.wire import (
     MAX_ELEMENTS,
     MAX_NDIM,
     MAX_PAYLOAD,

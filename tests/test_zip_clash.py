@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader.batch.submissions import find_submissions
 from grader.cli import main
-from grader.submissions import find_submissions
 
 import students
 from conftest import REPO, write_notebook

@@ -2,10 +2,10 @@
 
 from collections.abc import Callable
 
-from ..report import Report
-from . import github, gradescope, junit, markdown
-from . import json as json_format
-from . import text as text_format
+from grader.render import github, gradescope, junit, markdown
+from grader.render import json as json_format
+from grader.render import text as text_format
+from grader.report import Report
 
 RENDERERS: dict[str, Callable[[Report], str]] = {
     "text": text_format.render,

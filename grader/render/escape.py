@@ -7,6 +7,7 @@ Markdown, HTML, the terminal table and progress bar, the CSV files) takes studen
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from collections.abc import Iterable
@@ -113,3 +114,19 @@ def spreadsheet_cell(value: object) -> object:
 def spreadsheet_row(values: Iterable[object]) -> list[object]:
     """A CSV row with each cell made safe by spreadsheet_cell."""
     return [spreadsheet_cell(value) for value in values]
+
+
+MAX_READABLE = 100
+
+
+def safe_name(student: str) -> str:
+    """A file name for a student's feedback page, never the same for two students: the name
+    itself when it is a file name already (letters of any script, digits, `.`, `_`, `-`),
+    else what is left of it once every other character is `_`, plus a short hash of the
+    whole name (`Kim Park` → `Kim_Park-…`, so that `Kim_Park` keeps a page of its own)."""
+    kept = "".join(c if c.isalnum() or c in "._-" else "_" for c in student)
+    readable = kept.strip("._")[:MAX_READABLE]
+    if readable and readable == student:
+        return readable
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{readable or 'student'}-{digest}"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..report import Report, TargetResult
-from .escape import one_line, workflow_data, workflow_property
-from .markdown import render as render_markdown
+from grader.render.escape import one_line, workflow_data, workflow_property
+from grader.render.markdown import render as render_markdown
+from grader.report import Report, TargetResult
 
 MAX_ANNOTATIONS = 10
 

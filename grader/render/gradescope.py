@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..report import Report, TargetResult
-from .escape import json_text, one_line
+from grader.render.escape import json_text, one_line
+from grader.report import Report, TargetResult
 
 
 def _test(target: TargetResult) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..report import Report
-from .escape import printable
+from grader.render.escape import printable
+from grader.report import Report
 
 # Symbols every common font has (emoji are missing on many servers and in headless browsers).
 ICONS = {"passed": "✓", "failed": "✗", "error": "!", "missing": "?", "timeout": "!"}

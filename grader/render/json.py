@@ -2,8 +2,8 @@
 
 import json
 
-from ..report import Report
-from .escape import json_text
+from grader.render.escape import json_text
+from grader.report import Report
 
 
 def render(report: Report) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ..report import Report, TargetResult
-from .escape import one_line
+from grader.render.escape import one_line
+from grader.report import Report, TargetResult
 
 _ELEMENT = {"failed": "failure", "missing": "failure", "error": "error", "timeout": "error"}
 

@@ -6,8 +6,8 @@ it is, never as a link, an image or HTML in the comment.
 
 from __future__ import annotations
 
-from ..report import Report
-from .escape import markdown_cell, markdown_code, markdown_text
+from grader.render.escape import markdown_cell, markdown_code, markdown_text
+from grader.report import Report
 
 _ICONS = {"passed": "✅", "failed": "❌", "error": "💥", "missing": "❓", "timeout": "⏱️"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from ..report import Report
-from .escape import one_line
+from grader.render.escape import one_line
+from grader.report import Report
 
 
 def display_width(text: str) -> int:

@@ -6,8 +6,8 @@ one_line, so that none can start a CI workflow command or move the terminal's cu
 
 from __future__ import annotations
 
-from ..report import Report, TargetResult
-from .escape import one_line
+from grader.render.escape import one_line
+from grader.report import Report, TargetResult
 
 SYMBOLS = {"passed": "✓", "failed": "✗", "error": "✗", "missing": "?", "timeout": "⏱"}
 

@@ -1,0 +1,92 @@
+"""`grader assign`: the student notebook, generated from the solution notebook.
+
+In solution code cells, the lines between `# BEGIN SOLUTION: <what to do>` and
+`# END SOLUTION` are replaced by a TODO with that text and `raise NotImplementedError`.
+Cells tagged `solution-only` are dropped. Outputs are cleared, ids are stable, and the
+notebook's metadata names the assignment so `grader check` needs no flag.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from grader.course.config import AssignmentSpec
+from grader.errors import ConfigError
+
+BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
+END = re.compile(r"^\s*# END SOLUTION\s*$")
+SOLUTION_ONLY = "solution-only"
+CHECK_CELL = (
+    "# Check your work: this grades the last *saved* version of this notebook (save first).\n"
+    "# check('softmax') checks one function only.\n"
+    "from grader import check\n"
+    "check()"
+)
+
+
+def strip_solutions(source: str, where: str) -> str:
+    out: list[str] = []
+    inside = False
+    for number, line in enumerate(source.split("\n"), start=1):
+        begin = BEGIN.match(line)
+        if begin:
+            if inside:
+                raise ConfigError(f"{where}, line {number}: BEGIN SOLUTION inside another")
+            inside = True
+            indent, task = begin.group(1), begin.group(2) or "write this part"
+            out.append(f"{indent}# TODO: {task}")
+            out.append(f'{indent}raise NotImplementedError("{task}")')
+        elif END.match(line):
+            if not inside:
+                raise ConfigError(f"{where}, line {number}: END SOLUTION without BEGIN")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ConfigError(f"{where}: BEGIN SOLUTION is never closed")
+    return "\n".join(out)
+
+
+def exercise_notebook(assignment: AssignmentSpec) -> Any:
+    try:
+        solution = nbformat.read(str(assignment.solution), as_version=4)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read solution notebook {assignment.solution}: {exc}") from None
+    cells: list[Any] = []
+    for index, cell in enumerate(solution.cells, start=1):
+        if SOLUTION_ONLY in cell.get("metadata", {}).get("tags", []):
+            continue
+        where = f"{assignment.solution.name}, cell {index}"
+        if cell.cell_type == "code":
+            new = nbformat.v4.new_code_cell(strip_solutions(cell.source, where))
+        elif cell.cell_type == "markdown":
+            new = nbformat.v4.new_markdown_cell(cell.source)
+        else:
+            new = nbformat.v4.new_raw_cell(cell.source)
+        new["id"] = f"{assignment.id}-{len(cells) + 1:02d}"
+        cells.append(new)
+    checker = nbformat.v4.new_code_cell(CHECK_CELL)
+    checker["id"] = f"{assignment.id}-check"
+    cells.append(checker)
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "grader": {"assignment": assignment.id},
+    }
+    return notebook
+
+
+def write_exercise(assignment: AssignmentSpec, out: Path | None = None) -> Path:
+    target = out or assignment.exercise
+    if target is None:
+        raise ConfigError(f"assignment {assignment.id} has no `exercise` path; pass --out")
+    if target.is_dir():
+        target = target / assignment.solution.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(nbformat.writes(exercise_notebook(assignment)) + "\n", encoding="utf-8")
+    return target

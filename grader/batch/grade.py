@@ -1,0 +1,359 @@
+"""Grade a class: find the submissions, skip what the gradebook already has, run the rest on
+warm workers, judge each in this process, and record it as soon as it is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from grader.batch.gradebook import Gradebook, config_hash
+from grader.batch.pool import Done, Job, Pool
+from grader.batch.submissions import content_hash, file_hash, find_submissions
+from grader.course.cases import CaseSet, build_cases
+from grader.course.config import AssignmentSpec, Config, Mode
+from grader.course.notebook import Submission, assignment_hint, load_submission
+from grader.engine import finish, require, with_choice
+from grader.judge.aggregate import scores_only
+from grader.judge.expected import Expected, build_expected
+from grader.render.escape import one_line, safe_lines, safe_name, spreadsheet_row
+from grader.render.feedback import write_feedback
+from grader.report import Report
+from grader.run.workers import Workers
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One student's outcome: a report, or why there is none."""
+
+    student: str
+    path: Path | None
+    report: Report | None
+    problem: str = ""
+    skipped: bool = False  # unchanged since the gradebook last graded it
+    fault: str = ""  # a traceback: the problem is a bug in the grader, not the student's doing
+
+
+@dataclass
+class Batch:
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)  # not graded: a worker died (run again)
+    seconds: float = 0.0
+
+    @property
+    def graded(self) -> int:
+        return sum(e.report is not None and not e.skipped for e in self.entries)
+
+    @property
+    def skipped(self) -> int:
+        return sum(e.skipped for e in self.entries)
+
+    @property
+    def faults(self) -> list[Entry]:
+        return [e for e in self.entries if e.fault]
+
+
+@dataclass
+class _Recorder:
+    """Where each finished entry goes: the batch, the gradebook, the feedback folder."""
+
+    batch: Batch
+    book: Gradebook | None
+    out: Path | None
+    settings: str
+    on_entry: Callable[[Entry], None] | None
+    keep_reports: bool = True
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
+        if entry.fault and self.out is not None:
+            log_fault(self.out, entry)
+        if entry.report is None and self.book is not None and entry.path:
+            self.book.record_problem(entry.student, entry.path, entry.problem)
+        if entry.report is not None and new and self.book is not None and entry.path:
+            content = self.hashes[entry.student]
+            self.book.record(entry.student, entry.path, content, self.settings, entry.report)
+        if entry.report is not None and self.out is not None:
+            page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
+            if new or not page.exists():
+                try:
+                    write_feedback(self.out, entry.student, entry.report, submission)
+                except Exception as exc:  # the grade is recorded; one page must not stop all
+                    problem = f"feedback page not written (grader fault: {exc!r:.200})"
+                    entry = replace(entry, problem=problem, fault=traceback.format_exc())
+                    log_fault(self.out, entry)
+        if self.on_entry:
+            self.on_entry(entry)
+        if entry.report is not None and not self.keep_reports:
+            entry = replace(entry, report=scores_only(entry.report))
+        self.batch.entries.append(entry)
+
+
+def grade_batch(
+    source: Path,
+    config: Config,
+    out: Path | None,
+    assignment: str | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+    on_total: Callable[[int], None] | None = None,
+    on_entry: Callable[[Entry], None] | None = None,
+    keep_reports: bool = True,
+    sandbox: Mode | None = None,
+) -> Batch:
+    """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
+    are in the gradebook and the feedback pages, and a class of thousands then grades in
+    flat memory. `sandbox`: the config's `sandbox:` unless given."""
+    started = time.monotonic()
+    sweep_scratch()
+    specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
+    book = Gradebook(out / "gradebook.sqlite") if out else None
+    recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
+    try:
+        # A scratch folder only to unpack a .zip into: a grader killed outright leaves none
+        # behind for a folder of notebooks.
+        zipped = source.is_file() and source.suffix == ".zip"
+        unpacked = tempfile.TemporaryDirectory(prefix="grader-batch-") if zipped else None
+        with unpacked or contextlib.nullcontext():
+            scratch = Path(unpacked.name) if unpacked else None
+            exercises = [a.exercise for a in config.assignments.values() if a.exercise]
+            untouched = {file_hash(path) for path in exercises if path.is_file()}
+            found = find_submissions(source, scratch, out, untouched)
+            recorder.batch.problems = found.problems
+            if on_total:
+                on_total(len(found.submissions))
+            todo = _unchanged_first(found.submissions, recorder, force)
+            if todo:
+                workers = max(1, min(jobs or available_cores(), len(todo)))
+                present = specs if assignment else _assignments_in(todo, config)
+                support = require(sandbox or config.sandbox)
+                pool = Pool(config, assignment, workers, present, support)
+                try:
+                    # The course's own code first, on the class's workers: a solution that
+                    # fails is the course's error (exit 2), not one fault per student.
+                    prepared = {a.id: _prepare(a, pool.workers) for a in present}
+                    _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
+                finally:
+                    pool.close()
+    finally:
+        if book is not None:
+            book.close()
+    recorder.batch.entries.sort(key=lambda e: e.student)
+    recorder.batch.seconds = time.monotonic() - started
+    return recorder.batch
+
+
+SCRATCH_PREFIXES = ("grader-batch-", "grader-child-")
+STALE_SCRATCH_SECONDS = 24 * 3600
+
+
+def sweep_scratch(now: float | None = None) -> int:
+    """Remove this user's scratch folders that graders killed outright left in the temporary
+    directory (a day old at least: no running batch can still be using one)."""
+    now = time.time() if now is None else now
+    removed = 0
+    for prefix in SCRATCH_PREFIXES:
+        for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+            try:
+                info = folder.stat()
+            except OSError:
+                continue
+            if info.st_uid == os.getuid() and now - info.st_mtime > STALE_SCRATCH_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
+    return removed
+
+
+def _unchanged_first(
+    submissions: Sequence[tuple[str, Path]], recorder: _Recorder, force: bool
+) -> list[Job]:
+    """Record what the gradebook already graded (same content, same config); return the rest."""
+    todo = []
+    book = recorder.book
+    # Only a student the gradebook knows under this configuration can be skipped: the others
+    # are read once, when a worker takes them.
+    known = set() if force or book is None else book.graded_students(recorder.settings)
+    for student, path in submissions:
+        if student not in known:
+            todo.append(Job(student, path))
+            continue
+        content = recorder.hashes[student] = file_hash(path)
+        old = None if book is None else book.find(student, content, recorder.settings)
+        if old is None:
+            todo.append(Job(student, path))
+        else:
+            recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
+    return todo
+
+
+def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]:
+    """The assignments the notebooks name in their metadata, so that workers preload and
+    warm up for those only; every assignment as soon as one notebook names none (it is
+    recognised by its function names, in the worker)."""
+    named: set[str] = set()
+    for job in todo:
+        try:
+            hint = assignment_hint(json.loads(job.path.read_bytes()))
+        except (OSError, ValueError, RecursionError):
+            hint = None
+        if hint is None or hint not in config.assignments:
+            return list(config.assignments.values())
+        named.add(hint)
+    return [config.assignments[name] for name in sorted(named)]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (a container's or `taskset`'s share, not the
+    host's count, which can be far larger than what a CI job is given)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+IN_FLIGHT_PER_WORKER = 4
+
+
+Prepared = dict[str, tuple[CaseSet, Expected]]
+
+
+def _prepare(spec: AssignmentSpec, workers: Workers) -> tuple[CaseSet, Expected]:
+    """An assignment's cases and what is expected on them (the course's code, sandboxed)."""
+    case_set = build_cases(spec)
+    return case_set, build_expected(spec, case_set, workers)
+
+
+def _run(
+    pool: Pool,
+    todo: Sequence[Job],
+    recorder: _Recorder,
+    config: Config,
+    prepared: Prepared,
+    limit: int,
+) -> None:
+    """Hand out jobs, at most `limit` at a time (when judging falls behind the workers,
+    reading waits, so neither bytes nor answers pile up in memory), and record each answer
+    as it comes. A worker that stops answering is replaced by the pool; its student's run
+    is recorded as stopped."""
+    waiting = deque(todo)
+    running: dict[Future[Done], Job] = {}
+    while waiting or running:
+        while waiting and len(running) < limit:
+            job = _read(waiting.popleft(), recorder)
+            running[pool.submit(job)] = job
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            job = running.pop(future)
+            done: Done | None = None
+            try:
+                done = future.result()
+                entry = _judge(done, config, prepared, pool.workers)
+            except Exception as exc:  # a grader bug on one notebook must not stop the class
+                problem = f"{job.path}: could not be judged (grader fault: {exc!r:.200})"
+                entry = Entry(job.student, job.path, None, problem, fault=traceback.format_exc())
+            recorder.add(entry, done.submission if done else None)
+
+
+def _read(job: Job, recorder: _Recorder) -> Job:
+    """The job with its bytes, read as it is handed out; the hash is taken from exactly the
+    bytes graded."""
+    try:  # never through a link (one put in place after the folder was listed included)
+        with os.fdopen(os.open(job.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return Job(job.student, job.path, problem=f"{job.path}: cannot be read ({exc.strerror})")
+    recorder.hashes[job.student] = content_hash(data)
+    return Job(job.student, job.path, data)
+
+
+def _judge(done: Done, config: Config, prepared: Prepared, workers: Workers) -> Entry:
+    if done.submission is None or done.run is None:
+        return Entry(done.job.student, done.job.path, None, done.problem, fault=done.fault)
+    spec = config.assignment(done.assignment)
+    if spec.id not in prepared:  # an assignment the batch did not expect: prepared now
+        prepared[spec.id] = _prepare(spec, workers)
+    case_set, expected = prepared[spec.id]
+    report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
+    return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
+
+
+FAULT_LOG = "grader-faults.log"  # one of submissions.OUTPUTS
+
+
+def log_fault(out: Path, entry: Entry) -> Path:
+    """Append a grader fault's whole traceback to OUT/grader-faults.log, for a bug report.
+    The name, the path and the exception's message may be the student's: the header stays
+    one line, and no line of the log can move a terminal's cursor or be a CI command."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / FAULT_LOG
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    head = one_line(f"--- {stamp} {entry.student} ({entry.path})")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(f"{head}\n{safe_lines(entry.fault.rstrip())}\n\n")
+    return path
+
+
+def _load(path: Path) -> Submission | None:
+    try:
+        return load_submission(path)
+    except Exception:
+        return None
+
+
+def class_assignment(entries: Sequence[Entry]) -> str | None:
+    """The assignment most of the class's notebooks were graded as (ties: by name): what
+    a batch without --assignment reports on. Never one notebook's choice: a single notebook
+    of another assignment (its metadata, or its function names) must not decide it."""
+    counts = Counter(e.report.assignment for e in entries if e.report is not None)
+    return min(counts, key=lambda a: (-counts[a], a)) if counts else None
+
+
+def as_assignment(entries: Sequence[Entry], assignment: str) -> list[Entry]:
+    """The entries, with those graded as another assignment turned into problems: their points
+    do not count for this one (a notebook may not pick the assignment it is marked on)."""
+    return [
+        e
+        if e.report is None or e.report.assignment == assignment
+        else replace(
+            e,
+            report=None,
+            problem=f"graded as {e.report.assignment}, not {assignment}: its notebook looks "
+            f"like that assignment (grade the class with --assignment {assignment})",
+        )
+        for e in entries
+    ]
+
+
+def write_csv(entries: Sequence[Entry], assignment: AssignmentSpec, out: Path) -> Path:
+    """One row per student: points per target, total, and why a submission has no grade.
+    Names and problems come from file names: no cell may be a formula to a spreadsheet."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "grades.csv"
+    names = [t.name for t in assignment.targets]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(spreadsheet_row(["student", *names, "total", "max_total", "problem"]))
+        for entry in entries:
+            writer.writerow(spreadsheet_row(_grades_row(entry, names)))
+    return path
+
+
+def _grades_row(entry: Entry, names: Sequence[str]) -> list[object]:
+    """A student's row of grades.csv, before spreadsheet_row makes its text cells safe."""
+    if entry.report is None:
+        return [entry.student, *[0] * len(names), 0, "", entry.problem]
+    scores = {t.name: t.score for t in entry.report.targets}
+    row = [scores.get(n, 0) for n in names]
+    return [entry.student, *row, entry.report.score, entry.report.max_score, ""]

@@ -1,0 +1,85 @@
+"""A class's submissions handed to the workers: each is read and parsed here (trusted,
+bounded), its assignment chosen, and its cells run on the next free sandboxed worker."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.course.cases import build_cases
+from grader.course.config import AssignmentSpec, Config
+from grader.course.notebook import Submission, load_submission
+from grader.course.recognise import choose_assignment
+from grader.errors import GraderError
+from grader.run import bwrap
+from grader.run.sandbox import ChildRun
+from grader.run.workers import Workers
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade: its bytes, read by the batch (or why they could not be)."""
+
+    student: str
+    path: Path
+    data: bytes = b""
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Done:
+    """A job's outcome: the submission and the child's run, or why not."""
+
+    job: Job
+    submission: Submission | None = None
+    assignment: str = ""
+    chosen: str = ""
+    run: ChildRun | None = None
+    problem: str = ""
+    fault: str = ""  # the traceback, when the problem is a bug of the grader's own
+
+
+class Pool:
+    """Batch grading: each job is parsed here (trusted) and run on a sandboxed worker."""
+
+    def __init__(
+        self,
+        config: Config,
+        requested: str | None,
+        jobs: int,
+        assignments: Sequence[AssignmentSpec],
+        support: bwrap.Support,
+    ) -> None:
+        self.config, self.requested = config, requested
+        plans = [build_cases(a).plan(a) for a in assignments]
+        preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
+        files = [file for a in assignments for file in a.files]
+        self.workers = Workers(jobs, support, plans, preload, files)
+        self.threads = ThreadPoolExecutor(jobs, thread_name_prefix="grader-job")
+
+    def submit(self, job: Job) -> Future[Done]:
+        """Grade `job` on the next free worker."""
+        return self.threads.submit(self._grade, job)
+
+    def _grade(self, job: Job) -> Done:
+        if job.problem:
+            return Done(job, problem=job.problem)
+        try:
+            submission = load_submission(job.path, job.data)
+            assignment, chosen = choose_assignment(self.config, submission, self.requested)
+        except GraderError as exc:
+            return Done(job, problem=str(exc))
+        except Exception as exc:  # a grader fault on one file must not stop the class
+            problem = f"{job.path}: could not be read (grader fault: {exc!r:.200})"
+            return Done(job, problem=problem, fault=traceback.format_exc())
+        plan = build_cases(assignment).plan(assignment)
+        run = self.workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
+        return Done(job, submission, assignment.id, chosen, run)
+
+    def close(self) -> None:
+        """Stop the workers (even mid-submission) and the threads."""
+        self.workers.close()
+        self.threads.shutdown(wait=True, cancel_futures=True)

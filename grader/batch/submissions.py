@@ -1,0 +1,276 @@
+"""Find the submissions of a class: a folder, a folder of folders, or an LMS export (.zip).
+
+Names the learning-management systems give their exports, and the student each means:
+- Canvas:     `<name>_<userid>_<submissionid>_<file>.ipynb`, or `<name>_LATE_<userid>_…`
+- Moodle:     a folder `<Full Name>_<userid>_assignsubmission_file_` holding the notebook
+  (for both, the student is `<name>_<userid>`: two students may share a name, never an id)
+- Blackboard: `<assignment>_<username>_attempt_<yyyy-mm-dd-hh-mm-ss>_<file>.ipynb`
+- otherwise:  `<student>.ipynb`, or a folder `<student>/` with a notebook anywhere inside
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import shutil
+import zipfile
+import zlib
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from grader.course.notebook import has_invalid_text, valid_text
+from grader.errors import UsageError
+
+SUFFIXES = (".ipynb", ".py")
+MAX_ZIP_BYTES = 2 << 30
+
+_CANVAS = re.compile(r"^(?P<student>[^_]+?)(?:_LATE)?_(?P<user>\d+)_(?P<order>\d+)_.+$")
+_MOODLE = re.compile(r"^(?P<student>.+?)_(?P<user>\d+)_assignsubmission_\w*$")
+_BLACKBOARD = re.compile(r"^.+?_(?P<student>[^_]+)_attempt_(?P<order>[\d-]+)(?:_.*)?$")
+
+
+@dataclass(frozen=True)
+class Found:
+    """Who handed in what, and the lines to show about the rest."""
+
+    submissions: list[tuple[str, Path]]
+    problems: list[str]
+
+
+def student_of(name: str, is_dir: bool) -> tuple[str, str]:
+    """(student, ordering key) for a file or folder name in an export."""
+    stem = name if is_dir else Path(name).stem
+    for pattern in (_MOODLE,) if is_dir else (_CANVAS, _BLACKBOARD):
+        if match := pattern.match(stem):
+            groups = match.groupdict()
+            student = "_".join(filter(None, (groups["student"], groups.get("user"))))
+            return student, (groups.get("order") or "").zfill(24)
+    return stem, ""
+
+
+NOT_UTF8 = (
+    "the file name is not valid UTF-8 (an archive unpacked with the wrong encoding?); "
+    "skipped: rename it and run again"
+)
+
+
+# What `grader grade --out OUT` writes in OUT: not submissions, when OUT is the class folder.
+OUTPUTS = ("gradebook.sqlite", "grades.csv", "report.html", "feedback", "grader-faults.log")
+
+
+# Inside a student's folder (a clone of the student's repository, say) a link could make the
+# grader read, and grade as the student's, any file it may read: the reference solution,
+# another student's notebook. The class folder's own entries are the instructor's: a link
+# there is followed.
+LINKED = (
+    "a symbolic link, inside a student's folder; skipped: a submission must be a file of its own"
+)
+
+
+def find_submissions(
+    source: Path, scratch: Path | None, out: Path | None = None, untouched: Collection[str] = ()
+) -> Found:
+    """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
+    the output folder `out` and what the grader writes there are passed over. `untouched`:
+    the SHA-256 of the exercise notebooks, never preferred among a student's notebooks."""
+    if source.is_file() and source.suffix == ".zip":
+        if scratch is None:
+            raise ValueError("a .zip needs a scratch folder to be unpacked into")
+        source, problems = unpack(source, scratch)
+    else:
+        problems = []
+    if not source.is_dir():
+        raise UsageError(
+            f"{valid_text(str(source))}: not a folder of submissions or a .zip of them"
+        )
+    if has_invalid_text(str(source.resolve())):
+        raise UsageError(
+            f"{valid_text(str(source.resolve()))}: the folder's path is not valid UTF-8; "
+            "rename the folder (or the one it is in) and run again"
+        )
+    found: dict[str, list[tuple[str, Path]]] = {}
+    for item in sorted(source.iterdir()):
+        if item.name.startswith((".", "__MACOSX")) or _written_by_us(item, out):
+            continue
+        if has_invalid_text(item.name):
+            problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
+            continue
+        student, order = student_of(item.name, item.is_dir())
+        if item.is_dir():
+            notebooks, refused = _notebooks_in(item, source)
+            problems.extend(refused)
+            if notebooks:
+                found.setdefault(student, []).extend((order, p) for p in notebooks)
+            elif not refused:
+                problems.append(f"{item.name}/: no notebook inside; skipped")
+        elif item.suffix in SUFFIXES:
+            # A link of the instructor's is read where it points (reading never follows one).
+            path = item.resolve() if item.is_symlink() else item
+            found.setdefault(student, []).append((order, path))
+        else:
+            problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
+    chosen = []
+    for student, paths in sorted(found.items()):
+        paths.sort(key=lambda pair: (pair[0], str(pair[1])))
+        candidates = [p for _, p in paths]
+        if len(paths) > 1:
+            # An untouched copy of the exercise (a cloned repository holds one beside the
+            # student's own notebook) is graded only when there is nothing else.
+            own = [p for p in candidates if _hash_or_nothing(p) not in untouched] or candidates
+            names = ", ".join(_shown(p, source) for p in candidates)
+            which = (
+                "the last" if own == candidates else "the last that is not the exercise as given"
+            )
+            problems.append(
+                f"{student}: {len(paths)} submissions ({names}); graded {which}, {own[-1].name}"
+            )
+            candidates = own
+        chosen.append((student, candidates[-1]))
+    if not chosen and not problems:
+        problems.append(f"{source}: no submissions found (the folder is empty)")
+    return Found(chosen, problems)
+
+
+def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
+    """The notebooks anywhere in a student's folder, and a line for each one refused."""
+    notebooks: list[Path] = []
+    refused: list[str] = []
+    for path in sorted(folder.rglob("*.ipynb")):
+        inside = path.relative_to(folder).parts
+        if any(part.startswith((".", "__MACOSX")) for part in inside):
+            continue  # hidden, as Jupyter hides them: .ipynb_checkpoints, .git, a .venv
+        if has_invalid_text(str(path)):
+            refused.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
+        elif path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
+            refused.append(f"{path.relative_to(source)}: {LINKED}")
+        else:
+            notebooks.append(path)
+    return notebooks, refused
+
+
+def content_hash(data: bytes) -> str:
+    """What identifies a submission's content (in the gradebook, and among its notebooks)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    return content_hash(path.read_bytes())
+
+
+def _hash_or_nothing(path: Path) -> str:
+    try:
+        return file_hash(path)
+    except OSError:  # unreadable: it is refused when read for grading
+        return ""
+
+
+def _shown(path: Path, source: Path) -> str:
+    try:
+        return str(path.relative_to(source))
+    except ValueError:  # a link of the instructor's, resolved to a file elsewhere
+        return str(path)
+
+
+def _written_by_us(item: Path, out: Path | None) -> bool:
+    if out is None:
+        return False
+    where = out.resolve()
+    if item.resolve() == where:
+        return True
+    return item.parent.resolve() == where and item.name.startswith(OUTPUTS)
+
+
+def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:
+    """Extract a zip safely: no absolute paths, no `..`, no more than MAX_ZIP_BYTES. An entry
+    that cannot be unpacked (a file and a folder of the same name, an encrypted file) is
+    skipped with a line, and every other entry is unpacked: one bad entry never stops a class.
+    Returns the folder of submissions and those lines."""
+    target = scratch / "unpacked"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    try:
+        with zipfile.ZipFile(archive) as bundle:
+            members = [m for m in bundle.infolist() if not m.is_dir()]
+            if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+                raise UsageError(f"{archive}: unpacks to more than {MAX_ZIP_BYTES >> 30} GB")
+            kept, problems = _without_clashes([m for m in members if _safe_parts(m)])
+            for member in kept:
+                if problem := _extract(bundle, member, target):
+                    problems.append(problem)
+    except zipfile.BadZipFile as exc:
+        raise UsageError(f"{archive}: not a valid zip file ({exc})") from None
+    entries = [p for p in target.iterdir() if not p.name.startswith((".", "__MACOSX"))]
+    # An export that wraps everything in one folder: look inside it.
+    if len(entries) == 1 and entries[0].is_dir() and not _MOODLE.match(entries[0].name):
+        return entries[0], problems
+    return target, problems
+
+
+def _safe_parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
+    """The entry's path, or () for one that would land outside the folder (never unpacked)."""
+    parts = PurePosixPath(member.filename).parts
+    if member.filename.startswith("/") or ".." in parts:
+        return ()
+    return parts
+
+
+MAX_NAMED = 3
+
+
+def _without_clashes(
+    members: list[zipfile.ZipInfo],
+) -> tuple[list[zipfile.ZipInfo], list[str]]:
+    """The entries to unpack, and a line for each path the zip holds both as a file and as a
+    folder (`alice`, `alice/hw.ipynb`): a file system holds only one of them, and which one
+    would depend on the order of the entries, so neither is unpacked."""
+    files = {_safe_parts(m) for m in members}
+    folders = {path[:n] for path in files for n in range(1, len(path))}
+    clashes = files & folders
+    # A clash inside another one (`a`, `a/b`, `a/b/c`) is named by the outer one only.
+    outer = sorted(c for c in clashes if not any(_within(c, o) for o in clashes if o != c))
+    problems = []
+    for clash in outer:
+        names = [m.filename for m in members if _within(_safe_parts(m), clash)]
+        shown = ", ".join(names[:MAX_NAMED])
+        more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+        problems.append(
+            f"{'/'.join(clash)}: the zip holds both a file and a folder of this name "
+            f"({shown}{more}); skipped: rename one and run again"
+        )
+    kept = [m for m in members if not any(_within(_safe_parts(m), c) for c in outer)]
+    return kept, problems
+
+
+def _within(path: tuple[str, ...], folder: tuple[str, ...]) -> bool:
+    """Whether `path` is `folder` itself or lies under it."""
+    return path[: len(folder)] == folder
+
+
+# What unpacking one entry may raise: a name the file system refuses (OSError, ValueError),
+# an encrypted entry (RuntimeError), an unknown compression (NotImplementedError), damaged
+# data (BadZipFile, zlib.error, EOFError).
+_ENTRY_ERRORS = (
+    OSError,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+)
+
+
+def _extract(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str | None:
+    """Unpack one entry; None when done, else the line that says why it was skipped."""
+    destination = target.joinpath(*_safe_parts(member))
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with bundle.open(member) as src, destination.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+    except _ENTRY_ERRORS as exc:
+        with contextlib.suppress(OSError):
+            destination.unlink()  # a half-written file would be graded as a submission
+        return f"{member.filename}: could not be unpacked ({exc}); skipped"
+    return None

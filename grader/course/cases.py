@@ -1,0 +1,125 @@
+"""Seeded cases for every target: the same for every student, of several shapes (the
+builders that make each call's arguments are in inputs.py), and the probes that perturb one
+argument at a time."""
+
+from __future__ import annotations
+
+import copy
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from grader.course.config import AssignmentSpec, TargetSpec
+from grader.course.inputs import BUILDERS, Rng
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of one target. `args` must never be handed out without `fresh_args()`."""
+
+    target: str
+    index: int
+    sizes: Mapping[str, int]
+    args: tuple[Any, ...]
+    variable: bool = False  # a top-level variable read after the notebook ran, not a call
+    probe: bool = False  # only "did the output change?" matters: the child sends a digest
+
+    def fresh_args(self) -> tuple[Any, ...]:
+        """A deep copy, so no call can see what an earlier call did to its inputs."""
+        return tuple(_fresh(a) for a in self.args)
+
+    def describe(self) -> str:
+        if self.variable:
+            return "the value after the notebook ran"
+        return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+
+
+def _fresh(value: Any) -> Any:
+    """copy.deepcopy for the kinds of value cases hold, without its bookkeeping."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_fresh(v) for v in value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return copy.deepcopy(value)
+
+
+def target_cases(seed: int, target: TargetSpec) -> tuple[Case, ...]:
+    """The cases of one target; each case has its own stream so edits elsewhere change nothing."""
+    if target.variable:
+        return (Case(target.name, 0, {}, (), variable=True),)
+    build = BUILDERS[target.inputs]
+    name_key = zlib.crc32(target.name.encode())
+    cases = []
+    for index, sizes in enumerate(target.sizes):
+        rng = np.random.default_rng([seed, name_key, index])
+        cases.append(Case(target.name, index, dict(sizes), build(rng, sizes, index)))
+    return tuple(cases)
+
+
+def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:
+    return {t.name: target_cases(assignment.seed, t) for t in assignment.targets}
+
+
+def _perturb(value: Any, rng: Rng) -> Any:
+    if isinstance(value, np.ndarray):
+        return value + rng.standard_normal(value.shape) * 0.5
+    if isinstance(value, list | tuple):
+        return type(value)(_perturb(v, rng) for v in value)
+    if isinstance(value, float):
+        return value + float(rng.standard_normal()) * 0.5
+    return value
+
+
+PROBE_OFFSET = 1000
+
+
+def probe_base(cases: tuple[Case, ...]) -> Case:
+    """The case whose inputs the probes perturb: the second one, which avoids D = 4."""
+    return cases[1 % len(cases)]
+
+
+def probe_cases(seed: int, cases: tuple[Case, ...]) -> tuple[Case, ...]:
+    """One case per argument, that argument perturbed: does the output depend on it at all?"""
+    base = probe_base(cases)
+    if base.variable:
+        return ()
+    rng = np.random.default_rng([seed, zlib.crc32(base.target.encode()), PROBE_OFFSET])
+    probes = []
+    for position, arg in enumerate(base.args):
+        changed = list(copy.deepcopy(base.args))
+        changed[position] = _perturb(arg, rng)
+        index = PROBE_OFFSET + position
+        probes.append(Case(base.target, index, base.sizes, tuple(changed), probe=True))
+    return tuple(probes)
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """Every target's seeded cases and its probes (one perturbed argument each)."""
+
+    cases: dict[str, tuple[Case, ...]]
+    probes: dict[str, tuple[Case, ...]]
+
+    def plan(self, assignment: AssignmentSpec) -> list[tuple[str, tuple[Case, ...]]]:
+        """What the child calls: every case of every target, then that target's probes."""
+        return [(t.name, self.cases[t.name] + self.probes[t.name]) for t in assignment.targets]
+
+
+_CASE_SETS: dict[str, CaseSet] = {}
+
+
+def build_cases(assignment: AssignmentSpec) -> CaseSet:
+    """The seeded inputs (and probes) of every target; deterministic, so built once."""
+    key = repr(assignment)
+    if key not in _CASE_SETS:
+        cases = assignment_cases(assignment)
+        probes = {name: probe_cases(assignment.seed, c) for name, c in cases.items()}
+        _CASE_SETS[key] = CaseSet(cases, probes)
+    return _CASE_SETS[key]

@@ -1,0 +1,349 @@
+"""Load and validate config.yaml into frozen specs: assignments, targets, sizes, limits."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from grader.course.files import DataFile, course_files
+from grader.course.inputs import BUILDERS
+from grader.course.schema import SCHEMA, TYPE_WORDS
+from grader.errors import ConfigError
+
+# How a notebook is to be sandboxed: `sandbox:` in the config, `--sandbox` on the command line.
+Mode = Literal["auto", "required", "none"]
+MODES: tuple[Mode, ...] = ("auto", "required", "none")
+
+CONFIG_ENV = "GRADER_CONFIG"
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML that also reads `1e-8` as a number (YAML 1.1 wants `1.0e-8`). libyaml's
+    parser when PyYAML has it (ten times faster), else PyYAML's own; the same results."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+    list("-+0123456789."),
+)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float = 1e-5
+    atol: float = 1e-8
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    submission: float = 20.0
+    cell: float = 5.0
+    call: float = 2.0
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """One graded function (or top-level variable): its inputs and how to judge its output."""
+
+    name: str
+    points: float
+    inputs: str
+    sizes: tuple[Mapping[str, int], ...]
+    compare: str = "exact"
+    tolerance: Tolerance = Tolerance()
+    partial_credit: bool = True
+    mutation: str = "fail"
+    sums_to_one: str | None = None
+    variable: bool = False
+    public_cases: int | None = None  # how many cases check() in a student's notebook uses
+
+
+@dataclass(frozen=True)
+class AssignmentSpec:
+    id: str
+    title: str
+    solution: Path
+    exercise: Path | None
+    mistakes: Path | None
+    seed: int
+    time_limit: TimeLimit
+    targets: tuple[TargetSpec, ...]
+    # Modules a batch's workers import once, before forking, because notebooks of this
+    # assignment import them (numpy always is). Each costs every fork a little: list only
+    # what the notebooks use, e.g. matplotlib.pyplot for notebooks that plot.
+    preload: tuple[str, ...] = ()
+    # The course's data files the notebooks may read (`files:`), in their working folder.
+    files: tuple[DataFile, ...] = ()
+
+    def public(self) -> AssignmentSpec:
+        """The assignment as a student's own check() sees it: only the public cases."""
+        targets = tuple(
+            replace(t, sizes=t.sizes[: t.public_cases]) if t.public_cases else t
+            for t in self.targets
+        )
+        return replace(self, targets=targets)
+
+    def target(self, name: str) -> TargetSpec:
+        for spec in self.targets:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    assignments: Mapping[str, AssignmentSpec]
+    sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
+
+    def assignment(self, assignment_id: str) -> AssignmentSpec:
+        try:
+            return self.assignments[assignment_id]
+        except KeyError:
+            known = ", ".join(sorted(self.assignments))
+            raise ConfigError(
+                f"unknown assignment '{assignment_id}' in {self.path} (known: {known})"
+            ) from None
+
+
+def bundled_config_path() -> Path:
+    """The course that comes with the grader: the config.yaml beside the package."""
+    return Path(__file__).resolve().parents[2] / "config.yaml"
+
+
+def default_config_path() -> Path:
+    """$GRADER_CONFIG, else the bundled course. Never ./config.yaml: where the grader runs is
+    often a student's clone, and its config would pick the targets and have its "solution"
+    executed by the grader."""
+    if env := os.environ.get(CONFIG_ENV):
+        return Path(env)
+    return bundled_config_path()
+
+
+@dataclass(frozen=True)
+class Course:
+    """The config a command grades against, and whether someone named it."""
+
+    config: Path
+    named: bool
+
+
+def choose_course(given: Path | None = None) -> Course:
+    """The course named here (an option), else by $GRADER_CONFIG, else the bundled one."""
+    if given is not None:
+        return Course(Path(given), named=True)
+    if env := os.environ.get(CONFIG_ENV):
+        return Course(Path(env), named=True)
+    return Course(bundled_config_path(), named=False)
+
+
+def _notebooks_folder(graded: Path) -> Path | None:
+    """The folder that holds what is graded: a class folder itself, a notebook's folder. A
+    .zip export's notebooks lie in no folder (the zip sits in the instructor's)."""
+    if graded.is_dir():
+        return graded
+    return None if graded.suffix.lower() == ".zip" else graded.parent
+
+
+def _places(path: Path) -> tuple[Path, ...]:
+    """Where a path lies: as given (made absolute) and with its links followed."""
+    return tuple(dict.fromkeys((Path(os.path.abspath(path)), path.resolve())))
+
+
+def refuse_beside(course: Course, graded: Path, hint: str) -> None:
+    """Refuse (ConfigError, exit 2) a course the graded notebooks' side could have supplied:
+    a config in their very folder, named or not, or one nobody named whose folder holds them
+    (a grader installed from a student's clone brings the student's config as its own)."""
+    if not course.config.is_file():
+        return  # load_config says it is missing; there is nothing to refuse
+    homes = {place.parent for place in _places(course.config)}
+    for target in _places(graded):
+        if _notebooks_folder(target) in homes:
+            raise ConfigError(
+                f"{course.config} lies beside {graded}: a notebook's own folder never supplies "
+                f"its course; keep the course in a folder of its own and name it ({hint})"
+            )
+        if not course.named and any(target.is_relative_to(home) for home in homes):
+            raise ConfigError(
+                f"{graded} lies inside the folder of {course.config}, which was not named: it "
+                f"may be a student's own course; name the course to grade against ({hint})"
+            )
+
+
+def ignored_configs(course: Course, graded: Path | None, hint: str) -> list[str]:
+    """A note for each config.yaml in the working folder or the graded notebooks' folder that
+    is not the course, so a course author used to ./config.yaml sees why it did not count."""
+    folders = [Path.cwd()]
+    if graded is not None and (home := _notebooks_folder(_places(graded)[0])) is not None:
+        folders.append(home)
+    used = course.config.resolve()
+    found = dict.fromkeys(folder.resolve() / "config.yaml" for folder in folders)
+    source = "named" if course.named else "the bundled course"
+    return [
+        f"ignored {path}: a config.yaml is never picked up from where the grader runs or a "
+        f"notebook lies; grading against {course.config} ({source}); name a course with {hint}"
+        for path in found
+        if path.is_file() and path != used
+    ]
+
+
+def load_course(given: Path | None, graded: Path | None, hint: str) -> tuple[Config, list[str]]:
+    """The course to grade `graded` against (see choose_course), refused when it could be the
+    notebooks' own, with the notes on configs left out. `hint` says how to name a course."""
+    course = choose_course(given)
+    if graded is not None:
+        refuse_beside(course, graded, hint)
+    return load_config(course.config), ignored_configs(course, graded, hint)
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read, validate and resolve a config file; every problem is a ConfigError with a key path."""
+    path = Path(path) if path is not None else default_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    try:
+        raw = yaml.load(text, Loader=_Loader)  # a safe loader: plain data only
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}: not valid YAML{at}: {problem}") from None
+    validate_raw(raw, path)
+    return _build(raw, path)
+
+
+def validate_raw(raw: Any, path: Path) -> None:
+    """Check the parsed YAML against the schema and the case builders that exist."""
+    if not _passes(raw):
+        _explain(raw, path)
+
+    for aid, assignment in raw["assignments"].items():
+        for name, target in assignment["targets"].items():
+            where = f"{path}: assignments.{aid}.targets.{name}"
+            if target.get("variable") and "inputs" in target:
+                raise ConfigError(f"{where}: a variable target takes no `inputs`")
+            if target.get("variable"):
+                continue
+            if "inputs" not in target:
+                raise ConfigError(f"{where}: missing required key 'inputs' (or `variable: true`)")
+            if target["inputs"] not in BUILDERS:
+                known = ", ".join(sorted(BUILDERS))
+                raise ConfigError(
+                    f"{path}: assignments.{aid}.targets.{name}.inputs: unknown input builder "
+                    f"'{target['inputs']}' (known: {known})"
+                )
+
+
+@cache
+def _fast_validator() -> Callable[[Any], Any]:
+    import fastjsonschema
+
+    return fastjsonschema.compile(SCHEMA)
+
+
+def _passes(raw: Any) -> bool:
+    """The quick verdict: fastjsonschema compiles the schema to Python in a few ms, where
+    importing jsonschema alone costs about 50 ms of every command. A config it accepts,
+    jsonschema accepts too (tests/test_config.py checks the two agree on many broken ones)."""
+    import fastjsonschema
+
+    try:
+        _fast_validator()(raw)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
+def _explain(raw: Any, path: Path) -> None:
+    """After a refusal: jsonschema lists every violation with its key path (and has the last
+    word: a config it accepts goes on)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    errors = sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [_describe(err) for err in errors[:10]]
+        more = f"\n  … and {len(errors) - 10} more" if len(errors) > 10 else ""
+        raise ConfigError(f"{path} is not a valid grader config:\n  " + "\n  ".join(lines) + more)
+
+
+def _describe(err: Any) -> str:
+    """One violation (a jsonschema.ValidationError) as a key path and a plain sentence."""
+    where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+    kind = err.validator
+    if kind == "type":
+        expected = err.validator_value
+        kinds = list(expected) if isinstance(expected, list) else [expected]
+        words = [TYPE_WORDS.get(str(t), str(t)) for t in kinds]
+        return f"{where}: must be {' or '.join(words)}, not {err.instance!r}"
+    if kind == "required":
+        missing = str(err.message).split("'")[1] if "'" in err.message else err.message
+        return f"{where}: missing required key '{missing}'"
+    if kind == "additionalProperties":
+        schema = err.schema if isinstance(err.schema, dict) else {}
+        given = err.instance if isinstance(err.instance, dict) else {}
+        extra = sorted(set(given) - set(schema.get("properties", {})))
+        return f"{where}: unknown key {', '.join(repr(e) for e in extra)}"
+    if kind in ("enum", "const"):
+        value = err.validator_value
+        allowed = list(value) if kind == "enum" and isinstance(value, list) else [value]
+        return f"{where}: must be one of {', '.join(map(repr, allowed))}, not {err.instance!r}"
+    if kind in ("minimum", "exclusiveMinimum"):
+        op = "≥" if kind == "minimum" else ">"
+        return f"{where}: must be {op} {err.validator_value}, not {err.instance!r}"
+    if kind in ("minItems", "minProperties"):
+        return f"{where}: must not be empty"
+    return f"{where}: {err.message}"
+
+
+def _build(raw: Mapping[str, Any], path: Path) -> Config:
+    base = path.resolve().parent
+    defaults = raw.get("defaults", {})
+    default_tol = Tolerance(**defaults.get("tolerance", {}))
+    default_limit = TimeLimit(**defaults.get("time_limit", {}))
+    assignments: dict[str, AssignmentSpec] = {}
+    files = course_files(raw["assignments"], path)
+    for aid, spec in raw["assignments"].items():
+        tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
+        sizes = tuple(spec["sizes"])
+        targets = tuple(
+            TargetSpec(
+                name=name,
+                points=float(t["points"]),
+                inputs=t.get("inputs", ""),
+                variable=t.get("variable", False),
+                sizes=tuple(t.get("sizes", sizes)),
+                compare=t.get("compare", "exact"),
+                tolerance=Tolerance(**{**vars(tol), **t.get("tolerance", {})}),
+                partial_credit=t.get("partial_credit", defaults.get("partial_credit", True)),
+                mutation=t.get("mutation", defaults.get("mutation", "fail")),
+                sums_to_one=t.get("sums_to_one"),
+                public_cases=t.get("public_cases"),
+            )
+            for name, t in spec["targets"].items()
+        )
+        assignments[aid] = AssignmentSpec(
+            id=aid,
+            title=spec.get("title", aid),
+            solution=base / spec["solution"],
+            exercise=base / spec["exercise"] if "exercise" in spec else None,
+            mistakes=base / spec["mistakes"] if "mistakes" in spec else None,
+            seed=int(spec["seed"]),
+            time_limit=TimeLimit(**{**vars(default_limit), **spec.get("time_limit", {})}),
+            targets=targets,
+            preload=tuple(spec.get("preload", ())),
+            files=files[aid],
+        )
+    return Config(path=path, assignments=assignments, sandbox=raw.get("sandbox", "auto"))

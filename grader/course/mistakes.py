@@ -1,0 +1,129 @@
+"""The catalogue of known mistakes: small wrong variants of the reference, with words for them.
+
+An assignment's catalogue is a Python file in `solutions/`. Each variant is a top-level
+function decorated with the words for its mistake, all literals:
+
+    @CATALOGUE.mistake("softmax_cols", "softmax_wrong_axis",
+                       "normalises each row instead of each column",
+                       hint="sum with axis=0", locate=r"axis\\s*=\\s*(1|-1)")
+    def softmax_cols__softmax_wrong_axis(data_in): ...
+
+The trusted process only *reads* the file (the words, the variants' names and sources); the
+variants run in a sandboxed child after the solution notebook's cells, so they can call the
+reference's own helpers and read its globals (`D`, `N`) exactly as a student's code would
+(fingerprints.py). Variant names are `<target>__<mistake id>` by convention and must not
+rebind a name of the solution.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.course.parsing import parse_source
+from grader.errors import ConfigError
+
+# Static hints a mistake can require before it is named (see static.py).
+STATIC_KINDS = ("discarded", "global", "literal_divisor", "truthiness")
+_WORDS = ("target", "mistake_id", "message")
+_OPTIONS = ("hint", "requires", "locate")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One catalogued mistake: its words, and the variant function that makes it."""
+
+    id: str
+    target: str
+    message: str
+    hint: str
+    function: str  # the variant's name in the catalogue file
+    source: str = ""  # the variant's `def`, as written (selftest pastes it into the solution)
+    requires: str | None = None
+    locate: str | None = None
+
+
+@dataclass
+class Catalogue:
+    """The mistakes of one catalogue file, and the file's source (run only in a child)."""
+
+    mistakes: list[Mistake] = field(default_factory=list)
+    source: str = ""
+    path: Path | None = None
+
+    def for_target(self, target: str) -> list[Mistake]:
+        """The mistakes of one target, in the file's order."""
+        return [m for m in self.mistakes if m.target == target]
+
+
+def _is_mistake_decorator(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "mistake"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "CATALOGUE"
+    )
+
+
+def _words(call: ast.Call, where: str) -> dict[str, Any]:
+    """The decorator's arguments; each must be a literal (the file is never run here)."""
+    if len(call.args) != len(_WORDS) or any(k.arg not in _OPTIONS for k in call.keywords):
+        raise ConfigError(
+            f"{where}: CATALOGUE.mistake takes (target, mistake id, message) and the "
+            f"keywords {', '.join(_OPTIONS)}"
+        )
+    try:
+        words = dict(zip(_WORDS, (ast.literal_eval(a) for a in call.args), strict=True))
+        words.update({str(k.arg): ast.literal_eval(k.value) for k in call.keywords})
+    except ValueError:
+        raise ConfigError(f"{where}: the words of a mistake must be literal strings") from None
+    if not all(isinstance(v, str) for v in words.values() if v is not None):
+        raise ConfigError(f"{where}: the words of a mistake must be strings")
+    if "hint" not in words:
+        raise ConfigError(f"{where}: a mistake needs a hint=")
+    if words.get("requires") is not None and words["requires"] not in STATIC_KINDS:
+        raise ConfigError(f"{where}: requires must be one of {STATIC_KINDS}")
+    return words
+
+
+def parse_catalogue(source: str, path: Path) -> Catalogue:
+    """Read a catalogue's mistakes from its source without running it."""
+    try:
+        tree = parse_source(source, str(path))
+    except SyntaxError as exc:
+        where = f"mistake catalogue {path}, line {exc.lineno}"
+        raise ConfigError(f"{where}: does not parse: {exc.msg}") from None
+    catalogue = Catalogue(source=source, path=path)
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            if not isinstance(decorator, ast.Call) or not _is_mistake_decorator(decorator):
+                continue
+            words = _words(decorator, f"mistake catalogue {path}, line {node.lineno}")
+            lines = source.split("\n")[node.lineno - 1 : node.end_lineno]
+            catalogue.mistakes.append(
+                Mistake(
+                    words["mistake_id"],
+                    words["target"],
+                    words["message"],
+                    words["hint"],
+                    node.name,
+                    "\n".join(lines),
+                    words.get("requires"),
+                    words.get("locate"),
+                )
+            )
+    return catalogue
+
+
+def load_catalogue(path: Path) -> Catalogue:
+    """Read and parse a catalogue file (never executed in this process)."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read mistake catalogue {path}: {exc}") from None
+    return parse_catalogue(source, path)

@@ -1,0 +1,167 @@
+"""Compare a student's value with the reference: structure, shape, finiteness, tolerance.
+
+Messages lead with the summary a student needs first (shape before values; how many entries
+differ; the largest differences) and never print whole arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.course.config import Tolerance
+from grader.run.wire import Other, Seq, Value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    summary: str = ""
+    path: str = ""  # e.g. "[0][2]": where inside a returned list/tuple the problem is
+
+    @property
+    def message(self) -> str:
+        return f"element {self.path}: {self.summary}" if self.path else self.summary
+
+
+PASS = Verdict(True)
+
+
+def stack(value: Value) -> np.ndarray | None:
+    """An array for the value when it is one, or a sequence of equally shaped arrays."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, Seq):
+        parts = [stack(item) for item in value.items]
+        if not parts:
+            return np.zeros((0,))
+        if any(p is None for p in parts):
+            return None
+        arrays = [p for p in parts if p is not None]
+        if len({a.shape for a in arrays}) == 1:
+            return np.stack(arrays)
+    return None
+
+
+def describe(value: Value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, Other):
+        return f"a {value.type_name}"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}" if value.ndim else "a number"
+    return f"a {value.kind} of {len(value.items)} items"
+
+
+def compare(expected: Value, got: Value, mode: str, tol: Tolerance) -> Verdict:
+    if isinstance(expected, Seq) and _all_within(expected, got, tol):
+        return PASS  # the usual case, in one step: same structure, every entry close
+    if isinstance(expected, Seq) and isinstance(got, Seq):
+        if len(expected.items) != len(got.items):
+            return Verdict(False, f"returned {describe(got)}, expected {len(expected.items)} items")
+        for i, (exp_item, got_item) in enumerate(zip(expected.items, got.items, strict=True)):
+            verdict = compare(exp_item, got_item, mode, tol)
+            if not verdict.ok:
+                return Verdict(False, verdict.summary, f"[{i}]{verdict.path}")
+        return PASS
+    exp, val = stack(expected), stack(got)
+    if exp is None:  # a ragged sequence is expected, and something else came back
+        return Verdict(False, f"returned {describe(got)}, expected {describe(expected)}")
+    if val is None:
+        return Verdict(False, _not_numbers(got))
+    if mode == "squeeze":
+        exp, val = np.squeeze(exp), np.squeeze(val)
+    return compare_arrays(exp, val, tol)
+
+
+def _leaves(value: Value, arrays: list[np.ndarray], shape: list[int]) -> bool:
+    """Collect a tree's arrays, and its outline in order (each sequence's length, -1 for each
+    array); False when the tree holds anything else."""
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        shape.append(-1)
+        return True
+    if isinstance(value, Seq):
+        shape.append(len(value.items))
+        return all(_leaves(item, arrays, shape) for item in value.items)
+    return False
+
+
+def _all_within(expected: Seq, got: Value, tol: Tolerance) -> bool:
+    """True only when `compare` would find every element equal within tolerance: both trees
+    have the same sequences and shapes, and all their entries are close (checked at once)."""
+    exp: list[np.ndarray] = []
+    val: list[np.ndarray] = []
+    exp_outline: list[int] = []
+    val_outline: list[int] = []
+    if not (_leaves(expected, exp, exp_outline) and _leaves(got, val, val_outline)):
+        return False
+    if exp_outline != val_outline or [a.shape for a in exp] != [a.shape for a in val] or not exp:
+        return False
+    flat_exp = np.concatenate([a.ravel() for a in exp])
+    flat_val = np.concatenate([a.ravel() for a in val])
+    with np.errstate(all="ignore"):
+        return bool(_within(flat_val, flat_exp, tol).all())
+
+
+def _not_numbers(got: Value) -> str:
+    if got is None:
+        return "returned None: is the `return` statement missing?"
+    if isinstance(got, Other):
+        return f"returned {describe(got)}, not numbers"
+    if isinstance(got, Seq):
+        shapes = sorted({str(s.shape) for s in map(stack, got.items) if s is not None})
+        return f"returned {describe(got)} that do not stack into one array ({', '.join(shapes)})"
+    return f"returned {describe(got)}"
+
+
+def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
+    if exp.shape != val.shape:
+        hint = ""
+        if val.ndim == 2 and val.shape == exp.shape[::-1]:
+            hint = " (the transposed shape)"
+        elif val.size == exp.size:
+            hint = " (same number of entries, arranged differently)"
+        return Verdict(False, f"shape {val.shape}, expected {exp.shape}{hint}")
+    with np.errstate(all="ignore"):  # the usual case, quickly: every entry within tolerance
+        if _within(val, exp, tol).all():
+            return PASS
+    bad = ~np.isfinite(val) & np.isfinite(exp)
+    if bad.any():
+        return Verdict(
+            False,
+            f"{int(bad.sum())} of {val.size} entries are NaN or infinite "
+            "where the expected values are finite",
+        )
+    close = _close(val, exp, tol)
+    if close.all():
+        return PASS
+    with np.errstate(all="ignore"):
+        diff = np.where(close, 0.0, np.abs(val - exp))
+        rel = np.where(close, 0.0, diff / np.maximum(np.abs(exp), 1e-300))
+    diff, rel = np.nan_to_num(diff, posinf=np.inf), np.nan_to_num(rel, posinf=np.inf)
+    first = tuple(int(i) for i in np.argwhere(~close)[0])
+    where = f" at index {first}" if first else ""
+    return Verdict(
+        False,
+        f"{int((~close).sum())} of {val.size} entries differ "
+        f"(max abs difference {diff.max():.3g}, max rel difference {rel.max():.3g}); "
+        f"first{where}: got {val[first]:.6g}, expected {exp[first]:.6g}",
+    )
+
+
+def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """Entry by entry: |val - exp| <= atol + rtol * |exp| (the caller silences NaN warnings)."""
+    result: np.ndarray = np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)
+    return result
+
+
+def _close(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """np.isclose(val, exp, rtol, atol, equal_nan=True), without its overhead per call."""
+    with np.errstate(all="ignore"):
+        close = _within(val, exp, tol)
+        close |= val == exp  # equal infinities
+        close |= np.isnan(val) & np.isnan(exp)
+    result: np.ndarray = close
+    return result

@@ -1,0 +1,99 @@
+"""The course's own code — the solution notebook and the mistake catalogue — run the way a
+student's notebook runs: in a sandboxed child on a worker. The trusted process never executes
+it; it receives the outputs as decoded numbers, exactly as it receives a student's.
+
+Variants and the functions derived from the reference are called under their own names, so
+each gets its own results in the child's frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from grader.course.cases import Case
+from grader.course.config import AssignmentSpec, TimeLimit
+from grader.course.notebook import CodeCell
+from grader.errors import ConfigError
+from grader.run.wire import Value, clean_text
+from grader.run.workers import Workers
+
+# A first cell index no notebook reaches: the cells the grader adds after the course's own.
+ADDED_CELLS = 100_000
+COURSE_SUBMISSION_SECONDS = 300.0
+
+
+class CallFailed(Exception):
+    """A call of course code that raised or ran out of time (a variant may, as a student's
+    code would); its text is what the child reported."""
+
+
+@dataclass
+class CourseOutputs:
+    """What the child sent back: per (name, case index) a value or the failure."""
+
+    values: dict[tuple[str, int], Value | CallFailed] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    cell_errors: dict[int, str] = field(default_factory=dict)
+
+    def get(self, name: str, index: int) -> Value | CallFailed:
+        """The outcome of one call; a call the child never reached is a failure."""
+        return self.values.get((name, index), CallFailed("never called"))
+
+
+def added_cell(offset: int, source: str) -> CodeCell:
+    """A cell the grader appends to the course's notebook (numbered past any real cell)."""
+    return CodeCell(ADDED_CELLS + offset, source, source)
+
+
+def renamed(cases: Sequence[Case], name: str) -> tuple[Case, ...]:
+    """The cases, to be called on `name` and answered with their values (probes included)."""
+    return tuple(replace(c, target=name, probe=False) for c in cases)
+
+
+def course_limits(assignment: AssignmentSpec) -> TimeLimit:
+    """The student's limits per cell and call (the course's code must meet them too), with
+    room for the many calls a catalogue makes."""
+    own = assignment.time_limit
+    return TimeLimit(max(own.submission, COURSE_SUBMISSION_SECONDS), own.cell, own.call)
+
+
+def _error_text(error: object) -> str:
+    if not isinstance(error, dict):
+        return "failed"
+    kind = clean_text(error.get("type"), 60)
+    message = clean_text(error.get("message", ""), 300)
+    return f"{kind}: {message}" if message else kind
+
+
+def run_course_code(
+    cells: Sequence[CodeCell],
+    plan: Sequence[tuple[str, Sequence[Case]]],
+    assignment: AssignmentSpec,
+    workers: Workers,
+    what: str,
+) -> CourseOutputs:
+    """Run `cells`, then call `plan`, in a child of one of `workers`; ConfigError when it
+    cannot finish (`what` names the code in that message)."""
+    run = workers.run(cells, plan, course_limits(assignment), assignment.files)
+    frames = run.frames
+    if run.wire_error or not run.finished:
+        why = run.wire_error or run.exit_description or "it did not finish"
+        raise ConfigError(f"assignment {assignment.id}: {what} could not be run: {why}")
+    outputs = CourseOutputs()
+    for header, values in frames:
+        kind = header.get("kind")
+        if kind == "cell" and "error" in header:
+            outputs.cell_errors[int(header.get("cell", 0))] = _error_text(header["error"])
+        elif kind == "missing":
+            outputs.missing[str(header.get("target"))] = clean_text(header.get("found"), 40)
+        elif kind == "result":
+            key = (str(header.get("target")), int(header.get("case", -1)))
+            status = header.get("status")
+            if status == "ok" and "value" in values:
+                outputs.values[key] = values["value"]
+            elif status == "timeout":
+                outputs.values[key] = CallFailed("did not finish within the time limit")
+            else:
+                outputs.values[key] = CallFailed(_error_text(header.get("error")))
+    return outputs

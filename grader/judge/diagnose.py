@@ -1,0 +1,382 @@
+"""Name the mistake: normalisers, then fingerprints, then static hints, then generic relations.
+
+Runs in the trusted process on numbers the child sent and on the student's source text.
+A diagnosis adds mistake ids and sentences; it never changes a status or a score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.course.cases import Case
+from grader.course.config import TargetSpec
+from grader.course.mistakes import Mistake
+from grader.judge import relations
+from grader.judge.compare import compare, stack
+from grader.judge.fingerprints import Fingerprint
+from grader.judge.reference import Reference
+from grader.judge.static import FunctionSource, Hint
+from grader.report import Location
+from grader.run.wire import Seq, Value
+
+
+class _NoAnswer:
+    """The call raised or never answered: nothing to compare."""
+
+
+NO_ANSWER = _NoAnswer()
+Answer = Value | _NoAnswer
+Normaliser = Callable[[Value], Value | _NoAnswer]
+
+
+def _transpose(value: Value) -> Value | _NoAnswer:
+    array = stack(value)
+    return array.T if array is not None and array.ndim == 2 else NO_ANSWER
+
+
+def _item(k: int) -> Normaliser:
+    def pick(value: Value) -> Value | _NoAnswer:
+        return value.items[k] if isinstance(value, Seq) and len(value.items) > k else NO_ANSWER
+
+    return pick
+
+
+def _swap(value: Value) -> Value | _NoAnswer:
+    if isinstance(value, Seq) and len(value.items) == 2:
+        return Seq(value.kind, value.items[::-1])
+    return NO_ANSWER
+
+
+# Structural explanations, cheapest first; each needed step is itself a named mistake.
+CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
+    ((), ()),
+    (("output_transposed",), (_transpose,)),
+    (("returns_tuple",), (_item(0),)),
+    (("returns_tuple",), (_item(1),)),
+    (("returns_tuple",), (_swap,)),
+    (("returns_tuple", "output_transposed"), (_item(0), _transpose)),
+]
+STATIC_WORDS = {
+    "mutates_input": "mutates",
+    "mask_truthiness": "truthiness",
+    "scale_discarded": "discarded",
+    "scale_hardcoded": "literal_divisor",
+    "uses_global": "global",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything known about one failing target, gathered by the engine."""
+
+    spec: TargetSpec
+    cases: tuple[Case, ...]
+    reference: Reference
+    answers: tuple[Answer, ...]
+    passed: tuple[bool, ...]
+    fingerprints: Sequence[Fingerprint]
+    function: FunctionSource | None
+    hints: Sequence[Hint]
+    failing_callees: Sequence[str]
+    known_mistakes: tuple[str, ...] = ()  # already found while scoring (mutates_input)
+    probes: dict[int, str | None] = field(default_factory=dict)  # digests, by argument
+    base_digest: str | None = None
+    reference_probes: dict[int, Value] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    mistakes: tuple[str, ...] = ()
+    messages: tuple[str, ...] = ()
+    location: Location | None = None
+
+
+def _apply(chain: tuple[Normaliser, ...], answers: Sequence[Answer]) -> list[Answer]:
+    out = []
+    for answer in answers:
+        for step in chain:
+            if isinstance(answer, _NoAnswer):
+                break
+            answer = step(answer)
+        out.append(answer)
+    return out
+
+
+def _matches(ev: Evidence, answers: Sequence[Answer], outputs: Sequence[Value | Exception]) -> bool:
+    for answer, expected in zip(answers, outputs, strict=True):
+        if isinstance(answer, _NoAnswer) or isinstance(expected, Exception):
+            return False
+        if not compare(expected, answer, ev.spec.compare, ev.spec.tolerance).ok:
+            return False
+    return True
+
+
+def _resolve(matched: list[Fingerprint], hint_kinds: set[str]) -> list[Fingerprint]:
+    """Among variants with identical outputs, the static evidence decides."""
+    confirmed = [f for f in matched if f.mistake.requires in hint_kinds]
+    if confirmed:
+        return confirmed
+    plain = [f for f in matched if f.mistake.requires is None]
+    return plain or matched
+
+
+def _untouched_stub(ev: Evidence) -> str | None:
+    """A stub that returns zeros, or hands back its first input, on every case."""
+    arrays = [None if isinstance(a, _NoAnswer) else stack(a) for a in ev.answers]
+    if any(a is None for a in arrays):
+        return None
+    if all(a is not None and not np.any(a) for a in arrays):
+        return "returns only zeros: is this still the unfinished stub?"
+    firsts = [stack(inputs[0]) if inputs else None for inputs in ev.reference.inputs]
+    if all(
+        a is not None and f is not None and a.shape == f.shape and np.array_equal(a, f)
+        for a, f in zip(arrays, firsts, strict=True)
+    ):
+        return "returns its input unchanged: is this still the unfinished stub?"
+    return None
+
+
+def diagnose(ev: Evidence) -> Diagnosis:
+    if all(isinstance(a, _NoAnswer) for a in ev.answers):
+        if ev.failing_callees:  # it raised inside, or because of, a broken callee
+            return _root_cause(ev, [], ev.failing_callees[0], proven=False)
+        return _static_only(ev, [], [])
+    if stub := _untouched_stub(ev):
+        where = ev.function.location() if ev.function else None
+        return Diagnosis(("not_implemented",), (f"not implemented yet: {stub}",), where)
+    hint_kinds = {h.kind for h in ev.hints}
+    for ids, chain in CHAINS:
+        normalised = _apply(chain, ev.answers)
+        if _matches(ev, normalised, ev.reference.outputs):
+            return _static_only(ev, list(ids), [])
+        found = [f for f in ev.fingerprints if _matches(ev, normalised, f.outputs)]
+        # Consistent with its own wrong callee: the callee is the mistake, even when some
+        # variant of this function happens to give the same numbers.
+        inherited = [f for f in found if f.via is not None and f.via in ev.failing_callees]
+        if inherited:
+            return _root_cause(ev, list(ids), inherited[0].via or "", proven=True)
+        own = _resolve([f for f in found if f.via is None], hint_kinds)
+        if own:
+            return _static_only(ev, list(ids), [f.mistake for f in own])
+    if partial := _itemwise(ev):
+        items = ", ".join(f"[{k}]" for k in partial[0])
+        base = _static_only(ev, [], partial[1])
+        note = f"only element{'s' * (len(partial[0]) > 1)} {items} of the returned tuple is wrong"
+        return Diagnosis(base.mistakes, (note, *base.messages), base.location)
+    if ev.failing_callees:
+        return _root_cause(ev, [], ev.failing_callees[0], proven=False)
+    return _relations(ev, _static_only(ev, [], []))
+
+
+def _items(values: Sequence[object], k: int, n: int) -> list[Any] | None:
+    picked: list[Any] = []
+    for value in values:
+        if not isinstance(value, Seq) or len(value.items) != n:
+            return None
+        picked.append(value.items[k])
+    return picked
+
+
+def _itemwise(ev: Evidence) -> tuple[list[int], list[Mistake]] | None:
+    """For tuple results: each wrong element explained by a variant's same element."""
+    first = ev.reference.outputs[0]
+    if not isinstance(first, Seq):
+        return None
+    n = len(first.items)
+    wrong: list[int] = []
+    mistakes: dict[str, Mistake] = {}
+    for k in range(n):
+        answers, expected = _items(ev.answers, k, n), _items(ev.reference.outputs, k, n)
+        if answers is None or expected is None:
+            return None
+        if _matches(ev, answers, expected):
+            continue
+        found = [
+            f.mistake
+            for f in ev.fingerprints
+            if f.via is None
+            and (outputs := _items(f.outputs, k, n)) is not None
+            and _matches(ev, answers, outputs)
+        ]
+        if not found:
+            return None
+        wrong.append(k)
+        mistakes.update((m.id, m) for m in found)
+    return (wrong, list(mistakes.values())) if wrong else None
+
+
+def _root_cause(ev: Evidence, ids: list[str], callee: str, proven: bool) -> Diagnosis:
+    base = _static_only(ev, ids, [])
+    then = (
+        "its output is exactly what a correct version gives with your `" + callee + "`"
+        if proven
+        else "once it passes, check this function again"
+    )
+    message = f"fix `{callee}` first: `{ev.spec.name}` calls it and it fails its own checks; {then}"
+    return Diagnosis(base.mistakes, (message, *base.messages), base.location)
+
+
+def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagnosis:
+    """Combine structural ids, matched variants and what the code itself shows."""
+    catalogue = {m.id: m for m in (f.mistake for f in ev.fingerprints if f.via is None)}
+    chosen: dict[str, Mistake | None] = {i: catalogue.get(i) for i in ids}
+    chosen.update({m.id: m for m in variants})
+    kinds: dict[str, Hint] = {}
+    for found in ev.hints:
+        kinds.setdefault(found.kind, found)  # the first place each kind shows
+    for known in ev.known_mistakes:
+        chosen.setdefault(known, catalogue.get(known))
+    for mistake_id, kind in STATIC_WORDS.items():
+        if kind not in kinds or mistake_id in chosen or mistake_id == "mutates_input":
+            continue
+        if mistake_id in catalogue or mistake_id == "uses_global":
+            chosen[mistake_id] = catalogue.get(mistake_id)
+    if "scale_discarded" in chosen:
+        chosen.pop("scale_missing", None)  # discarding the scaling is why it is missing
+    messages, locations = [], []
+    for mistake_id, mistake in chosen.items():
+        text, where = _explain(ev, mistake_id, mistake, kinds)
+        messages.append(text)
+        locations.append(where)
+    for hint in ev.hints:
+        if hint.kind == "discarded" and "scale_discarded" not in chosen:
+            messages.append(
+                f"{hint.location.describe()}: `{hint.text}` is computed and thrown away; "
+                "did you mean to assign it?"
+            )
+            locations.append(hint.location)
+        elif hint.kind == "returns_global":
+            messages.append(
+                f"{hint.location.describe()}: returns the notebook's global `{hint.name}`, "
+                "not a value this function computed"
+            )
+            locations.append(hint.location)
+    located = [loc for loc in locations if loc is not None]
+    return Diagnosis(tuple(chosen), tuple(messages), located[0] if located else None)
+
+
+def _explain(
+    ev: Evidence, mistake_id: str, mistake: Mistake | None, hints: dict[str, Hint]
+) -> tuple[str, Location | None]:
+    hint = hints.get(STATIC_WORDS.get(mistake_id, ""))
+    fix = f" Fix: {mistake.hint}." if mistake else ""
+    if mistake_id == "scale_discarded" and hint:
+        return (
+            f"scale_discarded: {hint.location.describe()}: `{hint.text}` computes the scaled "
+            "scores and throws "
+            f"them away, so the softmax gets the unscaled ones. Assign it: "
+            f"`{_assignment_for(hint.text)}`.",
+            hint.location,
+        )
+    if mistake_id == "scale_hardcoded" and hint:
+        return (
+            f"scale_hardcoded: {hint.location.describe()}: divides by the literal `{hint.text}`, "
+            "which is right "
+            f"only when D_q = 4.{fix or ' Compute it from the shape of the queries.'}",
+            hint.location,
+        )
+    if mistake_id == "mutates_input":
+        at = f"{hint.location.describe()}: `{hint.text}` " if hint else ""
+        at = f"mutates_input: {at}"
+        return (
+            f"{at}changes an argument in place, so the caller's data is changed too. "
+            "Work on a copy (`x = x - m` instead of `x -= m`).",
+            hint.location if hint else None,
+        )
+    if mistake_id == "uses_global" and hint:
+        names = sorted({f"`{h.name}`" for h in ev.hints if h.kind == "global"})
+        which = f"global {names[0]}" if len(names) == 1 else f"globals {', '.join(names)}"
+        return (
+            f"uses_global: {hint.location.describe()}: reads the notebook's {which}; the grader "
+            "calls the "
+            "function with other sizes, where that is wrong. Use the shapes of the arguments.",
+            hint.location,
+        )
+    where = (
+        hint.location
+        if hint
+        else _locate(ev.function, mistake.locate if mistake else None, mistake_id)
+    )
+    what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
+    at = f" ({where.describe()})" if where else ""
+    return f"{mistake_id}: {what}{at}.{fix}", where
+
+
+# Words for mistakes found without a catalogue entry (structure, or the untouched stub).
+STRUCTURAL = {
+    "not_implemented": "the function is still the unfinished stub",
+    "output_transposed": "returns the transpose of the expected result",
+    "returns_tuple": "returns a tuple where a single array is expected (or its items swapped)",
+}
+
+
+def _assignment_for(text: str) -> str:
+    match = re.match(r"\s*([A-Za-z_]\w*)\b", text)
+    return f"{match.group(1)} = {text}" if match else f"result = {text}"
+
+
+def _locate(
+    function: FunctionSource | None, pattern: str | None, mistake_id: str
+) -> Location | None:
+    if function is None:
+        return None
+    if pattern is None and mistake_id in ("output_transposed", "returns_tuple"):
+        pattern = r"^\s*return\b"
+    if pattern:
+        # The body only: a default like `axis=-1` in the signature is not the mistake.
+        start = function.node.body[0].lineno if function.node.body else function.node.lineno
+        end = function.node.end_lineno or function.node.lineno
+        for line in range(start, end + 1):
+            if re.search(pattern, function.line_text(line)):
+                return function.location(line)
+    return function.location()
+
+
+def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
+    sentences = []
+    pairs = _pairs(ev)
+    if pairs and (factor := relations.constant_factor(pairs, ev.spec.tolerance)):
+        sentences.append(factor)
+    sums_axis = ev.spec.sums_to_one
+    if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
+        sentences.append(sums)
+    example = {k: v for k, v in ev.cases[0].sizes.items()}
+    if sizes := relations.only_some_sizes(ev.passed, [c.sizes for c in ev.cases], example):
+        sentences.append(sizes)
+    if ignored := _ignored(ev):
+        sentences.append(ignored)
+    if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
+        sentences.append(extra)
+    if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):
+        sentences.append(lines)
+    if not sentences and not base.mistakes:
+        sentences.append("no known mistake matches this output; compare the cases below")
+    return Diagnosis(base.mistakes, (*base.messages, *sentences), base.location)
+
+
+def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(student, reference) arrays of the failing cases that answered with numbers."""
+    pairs = []
+    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
+        got = None if isinstance(answer, _NoAnswer) else stack(answer)
+        want = stack(expected)
+        if not ok and got is not None and want is not None:
+            if ev.spec.compare == "squeeze":
+                got, want = np.squeeze(got), np.squeeze(want)
+            pairs.append((got, want))
+    return pairs
+
+
+def _ignored(ev: Evidence) -> str | None:
+    base_index = ev.cases[1 % len(ev.cases)].index
+    reference_base = stack(ev.reference.outputs[base_index])
+    if ev.base_digest is None or reference_base is None:
+        return None
+    unchanged = {p for p, d in ev.probes.items() if d is not None and d == ev.base_digest}
+    reference = {p: a for p, v in ev.reference_probes.items() if (a := stack(v)) is not None}
+    return relations.ignored_inputs(ev.reference.parameters, unchanged, reference_base, reference)

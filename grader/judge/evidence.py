@@ -1,0 +1,81 @@
+"""Gather the evidence on each failing target and attach its diagnosis to the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from grader.course.cases import PROBE_OFFSET, CaseSet, probe_base
+from grader.course.config import AssignmentSpec
+from grader.course.notebook import Submission
+from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
+from grader.judge.expected import Expected
+from grader.judge.score import Answers
+from grader.judge.static import called_names, find_function, function_hints, notebook_globals
+from grader.report import TargetResult
+
+
+def _digest(answers: Answers, target: str, index: int) -> str | None:
+    found = answers.results.get((target, index))
+    if found is None or found[0].get("status") != "ok":
+        return None
+    value = found[0].get("digest")
+    return value if isinstance(value, str) else None
+
+
+def _answer(answers: Answers, target: str, index: int) -> Answer:
+    found = answers.results.get((target, index))
+    if found is None or found[0].get("status") != "ok":
+        return NO_ANSWER
+    return found[1].get("value")
+
+
+def explain(
+    results: tuple[TargetResult, ...],
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    expected: Expected,
+    answers: Answers,
+    submission: Submission,
+) -> tuple[TargetResult, ...]:
+    failing = {r.name for r in results if r.status != "passed"}
+    global_names = notebook_globals(submission)
+    explained = []
+    for result in results:
+        if result.status not in ("failed", "error") or "not_implemented" in result.mistakes:
+            explained.append(result)
+            continue
+        name = result.name
+        function = find_function(submission, name)
+        cases = case_set.cases[name]
+        probes = {
+            p.index - PROBE_OFFSET: _digest(answers, name, p.index) for p in case_set.probes[name]
+        }
+        evidence = Evidence(
+            spec=assignment.target(name),
+            cases=cases,
+            reference=expected.references[name],
+            answers=tuple(_answer(answers, name, c.index) for c in cases),
+            passed=tuple(
+                i < len(result.case_outcomes) and result.case_outcomes[i] == "passed"
+                for i in range(len(cases))
+            ),
+            fingerprints=expected.fingerprints[name],
+            function=function,
+            hints=function_hints(function, global_names) if function else [],
+            failing_callees=sorted(called_names(function) & failing) if function else [],
+            known_mistakes=result.mistakes,
+            probes=probes,
+            base_digest=_digest(answers, name, probe_base(cases).index),
+            reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
+        )
+        diagnosis = diagnose(evidence)
+        summary, details = result.messages[:1], result.messages[1:]
+        explained.append(
+            replace(
+                result,
+                mistakes=tuple(dict.fromkeys((*diagnosis.mistakes, *result.mistakes))),
+                messages=(*summary, *diagnosis.messages, *details),
+                location=diagnosis.location or result.location,
+            )
+        )
+    return tuple(explained)

@@ -1,0 +1,46 @@
+"""Everything trusted that grading one assignment needs, computed once and reused.
+
+The cases (inputs) are built by the grader (cases.py); the references and the catalogue's
+fingerprints come from running the course's own code in a sandboxed child, like a student's
+(reference.py, fingerprints.py), so this process holds only numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.course.cases import CaseSet
+from grader.course.config import AssignmentSpec
+from grader.judge.fingerprints import Fingerprint, catalogue_for, compute_fingerprints
+from grader.judge.reference import Reference, compute_references
+from grader.run.workers import Workers
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a correct notebook outputs, on the cases and on the probes, and what each
+    catalogued mistake outputs."""
+
+    references: dict[str, Reference]
+    probe_references: dict[str, Reference]
+    fingerprints: dict[str, list[Fingerprint]]
+
+
+_EXPECTED: dict[tuple[str, str], Expected] = {}
+
+
+def build_expected(assignment: AssignmentSpec, case_set: CaseSet, workers: Workers) -> Expected:
+    """References, probe references and fingerprints, from the course's code run on one of
+    `workers` (sandboxed); cached per assignment and file state."""
+    stamps = [
+        p.stat().st_mtime_ns if p and p.exists() else 0
+        for p in (assignment.solution, assignment.mistakes)
+    ]
+    key = (assignment.id, repr((assignment, stamps)))
+    if key not in _EXPECTED:
+        references, probes = compute_references(assignment, case_set, workers)
+        fingerprints = compute_fingerprints(
+            assignment, case_set, catalogue_for(assignment), workers
+        )
+        _EXPECTED[key] = Expected(references, probes, fingerprints)
+    return _EXPECTED[key]

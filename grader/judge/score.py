@@ -1,0 +1,220 @@
+"""Turn the child's answers into per-target verdicts and points."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.course.cases import Case
+from grader.course.config import TargetSpec
+from grader.judge.compare import compare
+from grader.judge.reference import Reference
+from grader.report import Location, Status
+from grader.run.sandbox import ChildRun
+from grader.run.scalars import NUMPY_HINT, ZERO_DIM_MESSAGE, scalar_note
+from grader.run.wire import Seq, Value, clean_text
+
+MAX_CASE_MESSAGES = 3
+
+
+@dataclass
+class Answers:
+    """The child's frames, sorted by what they are about."""
+
+    cell_errors: dict[int, dict[str, Any]] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    results: dict[tuple[str, int], tuple[dict[str, Any], dict[str, Value]]] = field(
+        default_factory=dict
+    )
+    scalar_fixes: set[tuple[int, int]] = field(default_factory=set)
+    fixes_by_target: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
+    output: str = ""
+
+    def target_fixes(self, target: str) -> set[tuple[int, int]]:
+        return self.fixes_by_target.get(target, set())
+
+    @classmethod
+    def from_run(cls, run: ChildRun) -> Answers:
+        answers = cls()
+        for header, values in run.frames:
+            kind = header.get("kind")
+            if kind == "cell" and isinstance(header.get("error"), dict):
+                answers.cell_errors[_int(header.get("cell"))] = header["error"]
+            elif kind == "missing":
+                answers.missing[str(header.get("target"))] = clean_text(header.get("found"), 40)
+            elif kind == "result":
+                key = (str(header.get("target")), _int(header.get("case")))
+                answers.results[key] = (header, values)
+            elif kind == "cells_done":
+                answers.output = clean_text(header.get("output", ""))
+            raw = header.get("scalar_fixes")
+            fixes = {f for f in map(_fix, raw) if f} if isinstance(raw, list) else set()
+            answers.scalar_fixes |= fixes
+            if kind == "result" and fixes:
+                answers.fixes_by_target.setdefault(str(header.get("target")), set()).update(fixes)
+        return answers
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def _fix(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, list) and len(value) == 2:
+        return (_int(value[0]), _int(value[1]))
+    return None
+
+
+def location_of(error: Mapping[str, Any]) -> Location | None:
+    where = error.get("where")
+    if isinstance(where, dict) and _int(where.get("cell")) > 0:
+        return Location(_int(where.get("cell")), max(_int(where.get("line")), 0))
+    return None
+
+
+def describe_error(error: Mapping[str, Any]) -> str:
+    kind = clean_text(error.get("type"), 60)
+    message = clean_text(error.get("message", ""), 300)
+    where = location_of(error)
+    at = f" ({where.describe()})" if where else ""
+    if kind == "TimeLimit":
+        return f"did not finish within the time limit{at}"
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        return f"does not parse: {kind}: {message}{at}"
+    text = f"raised {kind}: {message}{at}" if message else f"raised {kind}{at}"
+    if kind == "TypeError" and ZERO_DIM_MESSAGE in message:
+        text += f". {NUMPY_HINT}"
+    return text
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    kind: str  # passed | failed | error | timeout | not_implemented
+    message: str = ""
+    location: Location | None = None
+    mutated: bool = False
+
+
+def judge_case(
+    spec: TargetSpec,
+    case: Case,
+    reference: Reference,
+    answer: tuple[dict[str, Any], dict[str, Value]] | None,
+    unanswered: str,
+) -> CaseOutcome:
+    if answer is None:
+        return CaseOutcome("timeout" if "time limit" in unanswered else "error", unanswered)
+    header, values = answer
+    status = header.get("status")
+    if status == "timeout":
+        return CaseOutcome("timeout", "did not finish within the per-call time limit")
+    if status != "ok":
+        raw_error = header.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+        where = location_of(error)
+        if error.get("type") == "NotImplementedError":
+            return CaseOutcome("not_implemented", "not implemented yet", where)
+        return CaseOutcome("error", describe_error(error), where)
+    verdict = compare(
+        reference.outputs[case.index], values.get("value"), spec.compare, spec.tolerance
+    )
+    mutation = _mutation(reference, changed_arguments(reference.inputs[case.index], values))
+    if not verdict.ok:
+        extra = f"; it also {mutation}" if mutation else ""
+        return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
+    if mutation and spec.mutation == "fail":
+        return CaseOutcome("failed", f"right result, but it {mutation}", mutated=True)
+    return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
+
+
+def identical(kept: Value, given: Value) -> bool:
+    """Exactly the same value as it crossed the wire (shape and every bit; a list is not a
+    tuple): what an input is after a call that did not change it."""
+    if isinstance(kept, np.ndarray):
+        return (
+            isinstance(given, np.ndarray)
+            and kept.shape == given.shape
+            and kept.tobytes() == given.tobytes()
+        )
+    if isinstance(kept, Seq):
+        return (
+            isinstance(given, Seq)
+            and kept.kind == given.kind
+            and len(kept.items) == len(given.items)
+            and all(map(identical, kept.items, given.items))
+        )
+    return kept == given
+
+
+def changed_arguments(inputs: Sequence[Value], values: Mapping[str, Value]) -> list[int]:
+    """The positions of the arguments a call changed: each input as the grader built it,
+    against the same argument as the child sent it back after the call. Judged here, in the
+    grader: a child can lie about its own inputs only by forging the numbers themselves."""
+    after = values.get("args")
+    if not isinstance(after, Seq) or len(after.items) != len(inputs):
+        return list(range(len(inputs)))  # the arguments did not come back: not trusted
+    return [
+        i
+        for i, (kept, given) in enumerate(zip(inputs, after.items, strict=True))
+        if not identical(kept, given)
+    ]
+
+
+def _mutation(reference: Reference, positions: Sequence[int]) -> str:
+    """Words for the arguments a call changed in place (none: empty)."""
+    changed = [
+        reference.parameters[i] if i < len(reference.parameters) else f"#{i + 1}" for i in positions
+    ]
+    if not changed:
+        return ""
+    names = ", ".join(f"`{n}`" for n in changed)
+    return f"changed its argument {names} in place; work on a copy instead"
+
+
+def target_status(outcomes: Sequence[CaseOutcome]) -> Status:
+    kinds = {o.kind for o in outcomes}
+    if kinds == {"passed"}:
+        return "passed"
+    if "timeout" in kinds:
+        return "timeout"
+    if kinds - {"passed"} <= {"error", "not_implemented"}:
+        return "error"
+    return "failed"
+
+
+def target_score(spec: TargetSpec, outcomes: Sequence[CaseOutcome]) -> float:
+    passed = sum(o.kind == "passed" for o in outcomes)
+    if passed == len(outcomes):
+        return spec.points
+    if not spec.partial_credit or not outcomes:
+        return 0.0
+    return round(spec.points * passed / len(outcomes), 4)
+
+
+def summarise(cases: Sequence[Case], outcomes: Sequence[CaseOutcome]) -> list[str]:
+    failing = [(c, o) for c, o in zip(cases, outcomes, strict=True) if o.kind != "passed"]
+    notes = [o.message for o in outcomes if o.kind == "passed" and o.message]
+    if not failing:
+        return [f"passed all {len(cases)} cases", *sorted(set(notes))]
+    lines = [f"{len(failing)} of {len(cases)} cases failed"]
+    # Cases that failed the same way are told once, not once per case.
+    groups: dict[str, list[Case]] = {}
+    for case, outcome in failing:
+        groups.setdefault(outcome.message, []).append(case)
+    for message, group in list(groups.items())[:MAX_CASE_MESSAGES]:
+        if len(group) == 1:
+            lines.append(f"case {group[0].index + 1} ({group[0].describe()}): {message}")
+        else:
+            numbers = ", ".join(str(c.index + 1) for c in group)
+            lines.append(f"cases {numbers}: {message}")
+    if len(groups) > MAX_CASE_MESSAGES:
+        rest = sum(len(g) for g in list(groups.values())[MAX_CASE_MESSAGES:])
+        lines.append(f"… and {rest} more failing case{'s' * (rest > 1)}")
+    return lines
+
+
+def scalar_messages(fixes: set[tuple[int, int]]) -> list[str]:
+    return [scalar_note(cell, line) for cell, line in sorted(fixes)]

@@ -1,0 +1,221 @@
+"""Static hints from the student's own code (AST only, never run): what a line *shows*.
+
+Hints accompany the dynamic verdict; on their own they never fail a correct function.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from functools import cached_property
+
+from grader.course.notebook import CodeCell, Submission
+from grader.report import Location
+
+# Calls whose value is their only effect: a statement made of one of these throws work away.
+_PURE_MODULES = {"np", "numpy", "math"}
+_IMPURE_NUMPY = {"random", "copyto", "put", "putmask", "place", "fill_diagonal", "seterr",
+                 "set_printoptions", "save", "savetxt", "savez"}  # fmt: skip
+_PURE_METHODS = {"transpose", "dot", "sum", "max", "min", "mean", "reshape", "copy", "T"}
+_BUILTIN_NAMES = set(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Hint:
+    kind: str  # discarded | global | literal_divisor | returns_global | mutates | truthiness
+    location: Location
+    text: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    node: ast.FunctionDef
+    cell: CodeCell
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the function, walked once for all the hints."""
+        return list(ast.walk(self.node))
+
+    def location(self, line: int | None = None) -> Location:
+        return Location(self.cell.index, line if line is not None else self.node.lineno)
+
+    def line_text(self, line: int) -> str:
+        lines = self.cell.original.split("\n")
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def find_function(submission: Submission, name: str) -> FunctionSource | None:
+    """The top-level definition of `name` that is in force after every cell has run."""
+    found = None
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                found = FunctionSource(node, cell)
+    return found
+
+
+def notebook_globals(submission: Submission) -> set[str]:
+    """Names that top-level code binds to data (not functions, classes or modules)."""
+    names: set[str] = set()
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    names |= _stored(target)
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+                names |= _stored(node.target)
+            elif isinstance(node, ast.For):
+                names |= _stored(node)
+    return names
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _local_names(fn: ast.FunctionDef, nodes: list[ast.AST]) -> set[str]:
+    args = fn.args
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a}
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef) and node is not fn:
+            names.add(node.name)
+    return names
+
+
+def _parameters(fn: ast.FunctionDef) -> set[str]:
+    args = fn.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _changed_in_place(node: ast.AST) -> str | None:
+    """`x -= …`, `x[...] = …` or `x.sort()`-style statements: the name whose object changes."""
+    if isinstance(node, ast.AugAssign):
+        return _root_name(node.target)
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript | ast.Attribute):
+                return _root_name(target)
+    return None
+
+
+def _is_pure_call(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        base = func.value
+        if isinstance(base, ast.Name) and base.id in _PURE_MODULES:
+            return func.attr not in _IMPURE_NUMPY
+        return func.attr in _PURE_METHODS
+    return False
+
+
+def _discarded(node: ast.Expr) -> bool:
+    value = node.value
+    if isinstance(value, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Subscript | ast.Name):
+        return True
+    if isinstance(value, ast.Attribute):
+        return True
+    return isinstance(value, ast.Call) and _is_pure_call(value)
+
+
+def _literal_divisor(node: ast.AST) -> ast.AST | None:
+    """The literal a division divides by: `x / 2`, `x /= 2.0`, `x / np.sqrt(4)`."""
+    if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
+        right = node.right if isinstance(node, ast.BinOp) else node.value
+        if isinstance(right, ast.Constant) and isinstance(right.value, int | float):
+            return right if right.value not in (0, 1) else None
+        if (
+            isinstance(right, ast.Call)
+            and isinstance(right.func, ast.Attribute)
+            and right.func.attr == "sqrt"
+            and right.args
+            and isinstance(right.args[0], ast.Constant)
+        ):
+            return right
+    return None
+
+
+def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]:
+    fn, cell = source.node, source.cell
+    hints: list[Hint] = []
+    lines = cell.source.splitlines(keepends=True)
+
+    def text(node: ast.AST) -> str:
+        return _segment(lines, node) or ast.unparse(node)
+
+    def at(node: ast.AST) -> Location:
+        return source.location(getattr(node, "lineno", fn.lineno))
+
+    params = _parameters(fn)
+    loads: list[ast.Name] = []
+    returns: list[ast.Return] = []
+    for node in source.nodes:  # one walk; the hints are sorted by line at the end
+        if isinstance(node, ast.Expr) and _discarded(node):
+            hints.append(Hint("discarded", at(node), text(node.value)))
+        if (divisor := _literal_divisor(node)) is not None:
+            hints.append(Hint("literal_divisor", at(node), text(divisor)))
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id in global_names:
+                loads.append(node)
+            continue
+        test = node.test if isinstance(node, ast.If | ast.While | ast.IfExp) else None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Name) and test.id in params:
+            hints.append(Hint("truthiness", at(node), text(test), test.id))
+        if (root := _changed_in_place(node)) and root in params:
+            hints.append(Hint("mutates", at(node), text(node), root))
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+            returns.append(node)
+    local = _local_names(fn, source.nodes) if loads or returns else set()
+    seen: set[str] = set()
+    for name in loads:
+        if name.id not in local and name.id not in seen:
+            seen.add(name.id)
+            hints.append(Hint("global", at(name), name.id, name.id))
+    for ret in returns:
+        assert isinstance(ret.value, ast.Name)
+        returned = ret.value.id
+        if returned in global_names and returned not in local:
+            hints.append(Hint("returns_global", at(ret), returned, returned))
+    return sorted(hints, key=lambda h: (h.location.line, h.kind))
+
+
+def _segment(lines: list[str], node: ast.AST) -> str | None:
+    """ast.get_source_segment, with the cell split into lines once rather than per call."""
+    start: int | None = getattr(node, "lineno", None)
+    end: int | None = getattr(node, "end_lineno", None)
+    first: int | None = getattr(node, "col_offset", None)
+    last: int | None = getattr(node, "end_col_offset", None)
+    if start is None or end is None or first is None or last is None or end > len(lines):
+        return None
+    if start == end:
+        return lines[start - 1].encode()[first:last].decode(errors="replace")
+    chunk = [lines[start - 1].encode()[first:].decode(errors="replace")]
+    chunk += lines[start : end - 1]
+    chunk.append(lines[end - 1].encode()[:last].decode(errors="replace"))
+    return "".join(chunk)
+
+
+def called_names(source: FunctionSource) -> set[str]:
+    return {
+        n.func.id for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    } - _BUILTIN_NAMES

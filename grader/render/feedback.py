@@ -1,0 +1,51 @@
+"""One HTML page per student: each function's verdict, and their own code around the line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.course.notebook import Submission
+from grader.render.escape import safe_name
+from grader.render.html import render_template
+from grader.report import Report, TargetResult
+
+CONTEXT_LINES = 3
+
+
+@dataclass(frozen=True)
+class Item:
+    target: TargetResult
+    excerpt: list[tuple[int, str, bool]]
+
+
+def excerpt(submission: Submission | None, target: TargetResult) -> list[tuple[int, str, bool]]:
+    """(line number, text, is the line) for the lines around a failing target's location."""
+    where = target.location
+    if submission is None or where is None or target.status == "passed":
+        return []
+    cell = submission.cell(where.cell)
+    if cell is None:
+        return []
+    lines = cell.lines()
+    low = max(where.line - 1 - CONTEXT_LINES, 0)
+    high = min(where.line + CONTEXT_LINES, len(lines))
+    return [(n + 1, lines[n], n + 1 == where.line) for n in range(low, high)]
+
+
+def write_feedback(out: Path, student: str, report: Report, submission: Submission | None) -> Path:
+    items = [Item(t, excerpt(submission, t)) for t in report.targets]
+    page = render_template(
+        "feedback.html.j2",
+        student=student,
+        report=report,
+        filename=Path(report.submission).name,
+        items=items,
+    )
+    path = out / "feedback" / f"{safe_name(student)}.html"
+    try:
+        path.write_text(page, encoding="utf-8")
+    except FileNotFoundError:  # the first page: make the folder
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    return path

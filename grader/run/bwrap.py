@@ -1,0 +1,269 @@
+"""How a worker is started: exec'd inside a bubblewrap sandbox, or (where none can be made)
+as a fresh interpreter with a cleared environment and the process limits alone.
+
+The sandbox's view of the file system is an allow-list: /usr (with the merged-/usr links),
+the interpreter and the folders its packages come from, the grader package itself, the
+course data files the assignments list (`files:`), each read-only and under a neutral name
+(/sandbox/...), and a private /tmp, /dev and /proc. Nothing else exists there: no home
+folder, no rest of the course, no class folder, no output folder,
+no /etc beyond the linker's cache. The network, IPC, UTS, PID and cgroup namespaces are new
+and empty; the environment is an allow-list; new user namespaces are refused twice
+(bubblewrap's --disable-userns and the seccomp filter of seccomp.py). It works the same for
+root and for an ordinary user wherever the kernel allows unprivileged user namespaces.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import shutil
+import site
+import stat
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from grader.course.config import Mode
+from grader.errors import ConfigError
+from grader.run import seccomp
+
+if TYPE_CHECKING:
+    from grader.course.files import DataFile
+
+NOBODY = "65534"
+ROOT_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_PATH = "import sys; sys.path[:0] = sys.argv[1:]; "
+BOOT = _PATH + "from grader.run.worker import main; main()"
+PROBE = _PATH + "from grader.run.isolation import enter_child; enter_child()"
+# The environment a worker gets, whatever the grader's holds (tokens, keys, paths).
+ENVIRONMENT = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "MPLBACKEND": "Agg",
+    "MPLCONFIGDIR": "/tmp",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+@dataclass(frozen=True)
+class Support:
+    """Whether workers run in the sandbox here; `reason` says why not, in one line."""
+
+    sandboxed: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A worker's command line, environment and the descriptors it must inherit."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = field(default=())
+    user: tuple[int, int] | None = None  # (uid, gid) to start it as
+
+
+def note(support: Support) -> str:
+    """The one line every output carries when a notebook ran without the sandbox."""
+    return f"no sandbox: the notebook ran with process limits only ({support.reason})"
+
+
+def _python() -> tuple[str, str]:
+    """The real interpreter binary, and the prefix it belongs to."""
+    binary = os.path.realpath(sys.executable)
+    base = os.path.realpath(sys.base_prefix)
+    if not binary.startswith(base + os.sep):
+        base = os.path.dirname(os.path.dirname(binary))
+    return binary, base
+
+
+def _package_dirs() -> list[str]:
+    """Where the worker imports from: the grader package's parent (only the package itself is
+    bound), then the site folders (numpy and the config's preloads live there)."""
+    import numpy
+
+    folders = [*site.getsitepackages(), os.path.dirname(os.path.dirname(numpy.__file__))]
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        folders.append(site.getusersitepackages())
+    unique = dict.fromkeys(os.path.realpath(f) for f in folders if os.path.isdir(f))
+    return list(unique)
+
+
+def _grader_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def plain_launch() -> Launch:
+    """A fresh interpreter without a sandbox: nothing inherited but the allow-listed
+    environment; the grader package and the site folders on its path."""
+    binary, _ = _python()
+    paths = [os.path.dirname(_grader_dir()), *_package_dirs()]
+    return Launch([binary, "-I", "-S", "-c", BOOT, *paths], dict(ENVIRONMENT))
+
+
+def _reachable(path: str, end: int = stat.S_IXOTH | stat.S_IROTH) -> bool:
+    """Whether any user may reach `path` (every folder on the way searchable by others, the
+    end `end`: readable and searchable or runnable): bubblewrap runs as nobody when the
+    grader is root."""
+    parts = Path(path).parts
+    for size in range(2, len(parts) + 1):
+        mode = os.stat(os.path.join(*parts[:size])).st_mode
+        needed = end if size == len(parts) else stat.S_IXOTH
+        if mode & needed != needed:
+            return False
+    return True
+
+
+def _view(as_nobody: bool) -> tuple[list[str], str, list[str]]:
+    """bubblewrap's binds (the allow-list), the interpreter's path inside and the import path
+    inside. As root, a source must be one that nobody can read: a private interpreter (a
+    root's pyenv in /root, mode 0700) is replaced by the system's own of the same version."""
+    binary, base = _python()
+    if as_nobody and not _reachable(binary):
+        system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+        if not os.path.isfile(system):
+            raise OSError(f"{binary} is private and there is no {system}")
+        binary, base = system, "/usr"
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    for link in ROOT_LINKS:
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    inside = binary
+    if not binary.startswith("/usr/"):
+        args += ["--ro-bind", base, "/sandbox/python"]
+        inside = "/sandbox/python" + binary[len(base) :]
+    args += ["--ro-bind", _grader_dir(), "/sandbox/pkg/grader"]
+    paths = ["/sandbox/pkg"]
+    for number, folder in enumerate(_package_dirs()):
+        if folder.startswith("/usr/"):
+            paths.append(folder)
+            continue
+        paths.append(f"/sandbox/site{number}")
+        args += ["--ro-bind", folder, paths[-1]]
+    for source in (_grader_dir(), *_package_dirs()):
+        if as_nobody and not _reachable(source):
+            raise OSError(f"{source} is private (bubblewrap runs as nobody for root)")
+    return args, inside, paths
+
+
+def _course_binds(files: Sequence[DataFile], as_nobody: bool) -> list[str]:
+    """Each listed course file, read-only under /sandbox/course/<its name>; nothing else of
+    the course. As root, each must be one that nobody can read (a ConfigError, exit 2)."""
+    args: list[str] = []
+    for file in files:
+        if as_nobody and not _reachable(str(file.source), end=stat.S_IROTH):
+            raise ConfigError(
+                f"course file {file.name} ({file.source}) is private: bubblewrap runs as "
+                "nobody for root, so it and every folder above it must be readable by others"
+            )
+        args += ["--ro-bind", str(file.source), file.inside(sandboxed=True)]
+    return args
+
+
+def _seccomp_fd() -> int:
+    """A pipe holding the filter, for bubblewrap to read once."""
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, seccomp.program())
+    os.close(write_fd)
+    return read_fd
+
+
+def _unprivileged() -> tuple[int, int] | None:
+    """The user and group bubblewrap runs as when the grader is root: nobody, so that
+    bubblewrap sets the sandbox up exactly as for an ordinary user (as root it would cover
+    parts of /proc and lock them, and each child could not mount its own)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam("nobody")
+        return entry.pw_uid, entry.pw_gid
+    except KeyError:
+        return int(NOBODY), int(NOBODY)
+
+
+def sandbox_launch(probe: bool = False, files: Sequence[DataFile] = ()) -> Launch:
+    """The worker inside the sandbox, seeing `files` of the course (or, to `probe`, a
+    child's own setup, once); the caller closes `pass_fds` after the process has started."""
+    user = _unprivileged()
+    binds, python, paths = _view(user is not None)
+    binds += _course_binds(files, user is not None)
+    env: list[str] = []
+    for name, value in {**ENVIRONMENT, "GRADER_SANDBOX": "bwrap"}.items():
+        env += ["--setenv", name, value]
+    fd = _seccomp_fd()
+    argv = [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-all", "--unshare-user", "--disable-userns",
+        "--uid", NOBODY, "--gid", NOBODY, "--hostname", "sandbox",
+        "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",  # for each child's namespaces
+        "--die-with-parent", "--new-session", "--clearenv", *env,
+        *binds, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp",
+        "--seccomp", str(fd), "--",
+        python, "-I", "-S", "-c", PROBE if probe else BOOT, *paths,
+    ]  # fmt: skip
+    path = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    return Launch(argv, path, (fd,), user)
+
+
+@functools.cache
+def support() -> Support:
+    """Whether the sandbox can be made here (tried once per process, ~10 ms)."""
+    if sys.platform != "linux":
+        return Support(False, f"bubblewrap sandboxes need Linux, this is {sys.platform}")
+    if shutil.which("bwrap") is None:
+        return Support(False, "bubblewrap (bwrap) is not installed")
+    if not seccomp.supported():
+        return Support(False, "no seccomp filter for this processor's architecture")
+    try:
+        launch = sandbox_launch(probe=True)
+    except OSError as exc:
+        return Support(False, f"the sandbox cannot see the interpreter: {exc}")
+    try:
+        done = subprocess.run(
+            launch.argv, capture_output=True, timeout=30, check=False, **process_options(launch)
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Support(False, f"bubblewrap could not start ({exc})")
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        why = said[-1] if said else f"exit code {done.returncode}"
+        return Support(False, f"bubblewrap failed: {why}; see docs on user namespaces")
+    return Support(True)
+
+
+def choose(mode: Mode) -> Support:
+    """The sandbox for `mode`: 'none' never tries; 'auto' and 'required' use it when they
+    can ('required' makes its absence an error, which the caller raises)."""
+    if mode == "none":
+        return Support(False, "the sandbox was turned off: --sandbox none or sandbox: none")
+    return support()
+
+
+def process_options(launch: Launch) -> dict[str, Any]:
+    """subprocess's keyword arguments that start `launch` as it says."""
+    user = launch.user
+    return {
+        "env": launch.env,
+        "pass_fds": launch.pass_fds,
+        "user": user[0] if user else None,
+        "group": user[1] if user else None,
+        "extra_groups": [] if user else None,
+    }
+
+
+def launch(chosen: Support, files: Sequence[DataFile] = ()) -> Launch:
+    """How to start a worker under the chosen support, able to read the course's `files`
+    (bound into the sandbox; without one, they are read where they are)."""
+    return sandbox_launch(files=files) if chosen.sandboxed else plain_launch()

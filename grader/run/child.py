@@ -1,0 +1,275 @@
+"""What runs inside the student's process: execute each cell on its own, call the targets.
+
+Everything here executes after the fork, in the untrusted child. It reports through
+`wire.encode_frame` only, and never returns into the caller: `serve` ends with `os._exit`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import random
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from types import CodeType, FrameType, TracebackType
+from typing import Any
+
+import numpy as np
+
+from grader.course.cases import Case, probe_base
+from grader.course.notebook import CodeCell
+from grader.run.compat import restore_removed_names
+from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
+from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame
+
+MAX_OUTPUT = 8192
+FLUSH_SECONDS = 0.2
+MAX_ARRAY = MAX_ELEMENTS  # the parent refuses larger arrays anyway
+
+
+class TimeLimitReached(BaseException):
+    """Raised by SIGALRM; a BaseException so `except Exception` in student code lets it pass."""
+
+
+class _CappedOutput:
+    """Stands in for stdout/stderr: keeps the first bytes, counts the rest."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        if self.size < MAX_OUTPUT:
+            self.kept.append(str(text)[: MAX_OUTPUT - self.size])
+        self.size += len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _NoIPython:
+    """`get_ipython()` in exported scripts: every magic is a no-op."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def _check_while_grading(*args: Any, **kwargs: Any) -> str:
+    """What `from grader import check; check()` (the last cell of every exercise) finds in
+    the graded process: the real one would import what the sandbox hides, and grade again."""
+    return "check() does nothing while the grader itself runs this notebook."
+
+
+def compile_cell(cell: CodeCell) -> CodeType:
+    """Compile a cell in the child itself: the worker holds no student's code, compiled or
+    not, so nothing of one student is left in the memory the next one is forked from."""
+    return _compile(cell)
+
+
+def _compile(cell: CodeCell) -> CodeType:
+    """Compile a cell; the float()/int() rewrite only when the cell calls one of them."""
+    name = f"<cell {cell.index}>"
+    if "float(" not in cell.source and "int(" not in cell.source:
+        return compile(cell.source, name, "exec")
+    return compile(rewrite_scalar_calls(ast.parse(cell.source), cell.index), name, "exec")
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise TimeLimitReached()
+
+
+def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> dict[str, int]:
+    """The deepest traceback entry inside a student cell (files are named `<cell N>`)."""
+    where: dict[str, int] = {}
+    while tb is not None:  # not traceback.extract_tb: it reads every file's source lines
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith("<cell ") and tb.tb_lineno is not None:
+            where = {"cell": int(name[6:-1]), "line": tb.tb_lineno}
+        tb = tb.tb_next
+    if not where and default_cell is not None:
+        where = {"cell": default_cell, "line": 0}
+    return where
+
+
+def _error(exc: BaseException, cell: int | None = None) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:MAX_TEXT],
+        "where": _student_line(exc.__traceback__, cell),
+    }
+
+
+def _bounded(value: Any) -> Any:
+    """Refuse to ship absurdly large arrays: the parent would reject the frame anyway."""
+    size = getattr(value, "size", 0)
+    if isinstance(size, int) and size > MAX_ARRAY:
+        return f"array of {size} numbers (too large to compare)"
+    return value
+
+
+class Runner:
+    def __init__(self, write_fd: int, cell_limit: float, call_limit: float) -> None:
+        self.fd = write_fd
+        self.cell_limit = cell_limit
+        self.call_limit = call_limit
+        self.shim = ScalarShim()
+        self.pending: list[bytes] = []
+        self.flushed = time.monotonic()
+        self.probe_base: dict[str, int] = {}  # target → index of the case its probes perturb
+        self.out = _CappedOutput()
+        self.namespace: dict[str, Any] = {
+            "__name__": "__main__",
+            "__builtins__": builtins,
+            SHIM_NAME: self.shim,
+            "get_ipython": _NoIPython,
+        }
+
+    def send(self, header: dict[str, Any], values: dict[str, Any] | None = None) -> None:
+        """Queue a frame; `flush` writes them (one write per cell or target, not per call)."""
+        self.pending.append(encode_frame(header, values or {}))
+
+    def flush(self) -> None:
+        self.flushed = time.monotonic()
+        view = memoryview(b"".join(self.pending))
+        self.pending.clear()
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+    def timed(self, seconds: float) -> None:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def run_cell(self, cell: CodeCell) -> None:
+        header: dict[str, Any] = {"kind": "cell", "cell": cell.index}
+        try:
+            code = compile_cell(cell)
+        except (SyntaxError, ValueError) as exc:
+            where = {"cell": cell.index, "line": getattr(exc, "lineno", 0) or 0}
+            msg = getattr(exc, "msg", str(exc))
+            header["error"] = {"type": type(exc).__name__, "message": msg, "where": where}
+            self.send(header)
+            return
+        try:
+            self.timed(self.cell_limit)
+            exec(code, self.namespace)
+        except TimeLimitReached:
+            header["error"] = {"type": "TimeLimit", "message": "", "where": {"cell": cell.index}}
+        except BaseException as exc:  # student code may raise anything, SystemExit included
+            header["error"] = _error(exc, cell.index)
+        finally:
+            self.timed(0)
+        header["scalar_fixes"] = self.shim.take()
+        self.send(header)
+
+    def run_case(self, fn: Any, case: Case) -> bool:
+        """Call one case; False when the target timed out and its other cases are pointless."""
+        header: dict[str, Any] = {"kind": "result", "target": case.target, "case": case.index}
+        args = case.fresh_args()
+        values: dict[str, Any] = {}
+        try:
+            self.timed(self.call_limit)
+            value = fn(*args)
+            self.timed(0)
+            header["status"] = "ok"
+            if case.probe or case.index == self.probe_base.get(case.target):
+                header["digest"] = digest(_bounded(value))
+            if not case.probe:
+                values["value"] = _bounded(value)
+                # The inputs as the call left them: the grader judges whether it changed any.
+                values["args"] = list(args)
+        except TimeLimitReached:
+            header["status"] = "timeout"
+        except BaseException as exc:
+            self.timed(0)
+            header["status"] = "error"
+            header["error"] = _error(exc)
+        header["scalar_fixes"] = self.shim.take()
+        try:
+            self.send(header, values)
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            # The return value would not encode (e.g. a self-referencing list): say so instead.
+            header.update(status="error", error={"type": "Unencodable", "message": "", "where": {}})
+            self.send(header)
+        return bool(header["status"] != "timeout")
+
+    def run_variable(self, name: str) -> None:
+        if name not in self.namespace:
+            self.send({"kind": "missing", "target": name, "found": "absent"})
+            return
+        header = {"kind": "result", "target": name, "case": 0, "status": "ok"}
+        try:
+            self.send(header, {"value": _bounded(self.namespace[name])})
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            header.update(status="error", error={"type": "Unencodable", "message": "", "where": {}})
+            self.send(header)
+
+    def run_target(self, name: str, cases: Sequence[Case]) -> None:
+        main = [c for c in cases if not c.probe]
+        if main:
+            self.probe_base[name] = probe_base(tuple(main)).index
+        if cases and cases[0].variable:
+            self.run_variable(name)
+            return
+        fn = self.namespace.get(name)
+        if not callable(fn):
+            kind = "absent" if fn is None and name not in self.namespace else type(fn).__name__
+            self.send({"kind": "missing", "target": name, "found": kind})
+            return
+        for case in cases:
+            going_on = self.run_case(fn, case)
+            # Often enough for the parent's watchdog to hear the child is alive, without a
+            # write (and a wake-up of the reader) per call.
+            if time.monotonic() - self.flushed > FLUSH_SECONDS:
+                self.flush()
+            if not going_on:
+                break
+
+
+RANDOM_SEED = 0
+
+
+def _same_random_numbers() -> None:
+    """Seed Python's and numpy's global generators: a notebook that draws without seeding
+    gets the same numbers under `grader check`, in a batch's child (whose worker's state it
+    would otherwise inherit) and on CI, so its grade cannot depend on where it ran."""
+    random.seed(RANDOM_SEED)
+    np.random.seed(RANDOM_SEED)
+
+
+def serve(
+    cells: Sequence[CodeCell],
+    plan: Sequence[tuple[str, Sequence[Case]]],
+    write_fd: int,
+    cell_limit: float,
+    call_limit: float,
+) -> None:
+    """Run the whole submission and exit the process; never returns."""
+    code = 0
+    try:
+        runner = Runner(write_fd, cell_limit, call_limit)
+        signal.signal(signal.SIGALRM, _alarm)
+        restore_removed_names()
+        _same_random_numbers()
+        if "grader" in sys.modules:
+            sys.modules["grader"].check = _check_while_grading  # type: ignore[attr-defined]
+        sys.stdout = sys.stderr = runner.out
+        for cell in cells:
+            runner.run_cell(cell)
+            runner.flush()
+        runner.send({"kind": "cells_done", "output": "".join(runner.out.kept)})
+        for name, cases in plan:
+            runner.run_target(name, cases)
+            runner.flush()
+        runner.send({"kind": "done"})
+        runner.flush()
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)

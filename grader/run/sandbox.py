@@ -1,0 +1,256 @@
+"""The student's child, as a sandboxed worker forks it: limits, its own namespaces, its frames.
+
+Runs inside the worker (worker.py), never in the grader. The child reads its own job (the
+cells and the cases) from the worker's standard input, so the worker never holds a
+student's source; it sends frames (see wire.py) on a pipe the worker reads with a deadline.
+The worker kills the child's whole process group when the work is done or the time is up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import resource
+import select
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.run import isolation
+from grader.run.wire import FrameReader, Value, WireError, encode_frame
+
+SANDBOX_FAILED = 72
+FILES_FAILED = 73
+MEMORY_LIMIT = 2 << 30
+FILE_SIZE_LIMIT = 16 << 20
+OPEN_FILES_LIMIT = 64
+
+Frame = tuple[dict[str, Any], dict[str, Value]]
+
+STARTED = encode_frame({"kind": "started"}, {})
+DONE = encode_frame({"kind": "done"}, {})
+MAX_OUTPUT = 64 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Seconds for the whole submission, one cell and one call (config.TimeLimit's numbers)."""
+
+    submission: float = 20.0
+    cell: float = 5.0
+    call: float = 2.0
+
+
+@dataclass
+class ChildRun:
+    """What came back from one child: its raw bytes and how it ended.
+
+    Only bytes cross from a worker to the grader; the grader decodes them into frames with
+    every check of wire.py.
+    """
+
+    raw: bytes = b""
+    finished: bool = False
+    timed_out: bool = False
+    exit_description: str = ""
+    seconds: float = 0.0
+    wire_error: str = ""
+    isolated: bool = False
+    went_silent: bool = False
+    note: str = ""  # set by the grader: why this run had no sandbox, when it had none
+    _frames: list[Frame] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def frames(self) -> list[Frame]:
+        """The frames the child sent, decoded once; a malformed stream sets `wire_error`."""
+        if self._frames is None:
+            reader = FrameReader()
+            try:
+                self._frames = reader.feed(self.raw)
+                if reader.pending:
+                    self.wire_error = "the student process sent a truncated frame"
+            except WireError as exc:
+                self._frames, self.wire_error = [], str(exc)
+        return self._frames
+
+
+def _limit_child(limits: Limits) -> None:
+    cpu = int(limits.submission) + 1
+    for which, value in (
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_AS, MEMORY_LIMIT),
+        (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
+        (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        _, hard = resource.getrlimit(which)
+        capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (capped, capped))
+
+
+def _detach_fds(keep: int, workdir: str) -> None:
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    os.chdir(workdir)
+    os.environ.update(HOME=workdir, TMPDIR=workdir, MPLBACKEND="Agg", GRADER_CHILD="1")
+
+
+def place_files(files: Sequence[Sequence[str]], workdir: str, link: bool) -> None:
+    """Each course data file, `(where the worker sees it, its name)`, read-only at its name
+    in the working folder: a link to the sandbox's read-only bind, or (without a sandbox) a
+    read-only copy, so that no notebook changes the course's own file by writing to it."""
+    for source, name in files:
+        target = os.path.join(workdir, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if link:
+            os.symlink(source, target)
+        else:
+            shutil.copyfile(source, target)
+            os.chmod(target, 0o444)
+
+
+def _take_job(size: int) -> tuple[Any, Any]:
+    """In the child, before any student code: its cells and plan, from the worker's stdin."""
+    from grader.run.pipes import read_exact
+
+    cells, plan = pickle.loads(read_exact(0, size))  # the grader's own bytes
+    return cells, plan
+
+
+class Child:
+    """One student process, forked by the worker; `collect` waits for its answers."""
+
+    def __init__(
+        self,
+        payload_size: int,
+        limits: Limits,
+        isolated: bool,
+        files: Sequence[Sequence[str]] = (),
+    ) -> None:
+        """Fork now. The child reads `payload_size` bytes of job from standard input itself.
+        `isolated`: the worker runs in the bubblewrap sandbox, and the child adds its own
+        namespaces to it; otherwise it runs with the process limits alone. `files`: the
+        course data files to place in its working folder (see place_files)."""
+        self.limits = limits
+        self.isolated = isolated
+        self.took_payload = False
+        # The child writes after every cell, and after any call that ends more than 0.2 s
+        # after its last write; longer silence means it is stuck where its own time limit
+        # could not stop it (a swallowed alarm).
+        self.silence = max(limits.cell, limits.call) + 1.0
+        self.workdir = "" if isolated else tempfile.mkdtemp(prefix="grader-child-")
+        read_fd, write_fd = os.pipe()
+        self.started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
+            try:
+                os.close(read_fd)
+                os.setsid()
+                cells, plan = _take_job(payload_size)
+                os.write(write_fd, STARTED)
+                from grader.run.child import serve
+
+                workdir = self.workdir
+                if isolated:
+                    try:
+                        workdir = isolation.enter_child()
+                    except BaseException:
+                        os._exit(SANDBOX_FAILED)
+                try:
+                    place_files(files, workdir, link=isolated)
+                except BaseException:
+                    os._exit(FILES_FAILED)
+                _detach_fds(write_fd, workdir)
+                _limit_child(limits)
+                isolation.die_with_parent()
+                serve(cells, plan, write_fd, limits.cell, limits.call)
+            finally:
+                os._exit(71)
+        os.close(write_fd)
+        self.pid = pid
+        self.read_fd = read_fd
+
+    def collect(self) -> ChildRun:
+        run = ChildRun()
+        buffer = bytearray()
+        deadline = self.started + self.limits.submission
+        try:
+            self._read(buffer, run, deadline)
+        finally:
+            self._stop(run)
+        self.took_payload = buffer.startswith(STARTED)
+        run.raw = bytes(buffer[len(STARTED) :] if self.took_payload else buffer)
+        run.isolated = self.isolated
+        run.seconds = time.monotonic() - self.started
+        return run
+
+    def _read(self, buffer: bytearray, run: ChildRun, deadline: float) -> None:
+        """Until the child's last frame, its end, the deadline, or too much output."""
+        poller = select.poll()
+        poller.register(self.read_fd, select.POLLIN | select.POLLHUP)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                run.timed_out = True
+                return
+            if not poller.poll(min(remaining, self.silence) * 1000):
+                if remaining > self.silence:  # silent for longer than any cell or target may be
+                    run.timed_out = run.went_silent = True
+                    return
+                continue
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                return
+            buffer += chunk
+            if len(buffer) > MAX_OUTPUT:
+                run.wire_error = f"the student process sent more than {MAX_OUTPUT >> 20} MB"
+                del buffer[:]
+                return
+            if buffer.endswith(DONE):
+                run.finished = True
+                return
+
+    def _stop(self, run: ChildRun) -> None:
+        os.close(self.read_fd)
+        # Kill the group (anything the student spawned) and the child itself, in case it
+        # had not yet made its own group.
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        if run.went_silent:
+            run.exit_description = (
+                f"the notebook stopped answering for {self.silence:g} s, longer than any cell "
+                "or function may take (it kept running past its time limit), and was stopped"
+            )
+        elif not run.finished:
+            run.exit_description = _describe_exit(status, run.timed_out, self.limits)
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _describe_exit(status: int, timed_out: bool, limits: Limits) -> str:
+    if timed_out:
+        return f"the notebook did not finish within the {limits.submission:g} s time limit"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return "the notebook used up its CPU-time limit"
+        if sig == signal.SIGKILL:
+            return "the notebook's process was killed (memory or time limit)"
+        return f"the notebook's process crashed ({signal.Signals(sig).name})"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED:
+        return "the sandbox could not be set up for this notebook (a grader fault)"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == FILES_FAILED:
+        return "the course's data files could not be put in the notebook's folder (a grader fault)"
+    if os.WIFEXITED(status):
+        return f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"
+    return "the notebook's process stopped unexpectedly"

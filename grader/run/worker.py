@@ -1,0 +1,98 @@
+"""The sandboxed worker: a fresh interpreter, exec'd inside bubblewrap, that forks one child
+per student and hands back the child's raw bytes.
+
+It is started by the grader (workers.py) and talks to it over its standard input and output:
+
+    grader → worker   message: 4-byte length, JSON header   (init, then one per job)
+                      a job's payload follows its header; the *child* reads it, never the worker
+    worker → grader   message: 4-byte length, JSON header, then `size` raw bytes (the frames)
+
+So the worker holds numpy, the child runner and the cases' inputs (and sees, read-only, the
+course data files its assignments list), and nothing of any student: no source, no compiled
+cell, no syntax tree. It never holds a reference solution, the gradebook, or a lock or queue
+shared with the batch; whatever a child does to its own copy of the worker's memory is gone
+when it exits.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import pickle
+import signal
+import sys
+from typing import Any
+
+from grader.run.pipes import encode_message, read_exact, read_message, write_all
+
+
+def _init(fd: int, header: dict[str, Any]) -> None:
+    """Import what the class's cells will (once, here), then warm up on the cases."""
+    from grader.run.warmup import warm_up
+
+    for name in header.get("preload", []):
+        try:
+            importlib.import_module(name)
+        except Exception:  # not installed: the students' own cells will say so
+            continue
+    plans = pickle.loads(read_exact(fd, int(header["size"])))  # the grader's own cases
+    for plan in plans:
+        warm_up(plan)
+    del plans
+    gc.collect()
+    gc.freeze()  # what the worker holds now is never traversed again by a child's collector
+
+
+def _job(header: dict[str, Any], isolated: bool) -> tuple[bytes, bool]:
+    """Fork the student's child (it reads the payload), collect it, describe how it ended;
+    and whether the child took its whole payload (else the job stream is out of step)."""
+    from grader.run.sandbox import Child, Limits
+
+    limits = Limits(**{k: float(v) for k, v in header["limits"].items()})
+    files = [(str(source), str(name)) for source, name in header.get("files", [])]
+    child = Child(int(header["size"]), limits, isolated, files)
+    run = child.collect()
+    reply = {
+        "kind": "done",
+        "finished": run.finished,
+        "timed_out": run.timed_out,
+        "went_silent": run.went_silent,
+        "exit_description": run.exit_description,
+        "wire_error": run.wire_error,
+        "seconds": run.seconds,
+        "isolated": run.isolated,
+    }
+    return encode_message({**reply, "size": len(run.raw)}, run.raw), child.took_payload
+
+
+def main() -> None:
+    """Serve jobs until the grader closes the pipe. Any fault of ours ends the worker: the
+    grader replaces it with a fresh one."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader handles Ctrl-C
+    isolated = os.environ.get("GRADER_SANDBOX") == "bwrap"
+    out = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)  # nothing printed by an import or a warm-up can corrupt the replies
+    os.dup2(null, 2) if not os.environ.get("GRADER_DEBUG") else None
+    try:
+        first = read_message(0)
+        _init(0, first)
+        write_all(out, encode_message({"kind": "ready", "isolated": isolated}))
+        while True:
+            header = read_message(0)
+            reply, in_step = _job(header, isolated)
+            write_all(out, reply)
+            if not in_step:
+                return  # the child did not take its whole payload: the stream is lost
+    except EOFError:
+        return
+    except BaseException:
+        if os.environ.get("GRADER_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        raise
+    finally:
+        sys.stdout.flush()
+        os._exit(0)

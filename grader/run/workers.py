@@ -1,0 +1,298 @@
+"""The grader's side of the workers: start them (bwrap.py says how), hand each a job over a
+pipe, read its answer with a deadline, and replace any worker that stops answering.
+
+A worker is a fresh process, never a fork of the grader: it inherits no memory, no lock, no
+queue, no environment and no file descriptor but its two pipes. The grader parses each
+notebook itself (trusted code, bounded), sends the cells and cases, and gets back raw frames
+and a small header that it checks like everything else a sandbox says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from grader.course.cases import Case
+from grader.course.config import TimeLimit
+from grader.course.files import DataFile
+from grader.course.notebook import CodeCell
+from grader.errors import GraderError
+from grader.run import bwrap
+from grader.run.pipes import MAX_HEADER, encode_message
+from grader.run.sandbox import MAX_OUTPUT, ChildRun
+
+Plan = Sequence[tuple[str, Sequence[Case]]]
+START_SECONDS = 60.0  # importing numpy and the preloads, on a busy machine
+GRACE_SECONDS = 10.0  # past the child's own deadline, for the worker to kill it and answer
+_TEXT = ("exit_description", "wire_error")
+_FLAGS = ("finished", "timed_out", "went_silent", "isolated")
+
+
+class WorkerLost(Exception):
+    """The worker did not answer in time, or answered out of form: it has been killed."""
+
+
+def _wait(fd: int, events: int, deadline: float) -> None:
+    poller = select.poll()
+    poller.register(fd, events)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WorkerLost("no answer in time")
+        if poller.poll(left * 1000):
+            return
+
+
+def _read_exact(fd: int, size: int, deadline: float) -> bytes:
+    parts: list[bytes] = []
+    while size:
+        _wait(fd, select.POLLIN, deadline)
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise WorkerLost("the worker closed its pipe")
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def _write_all(fd: int, data: bytes, deadline: float) -> None:
+    view = memoryview(data)
+    while view:
+        _wait(fd, select.POLLOUT, deadline)
+        try:
+            view = view[os.write(fd, view[: 1 << 16]) :]
+        except (BrokenPipeError, BlockingIOError) as exc:
+            raise WorkerLost("the worker closed its pipe") from exc
+
+
+def _read_reply(fd: int, deadline: float) -> dict[str, Any]:
+    import json
+
+    size = int.from_bytes(_read_exact(fd, 4, deadline), "big")
+    if size > MAX_HEADER:
+        raise WorkerLost("an oversized header")
+    try:
+        header = json.loads(_read_exact(fd, size, deadline))
+    except ValueError as exc:
+        raise WorkerLost("a header that is not JSON") from exc
+    if not isinstance(header, dict):
+        raise WorkerLost("a header that is not an object")
+    return header
+
+
+def _as_run(header: dict[str, Any], raw: bytes) -> ChildRun:
+    """A reply header checked field by field: only booleans, short text and a number."""
+    if header.get("kind") != "done":
+        raise WorkerLost("an answer of the wrong kind")
+    flags = {k: header.get(k) for k in _FLAGS}
+    text = {k: header.get(k) for k in _TEXT}
+    seconds = header.get("seconds")
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise WorkerLost("an answer with bad flags")
+    if not all(isinstance(v, str) and len(v) < 1000 for v in text.values()):
+        raise WorkerLost("an answer with bad text")
+    if not isinstance(seconds, float | int) or isinstance(seconds, bool):
+        raise WorkerLost("an answer with a bad time")
+    return ChildRun(raw=raw, seconds=float(seconds), **flags, **text)  # type: ignore[arg-type]
+
+
+# Workers are started by one long-lived thread: bubblewrap's --die-with-parent follows the
+# thread that started it, and a worker must not die with a request's or a batch's thread.
+_SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="grader-spawner")
+
+
+def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            **bwrap.process_options(launch),
+        )
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
+
+
+class Worker:
+    """One worker process and its two pipes. `start` execs it; `ready` waits for its warm-up."""
+
+    def __init__(
+        self,
+        support: bwrap.Support,
+        plans: Sequence[Plan],
+        preload: Sequence[str],
+        files: Sequence[DataFile] = (),
+    ):
+        """Start the worker, able to read the course's `files`, and send it what to import
+        and warm up on (no student data)."""
+        self.support = support
+        self.process = _SPAWNER.submit(_spawn, bwrap.launch(support, files)).result()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
+        payload = pickle.dumps([list(p) for p in plans])
+        init = {"kind": "init", "preload": list(preload), "size": len(payload)}
+        self._init = encode_message(init, payload)
+
+    def ready(self) -> Worker:
+        """Wait for the worker to have imported and warmed up; GraderError if it cannot."""
+        deadline = time.monotonic() + START_SECONDS
+        try:
+            _write_all(self.to_fd, self._init, deadline)
+            answer = _read_reply(self.from_fd, deadline)
+        except WorkerLost as exc:
+            self.kill()
+            raise GraderError(f"a grading worker could not start: {exc}") from None
+        if answer.get("kind") != "ready":
+            self.kill()
+            raise GraderError("a grading worker could not start")
+        return self
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def run(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan,
+        limits: TimeLimit,
+        files: Sequence[DataFile] = (),
+    ) -> ChildRun:
+        """One student's run, with the course's `files` in its working folder. WorkerLost:
+        the worker is dead and must be replaced."""
+        payload = pickle.dumps((list(cells), [(n, tuple(c)) for n, c in plan]))
+        numbers = {"submission": limits.submission, "cell": limits.cell, "call": limits.call}
+        placed = [(f.inside(self.support.sandboxed), f.name) for f in files]
+        header = {"kind": "job", "size": len(payload), "limits": numbers, "files": placed}
+        deadline = time.monotonic() + limits.submission + GRACE_SECONDS
+        try:
+            _write_all(self.to_fd, encode_message(header, payload), deadline)
+            reply = _read_reply(self.from_fd, deadline)
+            size = reply.get("size")
+            if not isinstance(size, int) or not 0 <= size <= MAX_OUTPUT:
+                raise WorkerLost("an answer of a bad size")
+            run = _as_run(reply, _read_exact(self.from_fd, size, deadline))
+        except WorkerLost:
+            self.kill()
+            raise
+        return run
+
+    def kill(self) -> None:
+        """The worker and everything it started (bubblewrap's sandbox dies with it)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for pipe in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+        self.process.wait()
+
+
+def lost_run(limits: TimeLimit, why: str) -> ChildRun:
+    """What a student's run is when its worker had to be killed."""
+    text = f"the notebook's worker stopped answering ({why}) and was replaced"
+    return ChildRun(timed_out=True, exit_description=text, seconds=limits.submission)
+
+
+class Workers:
+    """A fixed number of workers, each used by one thread at a time; a worker that fails is
+    replaced by a fresh one, so no student can stall the others."""
+
+    def __init__(
+        self,
+        count: int,
+        support: bwrap.Support,
+        plans: Sequence[Plan] = (),
+        preload: Sequence[str] = (),
+        files: Sequence[DataFile] = (),
+    ) -> None:
+        """Start `count` workers (in parallel), each able to read the course's `files`, and
+        wait until each has warmed up."""
+        self.support, self.plans, self.preload = support, list(plans), list(preload)
+        self.files = tuple(dict.fromkeys(files))
+        self.idle: queue.Queue[Worker] = queue.Queue()
+        self.closed = False
+        started = [Worker(support, plans, preload, self.files) for _ in range(count)]
+        self.all = list(started)
+        try:
+            for worker in started:
+                self.idle.put(worker.ready())
+        except GraderError:
+            for worker in started:
+                worker.kill()
+            raise
+
+    def _fresh(self, old: Worker) -> Worker:
+        worker = Worker(self.support, self.plans, self.preload, self.files)
+        self.all = [w for w in self.all if w is not old] + [worker]
+        return worker.ready()
+
+    def run(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan,
+        limits: TimeLimit,
+        files: Sequence[DataFile] | None = None,
+    ) -> ChildRun:
+        """Run one student's notebook on the next free worker, with `files` of the course
+        (default: all the workers' own) in its working folder. A worker lost mid-run (killed
+        from outside: a student's process cannot reach it) is replaced and the run tried
+        once more on the fresh one; a second loss is the student's run, stopped."""
+        files = self.files if files is None else tuple(files)
+        if unseen := [f.name for f in files if f not in self.files]:
+            raise GraderError(f"the workers were started without the course files {unseen}")
+        worker = self.idle.get()
+        try:
+            for _attempt in range(2):
+                try:
+                    if not worker.alive():  # killed from outside since its last job
+                        worker = self._fresh(worker)
+                    run = worker.run(cells, plan, limits, files)
+                    break
+                except WorkerLost as exc:
+                    run = lost_run(limits, str(exc))
+                    if self.closed:
+                        break
+                    worker = self._fresh(worker)  # a fresh exec, never a fork of this one
+                except GraderError as exc:  # no fresh worker could start (the machine is
+                    # out of processes or memory): this student's run, not the class, stops;
+                    # the next job tries a fresh one again
+                    run = lost_run(limits, str(exc))
+                    break
+        finally:
+            self.idle.put(worker)
+        run.isolated = self.support.sandboxed
+        run.note = "" if run.isolated else bwrap.note(self.support)
+        return run
+
+    def close(self) -> None:
+        """Stop every worker now, even mid-submission (their children die with them)."""
+        self.closed = True
+        for worker in list(self.all):
+            worker.kill()
+
+
+_SHARED: dict[tuple[bwrap.Support, tuple[DataFile, ...]], Workers] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_workers(support: bwrap.Support, files: Sequence[DataFile] = ()) -> Workers:
+    """One worker kept for single notebooks (`grader check`, `check()`, the pytest plugin,
+    a loop over `grade_path`) per set of course `files`: it holds no student's data, so it
+    serves them all."""
+    key = (support, tuple(files))
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = Workers(1, key[0], files=key[1])
+        return _SHARED[key]
