@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,32 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-import students  # noqa: E402
-from conftest import write_notebook  # noqa: E402
-
-VARIANTS = [
-    {},
-    {"scaled_dot_product_self_attention": students.SEED_001_SCALED},
-    {"scaled_dot_product_self_attention": students.SCALE_HARDCODED},
-    {"softmax_cols": students.SOFTMAX_COLS_WRONG_AXIS},
-    {"qkv_loop": students.ELEMENTWISE},
-    {"self_attention": students.ROWS_FORM},
-    {"attention_loop": students.FLOAT_LOOP},
-    {"softmax": "def softmax(items_in):\n    return np.exp(items_in\n"},
-    {"self_attention": students.MISSING_BIAS},
-]
-
-
-def generate(folder: Path, count: int) -> None:
-    folder.mkdir(parents=True)
-    exercise = REPO / "exercises" / "self_attention.ipynb"
-    for i in range(count):
-        if i % 10 == 9:
-            shutil.copy(exercise, folder / f"student{i:05d}.ipynb")
-            continue
-        cells = students.cells(**VARIANTS[i % len(VARIANTS)])
-        cells[0] += f"\n# student {i}"  # every file differs, as real submissions do
-        write_notebook(folder / f"student{i:05d}.ipynb", cells)
+from students import write_class as generate  # noqa: E402
 
 
 def bare_numpy(repeat: int = 7) -> float:

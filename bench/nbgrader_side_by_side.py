@@ -24,10 +24,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from batch_throughput import VARIANTS, bare_numpy  # noqa: E402
+from batch_throughput import bare_numpy  # noqa: E402
 
 import students  # noqa: E402
 from conftest import write_notebook  # noqa: E402
+from students import VARIANTS  # noqa: E402
 
 # One autograded test per function: a check in the style an nbgrader course would write.
 TESTS = {

@@ -70,12 +70,22 @@ def repo_config_raw() -> dict[str, Any]:
     return raw
 
 
+FAST_LIMITS = {"submission": 4, "cell": 1, "call": 0.5}
+
+
+def write_fast_course(folder: Path, name: str = "config.yaml") -> Path:
+    """A course folder of its own (what --course names): the real assignments with the short
+    time limits of FAST_LIMITS, for the tests that wait on a limit; returns its config."""
+    raw = repo_config_raw()
+    raw["defaults"]["time_limit"] = dict(FAST_LIMITS)
+    folder.mkdir(parents=True)
+    path = folder / name
+    path.write_text(json.dumps(raw))
+    return path
+
+
 @pytest.fixture
 def fast_config(tmp_path: Path) -> Config:
     """The real assignments with short time limits, for the tests that wait on a limit."""
-    raw = repo_config_raw()
-    raw["defaults"]["time_limit"] = {"submission": 4, "cell": 1, "call": 0.5}
-    path = tmp_path / "course" / "fast.yaml"  # the grader refuses a config beside a notebook
-    path.parent.mkdir()
-    path.write_text(json.dumps(raw))
-    return load_config(path)
+    # In a folder of its own: the grader refuses a config beside a notebook.
+    return load_config(write_fast_course(tmp_path / "course", "fast.yaml"))

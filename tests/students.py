@@ -7,6 +7,13 @@ copied from the reference.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+from conftest import write_notebook
+
+EXERCISE = Path(__file__).resolve().parent.parent / "exercises" / "self_attention.ipynb"
+
 SETUP = """\
 import numpy as np
 np.random.seed(3)
@@ -161,3 +168,35 @@ def cells(**overrides: str | None) -> list[str]:
     """Setup, one cell per function (overridden, or left out when None), then the usage cell."""
     functions = {**CORRECT, **overrides}
     return [SETUP, *(src for src in functions.values() if src is not None), USE]
+
+
+# A class of mixed quality: correct work, the seed's mistakes, equivalent forms, a cell that
+# does not parse, and (every tenth student) the exercise handed in untouched.
+VARIANTS: list[dict[str, str]] = [
+    {},
+    {"scaled_dot_product_self_attention": SEED_001_SCALED},
+    {"scaled_dot_product_self_attention": SCALE_HARDCODED},
+    {"softmax_cols": SOFTMAX_COLS_WRONG_AXIS},
+    {"qkv_loop": ELEMENTWISE},
+    {"self_attention": ROWS_FORM},
+    {"attention_loop": FLOAT_LOOP},
+    {"softmax": "def softmax(items_in):\n    return np.exp(items_in\n"},
+    {"self_attention": MISSING_BIAS},
+]
+
+
+def write_class(folder: Path, count: int) -> list[Path]:
+    """`count` honest notebooks of mixed quality, student00000.ipynb on, each file different
+    (as real submissions are); returns their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for i in range(count):
+        path = folder / f"student{i:05d}.ipynb"
+        if i % 10 == 9:
+            shutil.copy(EXERCISE, path)
+        else:
+            notebook = cells(**VARIANTS[i % len(VARIANTS)])
+            notebook[0] += f"\n# student {i}"
+            write_notebook(path, notebook)
+        written.append(path)
+    return written

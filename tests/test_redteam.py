@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ START = time.monotonic()
 SYSTEM = ("usr", "proc", "sys", "dev")  # the system's own files, and kernel views
 for top in ("/", "/proc/self/root"):
     for root, dirs, files in os.walk(top):
-        if time.monotonic() - START > 2:
+        if time.monotonic() - START > SECONDS:
             break
         if os.path.normpath(root) == os.path.normpath(top):
             dirs[:] = [d for d in dirs if d not in SYSTEM]
@@ -147,6 +148,23 @@ def softmax(items_in):
 """
 
 
+def walk(forbidden: Sequence[str], seconds: float = 2) -> str:
+    """The walk probe, told the host paths no mount may come from; they are spelt in hex, so
+    that a page quoting the probe's code does not name them either."""
+    spelt = tuple(path.encode().hex() for path in forbidden)
+    head = f"FORBIDDEN = tuple(bytes.fromhex(h).decode() for h in {spelt!r})\n"
+    return head + f"SECONDS = {seconds!r}\n" + WALK
+
+
+def said_by_walk(messages: Sequence[str]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """What the walk probe saw (notebooks found, environment, mounts, roots), from its
+    softmax's messages."""
+    said = next(m for m in messages if "raised ValueError" in m)
+    seen = ast.literal_eval(said.split("raised ValueError: ")[1].rsplit(" (cell ", 1)[0])
+    found, env, mounts, roots = seen
+    return found, env, mounts, roots
+
+
 def test_an_allow_list_view_and_a_cleared_environment(
     config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,12 +172,10 @@ def test_an_allow_list_view_and_a_cleared_environment(
     none of the grader's environment."""
     monkeypatch.setenv("GRADER_TEST_SECRET", "s3cr3t-token-for-the-grader")
     forbidden = (str(tmp_path), str(REPO / "solutions"), str(REPO / "tests"), str(REPO) + "/c")
-    walk = f"FORBIDDEN = {forbidden!r}\n" + WALK
-    path = write_notebook(tmp_path / "walker.ipynb", [WRONG, walk])
+    path = write_notebook(tmp_path / "walker.ipynb", [WRONG, walk(forbidden)])
     report = grade_path(path, config, "self_attention")
     softmax = next(t for t in report.targets if t.name == "softmax")
-    said = next(m for m in softmax.messages if "raised ValueError" in m)
-    found, env, mounts, roots = ast.literal_eval(said.split("raised ValueError: ")[1][:-18])
+    found, env, mounts, roots = said_by_walk(softmax.messages)
     assert found == []
     assert env == sorted(set(bwrap.ENVIRONMENT) - {"HOME"} | {"GRADER_SANDBOX"})
     # Only what bubblewrap was told to show; what is bound shows where it comes from (the
@@ -192,17 +208,32 @@ def test_no_new_namespace_no_capability_no_tracing(fast_config: Config, tmp_path
     assert "('caps', '0000000000000000')" in said, said
 
 
+WHO = (
+    "import os\nSEEN = (os.getuid(), os.getpid(), sorted(p for p in os.listdir('/proc') "
+    "if p.isdigit()), open('/proc/1/cmdline').read())\n"
+    "def softmax(items_in):\n    raise ValueError(repr(SEEN))"
+)
+
+
 def test_the_student_process_is_nobody_in_a_namespace_of_its_own(
     fast_config: Config, tmp_path: Path
 ) -> None:
-    probe = (
-        "import os\nSEEN = (os.getuid(), os.getpid(), sorted(p for p in os.listdir('/proc') "
-        "if p.isdigit()), open('/proc/1/cmdline').read())\n"
-        "def softmax(items_in):\n    raise ValueError(repr(SEEN))"
-    )
-    path = write_notebook(tmp_path / "who.ipynb", [WRONG, probe])
+    path = write_notebook(tmp_path / "who.ipynb", [WRONG, WHO])
     report = grade_path(path, fast_config, "self_attention")
     softmax = next(t for t in report.targets if t.name == "softmax")
     said = " ".join(softmax.messages)
     assert "(65534, 1, ['1'], " in said, said  # nobody, PID 1, alone in its /proc
     assert str(os.getpid()) not in said.split("['1']")[0]
+
+
+def red_team(forbidden: Sequence[str], walk_seconds: float = 2) -> dict[str, list[str]]:
+    """Every probe above as a notebook's code cells, for a batch of them all (the acceptance
+    test, bench/attack_batch.py). Each one's honest work is WRONG's, or none for the
+    borrower: anything more is a hole. The walk is told the host paths of `forbidden`."""
+    return {
+        "redteam_borrow": [BORROW],
+        "redteam_locks": [WRONG, LOCKS],
+        "redteam_walk": [WRONG, walk(forbidden, walk_seconds)],
+        "redteam_namespaces": [WRONG, USERNS],
+        "redteam_who": [WRONG, WHO],
+    }

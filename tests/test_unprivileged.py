@@ -3,6 +3,7 @@ up (CI runs as root; most instructors and students do not)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pwd
 import subprocess
@@ -21,6 +22,7 @@ SANDBOX_TESTS = [
     "tests/test_sandbox.py",
     "tests/test_course_code_sandboxed.py",
     "tests/test_course_files.py",
+    "tests/test_acceptance_batch.py",
 ]
 
 
@@ -38,7 +40,10 @@ def _venv(user: pwd.struct_passwd) -> Path:
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     system = Path(f"/usr/bin/python{version}")
     assert system.is_file(), f"no {system}: the unprivileged run needs the system's Python"
-    venv = Path(f"/var/tmp/{USER}-venv-{version}")
+    # One per checkout: two checkouts tested at once on a machine must not point one shared
+    # environment at each other's code halfway through a run.
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:8]
+    venv = Path(f"/var/tmp/{USER}-venv-{version}-{checkout}")
     if not (venv / "bin" / "python").exists():
         subprocess.run([str(system), "-m", "venv", "--without-pip", str(venv)], check=True)
     site = venv / "lib" / f"python{version}" / "site-packages"
