@@ -30,10 +30,10 @@ import pytest
 from test_attacks import ATTACKS, WRONG
 from test_redteam import red_team, said_by_walk
 
-from grader import bwrap
 from grader.course.config import Config, load_config
 from grader.engine import grade_path
 from grader.report import Report
+from grader.run import bwrap
 
 import students
 from conftest import REPO, write_fast_course, write_notebook
