@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_DIRS := $(wildcard grader tests bench)
 
-.PHONY: demo test lint typecheck unit clean browser sandbox
+.PHONY: demo test docs lint typecheck unit clean browser sandbox
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP) sandbox
 	$(BIN)/grader grade demo/submissions --course . --assignment self_attention --out results/demo
+
+# docs/config-reference.md is generated from grader/course/schema.py (tests/test_docs.py
+# fails when it is stale).
+docs: $(STAMP)
+	$(BIN)/python -m grader.author.config_reference > docs/config-reference.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_DIRS)

@@ -2,13 +2,15 @@
 
 The parts used in several places are written once, under `$defs`, and referred to: the
 schema stays readable, and the validator fastjsonschema generates from it half as long.
+Every key carries a `description`: docs/config-reference.md is generated from them
+(`make docs`), and tests/test_docs.py fails when one is missing or the page is stale.
 """
 
 from typing import Any
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/$defs/{name}"}
+def _ref(name: str, description: str) -> dict[str, str]:
+    return {"$ref": f"#/$defs/{name}", "description": description}
 
 
 # The values of `sandbox:` (config.MODES, which imports this schema; the test compares them).
@@ -19,19 +21,47 @@ _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _TOLERANCE = {
     "type": "object",
     "additionalProperties": False,
+    "description": "How close an output must be to the reference, as in numpy.allclose: "
+    "`|got - expected| <= atol + rtol * |expected|`. A key left out keeps the value of the "
+    "level above (built-in default, then `defaults`, then the assignment, then the target).",
     "properties": {
-        "rtol": {"type": "number", "minimum": 0},
-        "atol": {"type": "number", "minimum": 0},
+        "rtol": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Relative tolerance (built-in default 1e-5).",
+        },
+        "atol": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Absolute tolerance, what matters near zero (built-in default 1e-8).",
+        },
     },
 }
 _TIME_LIMIT = {
     "type": "object",
     "additionalProperties": False,
-    "properties": {"submission": _POSITIVE, "cell": _POSITIVE, "call": _POSITIVE},
+    "description": "Wall-clock limits on the student's process, in seconds; what has not "
+    "answered when one runs out is a timeout. A key left out keeps the value of the level "
+    "above (built-in default, then `defaults`, then the assignment).",
+    "properties": {
+        "submission": {
+            **_POSITIVE,
+            "description": "The whole notebook: every cell and every call (built-in default 20).",
+        },
+        "cell": {**_POSITIVE, "description": "One code cell (built-in default 5)."},
+        "call": {
+            **_POSITIVE,
+            "description": "One call of a target on one case (built-in default 2).",
+        },
+    },
 }
 _SIZES = {
     "type": "array",
     "minItems": 1,
+    "description": "The sizes the seeded cases are built at: a list of mappings from a "
+    "dimension name to a whole number ≥ 1, such as `[{D: 4, N: 3}, {D: 5, N: 7}]`. Each "
+    "mapping is one case and the input builder reads the names it needs. Several sizes show "
+    "code that is right only at the example's size, or that reads a notebook global.",
     "items": {
         "type": "object",
         "minProperties": 1,
@@ -42,33 +72,100 @@ _TARGET = {
     "type": "object",
     "additionalProperties": False,
     "required": ["points"],
+    "description": "One graded function (or, with `variable: true`, one top-level variable), "
+    "keyed by its name in the notebook.",
     "properties": {
-        "points": {"type": "number", "minimum": 0},
-        "inputs": {"type": "string"},
-        "variable": {"type": "boolean"},
-        "compare": {"enum": ["exact", "squeeze"]},
-        "tolerance": _ref("tolerance"),
-        "partial_credit": {"type": "boolean"},
-        "mutation": {"enum": ["fail", "warn"]},
-        "sizes": _ref("sizes"),
-        "sums_to_one": {"enum": ["columns", "rows", "all"]},
-        "public_cases": {"type": "integer", "minimum": 1},
+        "points": {
+            "type": "number",
+            "minimum": 0,
+            "description": "What the target is worth when every case passes.",
+        },
+        "inputs": {
+            "type": "string",
+            "description": "The name of the case builder that makes the target's arguments "
+            "(`BUILDERS` in grader/course/inputs.py). Required, except for a variable.",
+        },
+        "variable": {
+            "type": "boolean",
+            "description": "true: the target is a top-level variable, compared after the "
+            "notebook has run with the value the solution notebook leaves; it takes no "
+            "`inputs`. Default false.",
+        },
+        "compare": {
+            "enum": ["exact", "squeeze"],
+            "description": "exact (the default): the output's shape must be the reference's; "
+            "squeeze: shapes that differ only by size-1 dimensions are accepted, so a "
+            "softmax returned as `(N,)`, `(N, 1)` or `(N, 1, 1)` passes.",
+        },
+        "tolerance": _ref("tolerance", "This target's tolerance, over the assignment's."),
+        "partial_credit": {
+            "type": "boolean",
+            "description": "true: points in proportion to the cases passed; false: all or "
+            "nothing. Default: the value under `defaults`, else true.",
+        },
+        "mutation": {
+            "enum": ["fail", "warn"],
+            "description": "A call that returns the right result but changes its arguments "
+            "in place: fail fails the case, warn passes it and says so. Default: the value "
+            "under `defaults`, else fail.",
+        },
+        "sizes": _ref("sizes", "This target's case sizes, instead of the assignment's."),
+        "sums_to_one": {
+            "enum": ["columns", "rows", "all"],
+            "description": "Where a right output sums to one (columns, rows or all of it), "
+            "so that a wrong output that does not can be diagnosed as such.",
+        },
+        "public_cases": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "check() in a student's notebook uses only the first N cases; "
+            "`grader grade` uses them all. Default: every case everywhere.",
+        },
     },
 }
 _ASSIGNMENT = {
     "type": "object",
     "additionalProperties": False,
     "required": ["solution", "seed", "sizes", "targets"],
+    "description": "One assignment, keyed by its id (what `--assignment` takes and what "
+    "`grader assign` writes into the exercise's metadata).",
     "properties": {
-        "title": {"type": "string"},
-        "solution": {"type": "string"},
-        "exercise": {"type": "string"},
-        "mistakes": {"type": "string"},
-        "seed": {"type": "integer", "minimum": 0},
-        "sizes": _ref("sizes"),
-        "time_limit": _ref("time_limit"),
-        "tolerance": _ref("tolerance"),
-        "preload": {"type": "array", "items": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*$"}},
+        "title": {
+            "type": "string",
+            "description": "A human name for the assignment. Default: its id.",
+        },
+        "solution": {
+            "type": "string",
+            "description": "The solution notebook, relative to the course folder; its "
+            "`# BEGIN SOLUTION` … `# END SOLUTION` regions are what students write. It runs "
+            "only in the sandboxed child, which sends back the reference outputs.",
+        },
+        "exercise": {
+            "type": "string",
+            "description": "Where `grader assign` writes the student notebook. `grader "
+            "selftest` checks that it scores 0, and a batch knows an unchanged copy of it.",
+        },
+        "mistakes": {
+            "type": "string",
+            "description": "The mistake catalogue (a Python file of wrong variants), relative "
+            "to the course folder. It is read without being run, and runs only in the "
+            "sandboxed child after the solution.",
+        },
+        "seed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Seed of the case inputs: every student gets the same cases.",
+        },
+        "sizes": _ref("sizes", "The case sizes of every target that names none of its own."),
+        "time_limit": _ref("time_limit", "This assignment's limits, over `defaults`."),
+        "tolerance": _ref("tolerance", "This assignment's tolerance, over `defaults`."),
+        "preload": {
+            "type": "array",
+            "items": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*$"},
+            "description": "Modules the batch workers import once before forking, for "
+            "notebooks that import them (numpy always is), such as matplotlib.pyplot. Each "
+            "makes every fork dearer: list only what the notebooks use.",
+        },
         "files": {
             "type": "array",
             "items": {"type": "string", "minLength": 1},
@@ -78,7 +175,12 @@ _ASSIGNMENT = {
             "does. Each must exist inside the course folder, and be neither a solution, a "
             "mistake catalogue nor in the solutions' folder.",
         },
-        "targets": {"type": "object", "minProperties": 1, "additionalProperties": _ref("target")},
+        "targets": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {"$ref": "#/$defs/target"},
+            "description": "What is graded, by function (or variable) name; at least one.",
+        },
     },
 }
 
@@ -86,8 +188,9 @@ SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["version", "assignments"],
+    "description": "A course's config.yaml.",
     "properties": {
-        "version": {"const": 1},
+        "version": {"const": 1, "description": "The format of this file: always 1."},
         "sandbox": {
             "enum": list(SANDBOX_MODES),
             "description": "Where students' notebooks run. auto (the default): in the "
@@ -98,17 +201,27 @@ SCHEMA: dict[str, Any] = {
         "defaults": {
             "type": "object",
             "additionalProperties": False,
+            "description": "Values every assignment and target starts from.",
             "properties": {
-                "tolerance": _ref("tolerance"),
-                "time_limit": _ref("time_limit"),
-                "partial_credit": {"type": "boolean"},
-                "mutation": {"enum": ["fail", "warn"]},
+                "tolerance": _ref("tolerance", "The course-wide tolerance."),
+                "time_limit": _ref("time_limit", "The course-wide time limits."),
+                "partial_credit": {
+                    "type": "boolean",
+                    "description": "Every target's `partial_credit` unless it sets its own "
+                    "(default true).",
+                },
+                "mutation": {
+                    "enum": ["fail", "warn"],
+                    "description": "Every target's `mutation` unless it sets its own "
+                    "(default fail).",
+                },
             },
         },
         "assignments": {
             "type": "object",
             "minProperties": 1,
-            "additionalProperties": _ref("assignment"),
+            "additionalProperties": {"$ref": "#/$defs/assignment"},
+            "description": "The course's assignments, by id; at least one.",
         },
     },
     "$defs": {
