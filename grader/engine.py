@@ -18,15 +18,16 @@ from grader.judge.score import (
     Answers,
     describe_error,
     judge_case,
+    scalar_findings,
     scalar_messages,
     summarise,
     target_score,
     target_status,
 )
-from grader.report import Location, Report, TargetResult
+from grader.report import Finding, Location, Report, TargetResult, messages_of
 from grader.run import bwrap
 from grader.run.compat import removed_name_notes
-from grader.run.sandbox import ChildRun
+from grader.run.sandbox import GRADER_FAULTS, OVER_TIME, ChildRun
 from grader.run.workers import shared_workers
 
 
@@ -101,11 +102,13 @@ def finish(
     )
     targets = explain(targets, assignment, case_set, expected, answers, submission)
     targets = tuple(replace(t, location=submission.locate(t.location)) for t in targets)
+    errors, did_not_run = _run_errors(run, answers)
     return Report(
         assignment=assignment.id,
         submission=str(submission.path),
         targets=targets,
-        errors=tuple(_run_errors(run, answers)),
+        errors=tuple(errors),
+        did_not_run=did_not_run,
         notes=(
             *((run.note,) if run.note else ()),
             *submission.notes,
@@ -117,23 +120,31 @@ def finish(
 
 
 STUB_ERROR = "NotImplementedError"
+TIME_LIMIT_ERROR = "TimeLimit"  # the error type the child reports for a cell past its limit
 
 
-def _run_errors(run: ChildRun, answers: Answers) -> list[str]:
+def _run_errors(run: ChildRun, answers: Answers) -> tuple[list[str], str | None]:
+    """The notebook's errors, and the first that says it did not run to its end (a cell past
+    the time limit, junk on the wire, a process that died or ran out of time)."""
     stubs = [c for c, e in sorted(answers.cell_errors.items()) if e.get("type") == STUB_ERROR]
-    errors = [
-        f"cell {cell}: {describe_error(error)}"
-        for cell, error in sorted(answers.cell_errors.items())
-        if cell not in stubs
-    ]
+    errors: list[str] = []
+    stopped: list[str] = []
+    for cell, error in sorted(answers.cell_errors.items()):
+        if cell not in stubs:
+            errors.append(f"cell {cell}: {describe_error(error)}")
+            if error.get("type") == TIME_LIMIT_ERROR:
+                stopped.append(errors[-1])
     if stubs:
         cells = ", ".join(map(str, stubs))
         errors.insert(0, f"cell{'s' * (len(stubs) > 1)} {cells} stopped at an unfinished stub")
     if run.wire_error:
         errors.append(f"the notebook's process sent malformed data ({run.wire_error})")
+        stopped.append(errors[-1])
     if run.exit_description:
         errors.append(run.exit_description)
-    return errors
+        if run.ending not in GRADER_FAULTS:
+            stopped.append(errors[-1])
+    return errors, (stopped[0] if stopped else None)
 
 
 def judge_target(
@@ -144,35 +155,54 @@ def judge_target(
     run: ChildRun,
     definitions: dict[str, Location],
 ) -> TargetResult:
+    """Score one target from the child's answers; its findings say why (the diagnosis adds
+    to them later, in `explain`)."""
     defined_at = definitions.get(spec.name)
     if spec.name in answers.missing:
+        missing = Finding(
+            "missing",
+            _missing_message(spec.name, answers, defined_at, spec.variable),
+            location=defined_at,
+        )
         return TargetResult(
             spec.name,
             "missing",
             0.0,
             spec.points,
-            (_missing_message(spec.name, answers, defined_at, spec.variable),),
+            (missing.message,),
             location=defined_at,
             cases_total=len(cases),
+            findings=(missing,),
         )
     unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
+    over_time = not run.wire_error and run.ending in OVER_TIME
     outcomes = [
-        judge_case(spec, case, reference, answers.results.get((spec.name, case.index)), unanswered)
+        judge_case(
+            spec,
+            case,
+            reference,
+            answers.results.get((spec.name, case.index)),
+            unanswered,
+            over_time,
+        )
         for case in cases
     ]
     status = target_status(outcomes)
     mistakes: tuple[str, ...] = ()
     stub_owner = _owner(outcomes[0].location, definitions)
+    findings: list[Finding]
     if all(o.kind == "not_implemented" for o in outcomes) and stub_owner not in (None, spec.name):
-        messages = [f"calls `{stub_owner}`, which is not implemented yet: write it first"]
+        text = f"calls `{stub_owner}`, which is not implemented yet: write it first"
+        findings = [Finding("callee", text, location=outcomes[0].location)]
     elif all(o.kind == "not_implemented" for o in outcomes):
         where = outcomes[0].location or defined_at
         at = f" in {where.describe()}" if where else ""
-        messages = [f"not implemented yet: the stub{at} still raises NotImplementedError"]
+        text = f"not implemented yet: the stub{at} still raises NotImplementedError"
+        findings = [Finding("not_implemented", text, "not_implemented", where)]
         mistakes = ("not_implemented",)
     else:
-        messages = summarise(cases, outcomes)
-    messages += scalar_messages(answers.target_fixes(spec.name))
+        findings = summarise(cases, outcomes)
+    findings += scalar_findings(answers.target_fixes(spec.name))
     if any(o.mutated and o.kind == "failed" for o in outcomes):
         mistakes = ("mutates_input",)
     error_at = next((o.location for o in outcomes if o.location), None)
@@ -181,12 +211,13 @@ def judge_target(
         status,
         target_score(spec, outcomes),
         spec.points,
-        tuple(messages),
+        messages_of(findings),
         mistakes,
         error_at or defined_at,
         sum(o.kind == "passed" for o in outcomes),
         len(cases),
         tuple(o.kind for o in outcomes),
+        tuple(findings),
     )
 
 

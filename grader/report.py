@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Status = Literal["passed", "failed", "error", "missing", "timeout"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "missing", "timeout")
@@ -22,6 +23,66 @@ class Location:
         return f"cell {self.cell}, line {self.line}"
 
 
+FindingKind = Literal[
+    "summary",  # how many cases passed or failed
+    "case",  # the cases that failed one way, and how
+    "missing",  # the target is not there, or not a function
+    "not_implemented",  # still the stub
+    "callee",  # a function it calls is the problem
+    "mistake",  # a named mistake, explained (has `mistake`)
+    "static",  # what the code shows, without a named mistake
+    "relation",  # how the output relates to the expected one
+    "scalar",  # a 0-d array the grader had to turn into a number
+]
+FINDING_KINDS: tuple[FindingKind, ...] = get_args(FindingKind)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing said about a target, as data: its message is what the student reads."""
+
+    kind: FindingKind
+    message: str
+    mistake: str | None = None  # the mistake's id, where one is named
+    location: Location | None = None
+    fix: str | None = None  # how to fix it, where the catalogue says
+    # The explanation without this student's place or fix: what a class report says of all.
+    general: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "mistake": self.mistake,
+            "message": self.message,
+            "location": _location(self.location),
+            "fix": self.fix,
+            "general": self.general,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        kind = data["kind"]
+        if kind not in FINDING_KINDS:
+            raise ValueError(f"unknown finding kind {kind!r}")
+        return cls(
+            kind=kind,
+            message=str(data["message"]),
+            mistake=data.get("mistake"),
+            location=Location(**data["location"]) if data.get("location") else None,
+            fix=data.get("fix"),
+            general=data.get("general"),
+        )
+
+
+def _location(where: Location | None) -> dict[str, int] | None:
+    return {"cell": where.cell, "line": where.line} if where else None
+
+
+def messages_of(findings: Sequence[Finding]) -> tuple[str, ...]:
+    """The messages a student reads, in order: one per finding."""
+    return tuple(f.message for f in findings)
+
+
 @dataclass(frozen=True)
 class TargetResult:
     """The verdict on one graded function or variable."""
@@ -36,6 +97,7 @@ class TargetResult:
     cases_passed: int = 0
     cases_total: int = 0
     case_outcomes: tuple[str, ...] = ()  # per case: passed | failed | error | timeout | …
+    findings: tuple[Finding, ...] = ()  # what `messages` says, as data (same order)
 
 
 @dataclass(frozen=True)
@@ -48,6 +110,9 @@ class Report:
     errors: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
     seconds: float = 0.0
+    # The error (one of `errors`) saying the notebook did not run to its end: its process
+    # died, ran out of time or sent junk (not an ordinary cell error); None when it ran.
+    did_not_run: str | None = None
 
     @property
     def score(self) -> float:
@@ -76,6 +141,7 @@ class Report:
                 cases_passed=int(t.get("cases_passed", 0)),
                 cases_total=int(t.get("cases_total", 0)),
                 case_outcomes=tuple(t.get("case_outcomes", ())),
+                findings=tuple(Finding.from_dict(f) for f in t.get("findings", ())),
             )
             for t in data["targets"]
         )
@@ -86,10 +152,12 @@ class Report:
             errors=tuple(data.get("errors", ())),
             notes=tuple(data.get("notes", ())),
             seconds=float(data.get("seconds", 0.0)),
+            did_not_run=data.get("did_not_run"),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract of DESIGN.md (plus `notes` and `seconds`)."""
+        """The JSON contract of DESIGN.md (plus `notes`, `seconds`, `did_not_run` and each
+        target's `findings`)."""
         return {
             "assignment": self.assignment,
             "submission": self.submission,
@@ -103,13 +171,13 @@ class Report:
                     "max_score": t.max_score,
                     "mistakes": list(t.mistakes),
                     "messages": list(t.messages),
-                    "location": (
-                        {"cell": t.location.cell, "line": t.location.line} if t.location else None
-                    ),
+                    "location": _location(t.location),
+                    "findings": [f.to_dict() for f in t.findings],
                 }
                 for t in self.targets
             ],
             "errors": list(self.errors),
             "notes": list(self.notes),
             "seconds": round(self.seconds, 4),
+            "did_not_run": self.did_not_run,
         }

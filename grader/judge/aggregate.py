@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -89,18 +88,13 @@ class ClassSummary:
         }
 
 
-# Where in one student's notebook: "cell 8, line 6: …" or "… (cell 3, line 6)."
-_ONE_STUDENTS_PLACE = re.compile(r"^cell \d+, line \d+: |\s*\(cell \d+, line \d+\)")
-
-
 def _mistake_message(report: Report, mistake: str) -> str:
-    """The sentence the diagnosis wrote for this mistake (they start with its id), without
-    the cell and line where this one student made it: the class report speaks of all."""
+    """What the diagnosis said of this mistake, without the cell and line where this one
+    student made it or the fix: the class report speaks of all."""
     for target in report.targets:
-        for message in target.messages:
-            if message.startswith(f"{mistake}: "):
-                sentence = message[len(mistake) + 2 :].split(" Fix:")[0]
-                return _ONE_STUDENTS_PLACE.sub("", sentence)
+        for finding in target.findings:
+            if finding.kind == "mistake" and finding.mistake == mistake and finding.general:
+                return finding.general
     return STRUCTURAL.get(mistake, mistake)
 
 
@@ -138,9 +132,8 @@ def summarise(
         heapq.heappush(slowest, (report.seconds, student))
         if len(slowest) > SLOWEST:
             heapq.heappop(slowest)
-        stopped = next((e for e in report.errors if _did_not_run(e)), None)
-        if stopped is not None:
-            failing.append((student, stopped))
+        if report.did_not_run is not None:
+            failing.append((student, report.did_not_run))
         students.append((student, Points(report.score, report.max_score)))
     students.sort(key=lambda pair: pair[0])
     targets = tuple(
@@ -174,12 +167,7 @@ def summarise(
 def scores_only(report: Report) -> Report:
     """The report as a gradebook table needs it: points and statuses, no text."""
     targets = tuple(
-        replace(t, messages=(), mistakes=(), location=None, case_outcomes=())
+        replace(t, messages=(), mistakes=(), location=None, case_outcomes=(), findings=())
         for t in report.targets
     )
-    return replace(report, targets=targets, errors=(), notes=())
-
-
-def _did_not_run(error: str) -> bool:
-    """The notebook's process died, timed out or sent junk (not an ordinary cell error)."""
-    return error.startswith("the notebook") or "time limit" in error
+    return replace(report, targets=targets, errors=(), notes=(), did_not_run=None)

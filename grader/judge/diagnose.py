@@ -21,7 +21,7 @@ from grader.judge.compare import compare, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.reference import Reference
 from grader.judge.static import FunctionSource, Hint
-from grader.report import Location
+from grader.report import Finding, Location, messages_of
 from grader.run.wire import Seq, Value
 
 
@@ -91,9 +91,15 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """The mistakes named for one target, what is said about them, and where."""
+
     mistakes: tuple[str, ...] = ()
-    messages: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
     location: Location | None = None
+
+    @property
+    def messages(self) -> tuple[str, ...]:
+        return messages_of(self.findings)
 
 
 def _apply(chain: tuple[Normaliser, ...], answers: Sequence[Answer]) -> list[Answer]:
@@ -148,7 +154,9 @@ def diagnose(ev: Evidence) -> Diagnosis:
         return _static_only(ev, [], [])
     if stub := _untouched_stub(ev):
         where = ev.function.location() if ev.function else None
-        return Diagnosis(("not_implemented",), (f"not implemented yet: {stub}",), where)
+        text = f"not implemented yet: {stub}"
+        finding = Finding("not_implemented", text, "not_implemented", where)
+        return Diagnosis(("not_implemented",), (finding,), where)
     hint_kinds = {h.kind for h in ev.hints}
     for ids, chain in CHAINS:
         normalised = _apply(chain, ev.answers)
@@ -167,7 +175,7 @@ def diagnose(ev: Evidence) -> Diagnosis:
         items = ", ".join(f"[{k}]" for k in partial[0])
         base = _static_only(ev, [], partial[1])
         note = f"only element{'s' * (len(partial[0]) > 1)} {items} of the returned tuple is wrong"
-        return Diagnosis(base.mistakes, (note, *base.messages), base.location)
+        return Diagnosis(base.mistakes, (Finding("relation", note), *base.findings), base.location)
     if ev.failing_callees:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
     return _relations(ev, _static_only(ev, [], []))
@@ -218,7 +226,7 @@ def _root_cause(ev: Evidence, ids: list[str], callee: str, proven: bool) -> Diag
         else "once it passes, check this function again"
     )
     message = f"fix `{callee}` first: `{ev.spec.name}` calls it and it fails its own checks; {then}"
-    return Diagnosis(base.mistakes, (message, *base.messages), base.location)
+    return Diagnosis(base.mistakes, (Finding("callee", message), *base.findings), base.location)
 
 
 def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagnosis:
@@ -238,65 +246,56 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
             chosen[mistake_id] = catalogue.get(mistake_id)
     if "scale_discarded" in chosen:
         chosen.pop("scale_missing", None)  # discarding the scaling is why it is missing
-    messages, locations = [], []
-    for mistake_id, mistake in chosen.items():
-        text, where = _explain(ev, mistake_id, mistake, kinds)
-        messages.append(text)
-        locations.append(where)
+    findings = [_explain(ev, mistake_id, mistake, kinds) for mistake_id, mistake in chosen.items()]
     for hint in ev.hints:
         if hint.kind == "discarded" and "scale_discarded" not in chosen:
-            messages.append(
+            text = (
                 f"{hint.location.describe()}: `{hint.text}` is computed and thrown away; "
                 "did you mean to assign it?"
             )
-            locations.append(hint.location)
+            findings.append(Finding("static", text, location=hint.location))
         elif hint.kind == "returns_global":
-            messages.append(
+            text = (
                 f"{hint.location.describe()}: returns the notebook's global `{hint.name}`, "
                 "not a value this function computed"
             )
-            locations.append(hint.location)
-    located = [loc for loc in locations if loc is not None]
-    return Diagnosis(tuple(chosen), tuple(messages), located[0] if located else None)
+            findings.append(Finding("static", text, location=hint.location))
+    located = [f.location for f in findings if f.location is not None]
+    return Diagnosis(tuple(chosen), tuple(findings), located[0] if located else None)
 
 
 def _explain(
     ev: Evidence, mistake_id: str, mistake: Mistake | None, hints: dict[str, Hint]
-) -> tuple[str, Location | None]:
+) -> Finding:
+    """The finding for one named mistake: its message is `id: [place: ]general[ Fix: …]`."""
     hint = hints.get(STATIC_WORDS.get(mistake_id, ""))
-    fix = f" Fix: {mistake.hint}." if mistake else ""
+    fix = mistake.hint if mistake else None
     if mistake_id == "scale_discarded" and hint:
-        return (
-            f"scale_discarded: {hint.location.describe()}: `{hint.text}` computes the scaled "
-            "scores and throws "
-            f"them away, so the softmax gets the unscaled ones. Assign it: "
-            f"`{_assignment_for(hint.text)}`.",
-            hint.location,
+        general = (
+            f"`{hint.text}` computes the scaled scores and throws them away, so the softmax "
+            f"gets the unscaled ones. Assign it: `{_assignment_for(hint.text)}`."
         )
+        return _placed(mistake_id, hint.location, general, None)
     if mistake_id == "scale_hardcoded" and hint:
-        return (
-            f"scale_hardcoded: {hint.location.describe()}: divides by the literal `{hint.text}`, "
-            "which is right "
-            f"only when D_q = 4.{fix or ' Compute it from the shape of the queries.'}",
-            hint.location,
+        general = (
+            f"divides by the literal `{hint.text}`, which is right only when D_q = 4."
+            f"{'' if fix is not None else ' Compute it from the shape of the queries.'}"
         )
+        return _placed(mistake_id, hint.location, general, fix)
     if mistake_id == "mutates_input":
-        at = f"{hint.location.describe()}: `{hint.text}` " if hint else ""
-        at = f"mutates_input: {at}"
-        return (
-            f"{at}changes an argument in place, so the caller's data is changed too. "
-            "Work on a copy (`x = x - m` instead of `x -= m`).",
-            hint.location if hint else None,
+        general = (
+            f"{f'`{hint.text}` ' if hint else ''}changes an argument in place, so the caller's "
+            "data is changed too. Work on a copy (`x = x - m` instead of `x -= m`)."
         )
+        return _placed(mistake_id, hint.location if hint else None, general, None)
     if mistake_id == "uses_global" and hint:
         names = sorted({f"`{h.name}`" for h in ev.hints if h.kind == "global"})
         which = f"global {names[0]}" if len(names) == 1 else f"globals {', '.join(names)}"
-        return (
-            f"uses_global: {hint.location.describe()}: reads the notebook's {which}; the grader "
-            "calls the "
-            "function with other sizes, where that is wrong. Use the shapes of the arguments.",
-            hint.location,
+        general = (
+            f"reads the notebook's {which}; the grader calls the function with other sizes, "
+            "where that is wrong. Use the shapes of the arguments."
         )
+        return _placed(mistake_id, hint.location, general, None)
     where = (
         hint.location
         if hint
@@ -304,7 +303,19 @@ def _explain(
     )
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
     at = f" ({where.describe()})" if where else ""
-    return f"{mistake_id}: {what}{at}.{fix}", where
+    message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
+    return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
+
+
+def _placed(mistake_id: str, where: Location | None, general: str, fix: str | None) -> Finding:
+    """A mistake's finding told as `id: place: general[ Fix: fix.]`."""
+    at = f"{where.describe()}: " if where else ""
+    message = f"{mistake_id}: {at}{general}{_fix(fix)}"
+    return Finding("mistake", message, mistake_id, where, fix, general)
+
+
+def _fix(fix: str | None) -> str:
+    return f" Fix: {fix}." if fix is not None else ""
 
 
 # Words for mistakes found without a catalogue entry (structure, or the untouched stub).
@@ -356,7 +367,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(lines)
     if not sentences and not base.mistakes:
         sentences.append("no known mistake matches this output; compare the cases below")
-    return Diagnosis(base.mistakes, (*base.messages, *sentences), base.location)
+    found = (Finding("relation", sentence) for sentence in sentences)
+    return Diagnosis(base.mistakes, (*base.findings, *found), base.location)
 
 
 def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -11,7 +11,7 @@ from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
 from grader.judge.score import Answers
 from grader.judge.static import called_names, find_function, function_hints, notebook_globals
-from grader.report import TargetResult
+from grader.report import TargetResult, messages_of
 
 
 def _digest(answers: Answers, target: str, index: int) -> str | None:
@@ -37,6 +37,8 @@ def explain(
     answers: Answers,
     submission: Submission,
 ) -> tuple[TargetResult, ...]:
+    """Each failing target with its diagnosis added: mistakes named and findings said after
+    its summary line (a diagnosis never changes a status or a score)."""
     failing = {r.name for r in results if r.status != "passed"}
     global_names = notebook_globals(submission)
     explained = []
@@ -69,12 +71,14 @@ def explain(
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
         )
         diagnosis = diagnose(evidence)
-        summary, details = result.messages[:1], result.messages[1:]
+        summary, details = result.findings[:1], result.findings[1:]
+        findings = (*summary, *diagnosis.findings, *details)
         explained.append(
             replace(
                 result,
                 mistakes=tuple(dict.fromkeys((*diagnosis.mistakes, *result.mistakes))),
-                messages=(*summary, *diagnosis.messages, *details),
+                messages=messages_of(findings),
+                findings=findings,
                 location=diagnosis.location or result.location,
             )
         )

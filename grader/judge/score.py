@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.judge.compare import compare
 from grader.judge.reference import Reference
-from grader.report import Location, Status
+from grader.report import Finding, Location, Status
 from grader.run.sandbox import ChildRun
 from grader.run.scalars import NUMPY_HINT, ZERO_DIM_MESSAGE, scalar_note
 from grader.run.wire import Seq, Value, clean_text
@@ -90,9 +90,14 @@ def describe_error(error: Mapping[str, Any]) -> str:
     return text
 
 
+OutcomeKind = Literal["passed", "failed", "error", "timeout", "not_implemented"]
+
+
 @dataclass(frozen=True)
 class CaseOutcome:
-    kind: str  # passed | failed | error | timeout | not_implemented
+    """How one case went, and the words for it when it did not simply pass."""
+
+    kind: OutcomeKind
     message: str = ""
     location: Location | None = None
     mutated: bool = False
@@ -104,9 +109,12 @@ def judge_case(
     reference: Reference,
     answer: tuple[dict[str, Any], dict[str, Value]] | None,
     unanswered: str,
+    over_time: bool = False,
 ) -> CaseOutcome:
+    """Judge one case's answer; `unanswered` says why there is none (`over_time`: because
+    the notebook ran out of time, which makes it a timeout)."""
     if answer is None:
-        return CaseOutcome("timeout" if "time limit" in unanswered else "error", unanswered)
+        return CaseOutcome("timeout" if over_time else "error", unanswered)
     header, values = answer
     status = header.get("status")
     if status == "timeout":
@@ -194,27 +202,41 @@ def target_score(spec: TargetSpec, outcomes: Sequence[CaseOutcome]) -> float:
     return round(spec.points * passed / len(outcomes), 4)
 
 
-def summarise(cases: Sequence[Case], outcomes: Sequence[CaseOutcome]) -> list[str]:
+def summarise(cases: Sequence[Case], outcomes: Sequence[CaseOutcome]) -> list[Finding]:
+    """How many cases passed, then each way they failed (told once for all its cases)."""
     failing = [(c, o) for c, o in zip(cases, outcomes, strict=True) if o.kind != "passed"]
     notes = [o.message for o in outcomes if o.kind == "passed" and o.message]
     if not failing:
-        return [f"passed all {len(cases)} cases", *sorted(set(notes))]
-    lines = [f"{len(failing)} of {len(cases)} cases failed"]
+        passed = Finding("summary", f"passed all {len(cases)} cases")
+        return [passed, *(Finding("case", note) for note in sorted(set(notes)))]
+    lines = [Finding("summary", f"{len(failing)} of {len(cases)} cases failed")]
     # Cases that failed the same way are told once, not once per case.
-    groups: dict[str, list[Case]] = {}
+    groups: dict[str, list[tuple[Case, CaseOutcome]]] = {}
     for case, outcome in failing:
-        groups.setdefault(outcome.message, []).append(case)
+        groups.setdefault(outcome.message, []).append((case, outcome))
     for message, group in list(groups.items())[:MAX_CASE_MESSAGES]:
+        where = group[0][1].location
         if len(group) == 1:
-            lines.append(f"case {group[0].index + 1} ({group[0].describe()}): {message}")
+            case = group[0][0]
+            text = f"case {case.index + 1} ({case.describe()}): {message}"
         else:
-            numbers = ", ".join(str(c.index + 1) for c in group)
-            lines.append(f"cases {numbers}: {message}")
+            numbers = ", ".join(str(c.index + 1) for c, _ in group)
+            text = f"cases {numbers}: {message}"
+        lines.append(Finding("case", text, location=where))
     if len(groups) > MAX_CASE_MESSAGES:
         rest = sum(len(g) for g in list(groups.values())[MAX_CASE_MESSAGES:])
-        lines.append(f"… and {rest} more failing case{'s' * (rest > 1)}")
+        lines.append(Finding("case", f"… and {rest} more failing case{'s' * (rest > 1)}"))
     return lines
 
 
 def scalar_messages(fixes: set[tuple[int, int]]) -> list[str]:
+    """A note for each place a 0-d array had to be turned into a number."""
     return [scalar_note(cell, line) for cell, line in sorted(fixes)]
+
+
+def scalar_findings(fixes: set[tuple[int, int]]) -> list[Finding]:
+    """`scalar_messages`, as findings with their places."""
+    return [
+        Finding("scalar", scalar_note(cell, line), location=Location(cell, line))
+        for cell, line in sorted(fixes)
+    ]

@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from grader.run import isolation
 from grader.run.wire import FrameReader, Value, WireError, encode_frame
@@ -46,6 +46,27 @@ class Limits:
     call: float = 2.0
 
 
+# How a child that did not finish ended, as data (its words are `exit_description`).
+Ending = Literal[
+    "",  # it finished, or has not ended yet
+    "time_limit",  # past the submission's time limit
+    "silent",  # stopped answering for longer than any cell may take
+    "cpu_limit",  # used up its CPU time
+    "killed",  # SIGKILL: memory or time
+    "crashed",  # another signal
+    "sandbox_fault",  # the sandbox could not be set up (ours)
+    "files_fault",  # the course's files could not be put in place (ours)
+    "exited",  # exited early
+    "stopped",  # ended some other way
+    "lost",  # its worker stopped answering and was replaced
+]
+ENDINGS: tuple[Ending, ...] = get_args(Ending)
+# Endings that mean the notebook ran out of time (a case it never answered timed out).
+OVER_TIME: frozenset[Ending] = frozenset({"time_limit", "silent", "cpu_limit", "killed"})
+# Endings that are the grader's fault, not the notebook's.
+GRADER_FAULTS: frozenset[Ending] = frozenset({"sandbox_fault", "files_fault"})
+
+
 @dataclass
 class ChildRun:
     """What came back from one child: its raw bytes and how it ended.
@@ -58,6 +79,7 @@ class ChildRun:
     finished: bool = False
     timed_out: bool = False
     exit_description: str = ""
+    ending: Ending = ""
     seconds: float = 0.0
     wire_error: str = ""
     isolated: bool = False
@@ -227,30 +249,35 @@ class Child:
                 kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
         if run.went_silent:
+            run.ending = "silent"
             run.exit_description = (
                 f"the notebook stopped answering for {self.silence:g} s, longer than any cell "
                 "or function may take (it kept running past its time limit), and was stopped"
             )
         elif not run.finished:
-            run.exit_description = _describe_exit(status, run.timed_out, self.limits)
+            run.ending, run.exit_description = _describe_exit(status, run.timed_out, self.limits)
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _describe_exit(status: int, timed_out: bool, limits: Limits) -> str:
+def _describe_exit(status: int, timed_out: bool, limits: Limits) -> tuple[Ending, str]:
     if timed_out:
-        return f"the notebook did not finish within the {limits.submission:g} s time limit"
+        text = f"the notebook did not finish within the {limits.submission:g} s time limit"
+        return "time_limit", text
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
-            return "the notebook used up its CPU-time limit"
+            return "cpu_limit", "the notebook used up its CPU-time limit"
         if sig == signal.SIGKILL:
-            return "the notebook's process was killed (memory or time limit)"
-        return f"the notebook's process crashed ({signal.Signals(sig).name})"
+            return "killed", "the notebook's process was killed (memory or time limit)"
+        return "crashed", f"the notebook's process crashed ({signal.Signals(sig).name})"
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED:
-        return "the sandbox could not be set up for this notebook (a grader fault)"
+        return "sandbox_fault", "the sandbox could not be set up for this notebook (a grader fault)"
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == FILES_FAILED:
-        return "the course's data files could not be put in the notebook's folder (a grader fault)"
+        return (
+            "files_fault",
+            "the course's data files could not be put in the notebook's folder (a grader fault)",
+        )
     if os.WIFEXITED(status):
-        return f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"
-    return "the notebook's process stopped unexpectedly"
+        return "exited", f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"
+    return "stopped", "the notebook's process stopped unexpectedly"

@@ -59,6 +59,7 @@ def _job(header: dict[str, Any], isolated: bool) -> tuple[bytes, bool]:
         "timed_out": run.timed_out,
         "went_silent": run.went_silent,
         "exit_description": run.exit_description,
+        "ending": run.ending,
         "wire_error": run.wire_error,
         "seconds": run.seconds,
         "isolated": run.isolated,

@@ -29,7 +29,7 @@ from grader.course.notebook import CodeCell
 from grader.errors import GraderError
 from grader.run import bwrap
 from grader.run.pipes import MAX_HEADER, encode_message
-from grader.run.sandbox import MAX_OUTPUT, ChildRun
+from grader.run.sandbox import ENDINGS, MAX_OUTPUT, ChildRun
 
 Plan = Sequence[tuple[str, Sequence[Case]]]
 START_SECONDS = 60.0  # importing numpy and the preloads, on a busy machine
@@ -103,7 +103,10 @@ def _as_run(header: dict[str, Any], raw: bytes) -> ChildRun:
         raise WorkerLost("an answer with bad text")
     if not isinstance(seconds, float | int) or isinstance(seconds, bool):
         raise WorkerLost("an answer with a bad time")
-    return ChildRun(raw=raw, seconds=float(seconds), **flags, **text)  # type: ignore[arg-type]
+    ending = header.get("ending")
+    if ending not in ENDINGS:
+        raise WorkerLost("an answer with a bad ending")
+    return ChildRun(raw=raw, seconds=float(seconds), ending=ending, **flags, **text)  # type: ignore[arg-type]
 
 
 # Workers are started by one long-lived thread: bubblewrap's --die-with-parent follows the
@@ -202,7 +205,7 @@ class Worker:
 def lost_run(limits: TimeLimit, why: str) -> ChildRun:
     """What a student's run is when its worker had to be killed."""
     text = f"the notebook's worker stopped answering ({why}) and was replaced"
-    return ChildRun(timed_out=True, exit_description=text, seconds=limits.submission)
+    return ChildRun(timed_out=True, exit_description=text, ending="lost", seconds=limits.submission)
 
 
 class Workers:
