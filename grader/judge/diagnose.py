@@ -20,7 +20,7 @@ from grader.judge import relations
 from grader.judge.compare import compare, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.reference import Reference
-from grader.judge.static import FunctionSource, Hint
+from grader.judge.static import FunctionSource, Hint, HintKind
 from grader.report import Finding, Location, messages_of
 from grader.run.wire import Seq, Value
 
@@ -61,7 +61,7 @@ CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
     (("returns_tuple",), (_swap,)),
     (("returns_tuple", "output_transposed"), (_item(0), _transpose)),
 ]
-STATIC_WORDS = {
+STATIC_WORDS: dict[str, HintKind] = {
     "mutates_input": "mutates",
     "mask_truthiness": "truthiness",
     "scale_discarded": "discarded",
@@ -122,7 +122,7 @@ def _matches(ev: Evidence, answers: Sequence[Answer], outputs: Sequence[Value | 
     return True
 
 
-def _resolve(matched: list[Fingerprint], hint_kinds: set[str]) -> list[Fingerprint]:
+def _resolve(matched: list[Fingerprint], hint_kinds: set[HintKind]) -> list[Fingerprint]:
     """Among variants with identical outputs, the static evidence decides."""
     confirmed = [f for f in matched if f.mistake.requires in hint_kinds]
     if confirmed:
@@ -234,7 +234,7 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
     catalogue = {m.id: m for m in (f.mistake for f in ev.fingerprints if f.via is None)}
     chosen: dict[str, Mistake | None] = {i: catalogue.get(i) for i in ids}
     chosen.update({m.id: m for m in variants})
-    kinds: dict[str, Hint] = {}
+    kinds: dict[HintKind, Hint] = {}
     for found in ev.hints:
         kinds.setdefault(found.kind, found)  # the first place each kind shows
     for known in ev.known_mistakes:
@@ -265,10 +265,11 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
 
 
 def _explain(
-    ev: Evidence, mistake_id: str, mistake: Mistake | None, hints: dict[str, Hint]
+    ev: Evidence, mistake_id: str, mistake: Mistake | None, hints: dict[HintKind, Hint]
 ) -> Finding:
     """The finding for one named mistake: its message is `id: [place: ]general[ Fix: …]`."""
-    hint = hints.get(STATIC_WORDS.get(mistake_id, ""))
+    word = STATIC_WORDS.get(mistake_id)
+    hint = hints.get(word) if word else None
     fix = mistake.hint if mistake else None
     if mistake_id == "scale_discarded" and hint:
         general = (

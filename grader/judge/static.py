@@ -9,6 +9,7 @@ import ast
 import builtins
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 from grader.course.notebook import CodeCell, Submission
 from grader.report import Location
@@ -21,9 +22,16 @@ _PURE_METHODS = {"transpose", "dot", "sum", "max", "min", "mean", "reshape", "co
 _BUILTIN_NAMES = set(dir(builtins))
 
 
+HintKind = Literal[
+    "discarded", "global", "literal_divisor", "returns_global", "mutates", "truthiness"
+]
+
+
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # discarded | global | literal_divisor | returns_global | mutates | truthiness
+    """Something the student's code shows, at a place."""
+
+    kind: HintKind
     location: Location
     text: str
     name: str = ""
