@@ -57,6 +57,7 @@ def test_json_format_follows_the_contract(notebook: NotebookFactory) -> None:
         "mistakes",
         "messages",
         "location",
+        "findings",  # added by issue 15: the messages as data
     }
     assert target["status"] == "failed"
     assert target["mistakes"] == ["output_transposed", "scale_discarded", "scale_hardcoded"]
