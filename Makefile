@@ -1,11 +1,12 @@
 # Two entry points: `make demo` and `make test`. Both set up .venv on first use.
+# `make test-fast`: lint and the tests not marked slow, sandbox or browser (pyproject.toml).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_DIRS := $(wildcard grader tests bench)
 
-.PHONY: demo test docs lint typecheck unit clean browser sandbox
+.PHONY: demo test test-fast docs lint typecheck unit clean browser sandbox
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +54,9 @@ unit: $(STAMP) browser sandbox
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
+
+test-fast: lint
+	$(BIN)/pytest -q -m "not slow and not sandbox and not browser"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

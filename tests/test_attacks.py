@@ -24,6 +24,8 @@ from grader.run import bwrap
 import students
 from conftest import REPO, processes_with, write_notebook
 
+pytestmark = pytest.mark.sandbox
+
 WRONG = """\
 import numpy as np
 def qkv_loop(all_x, omega_q, omega_k, omega_v, beta_q, beta_k, beta_v):

@@ -61,6 +61,7 @@ def rows(out: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_batch_grades_equal_check_grades(config: Config, klass: Path, tmp_path: Path) -> None:
     batch = grade_batch(klass, config, tmp_path / "out", "self_attention", jobs=2)
     graded = [e for e in batch.entries if e.report]
@@ -81,6 +82,7 @@ def test_batch_grades_equal_check_grades(config: Config, klass: Path, tmp_path: 
     assert zoe.report is None and "invalid JSON" in zoe.problem
 
 
+@pytest.mark.slow
 def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(
@@ -109,6 +111,7 @@ def problems(batch: Batch) -> list[str]:
     return [f"{e.student}: {e.problem} {e.fault}" for e in batch.entries if e.problem]
 
 
+@pytest.mark.slow
 def test_rerun_skips_unchanged_and_force_regrades(
     config: Config, klass: Path, tmp_path: Path
 ) -> None:
@@ -151,6 +154,7 @@ def start_halfway(command: list[str], out: Path, count: int) -> subprocess.Popen
     return process
 
 
+@pytest.mark.slow
 def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None:
     count = 24
     folder = slow_class(tmp_path / "slow", count)
@@ -171,6 +175,7 @@ def test_killed_batch_resumes_with_every_submission_once(tmp_path: Path) -> None
     assert results == count * 6
 
 
+@pytest.mark.slow
 def test_only_a_zip_gets_a_scratch_folder(
     config: Config, klass: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -206,6 +211,7 @@ def test_zip_export(config: Config, tmp_path: Path) -> None:
     assert any("brunob_102: 2 submissions" in p for p in batch.problems)
 
 
+@pytest.mark.slow
 def test_without_kept_reports_entries_hold_scores_only(
     config: Config, klass: Path, tmp_path: Path
 ) -> None:
@@ -230,6 +236,7 @@ def test_without_kept_reports_entries_hold_scores_only(
     assert any(m for r in stored.values() for t in r.targets for m in t.messages)
 
 
+@pytest.mark.slow
 def test_at_most_a_few_submissions_per_worker_are_between_read_and_recorded(
     config: Config, klass: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +262,7 @@ def test_at_most_a_few_submissions_per_worker_are_between_read_and_recorded(
     assert most[0] == 2  # one per worker: reading waited for judging
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_batch_loses_nothing_and_hangs_nothing(
     config: Config, tmp_path: Path
 ) -> None:
@@ -311,6 +319,7 @@ def worker_pids(started_here: bool = False) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_batch_keeps_whole_submissions_and_says_how_to_go_on(
     tmp_path: Path,
 ) -> None:
@@ -358,6 +367,7 @@ def test_day_old_scratch_folders_of_killed_graders_are_swept(tmp_path: Path) -> 
             shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_workers_prepare_for_the_assignments_the_notebooks_name(
     config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -383,6 +393,7 @@ def test_workers_prepare_for_the_assignments_the_notebooks_name(
     ]
 
 
+@pytest.mark.slow
 def test_a_notebook_nested_too_deeply_is_one_problem_not_a_crash(
     config: Config, tmp_path: Path
 ) -> None:
@@ -422,6 +433,7 @@ def test_a_grader_fault_on_one_file_is_reported_and_the_class_goes_on(
     assert "fine" not in log
 
 
+@pytest.mark.slow
 def test_a_grader_fault_while_judging_one_notebook_is_logged_and_exits_3(
     config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -454,6 +466,7 @@ def test_a_grader_fault_while_judging_one_notebook_is_logged_and_exits_3(
     assert "--- unlucky" in result.output and "the tracebacks are above" in result.output
 
 
+@pytest.mark.slow
 def test_text_that_is_not_valid_unicode_costs_no_one_their_grade(tmp_path: Path) -> None:
     """A lone surrogate escaped in a notebook's JSON, and a file name that is not UTF-8,
     used to end the whole batch (a feedback page or the gradebook could not be written)."""
@@ -480,6 +493,7 @@ def test_text_that_is_not_valid_unicode_costs_no_one_their_grade(tmp_path: Path)
     assert rows(out) == 2
 
 
+@pytest.mark.slow
 def test_a_feedback_page_that_cannot_be_written_keeps_the_grade_and_the_class_going(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -504,6 +518,7 @@ def test_a_feedback_page_that_cannot_be_written_keeps_the_grade_and_the_class_go
     assert sorted(p.stem for p in (out / "feedback").glob("*.html")) == ["fine", "unlucky"]
 
 
+@pytest.mark.slow
 def test_every_student_gets_a_feedback_page_of_their_own(tmp_path: Path) -> None:
     """Names in other scripts, or differing only in punctuation, used to share one page (two
     Chinese names both became `student.html`): a student could read another's feedback."""
@@ -569,6 +584,7 @@ def test_a_link_to_the_solution_earns_nothing(
     assert job.data == b"" and "cannot be read" in job.problem
 
 
+@pytest.mark.slow
 def test_one_notebook_cannot_choose_the_assignment_it_is_marked_on(tmp_path: Path) -> None:
     """Without --assignment each notebook is recognised on its own. A student who hands in the
     textbook's notebook (udl_12_1, solved online) used to earn its full marks, and, named

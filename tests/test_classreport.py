@@ -122,6 +122,7 @@ def test_report_stays_readable(graded: Path, size: int) -> None:
     assert len(page) < 60_000 + 400 * size
 
 
+@pytest.mark.browser
 def test_report_in_a_real_browser(graded: Path) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

@@ -112,6 +112,7 @@ def test_assign_writes_the_exercise(tmp_path: Path) -> None:
     assert out.read_text() == Path(EXERCISE).read_text()
 
 
+@pytest.mark.slow
 def test_grade_prints_a_table_and_writes_csv(tmp_path: Path) -> None:
     folder = tmp_path / "subs"
     folder.mkdir()
@@ -183,6 +184,7 @@ def test_help_has_examples() -> None:
     assert code == 0 and "Example" in out and "Exit code" in out
 
 
+@pytest.mark.slow
 def test_python_dash_m_works() -> None:
     command = [sys.executable, "-m", "grader", "check", SOLUTION, "--course", str(REPO)]
     result = subprocess.run(

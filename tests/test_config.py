@@ -165,6 +165,7 @@ def _broken_variants(raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
         )
 
 
+@pytest.mark.slow
 def test_quick_verdict_agrees_with_jsonschema_on_broken_configs() -> None:
     """Configs are judged by fastjsonschema (cheap to import) and explained by jsonschema:
     the two must agree, or a broken config could pass unexplained."""

@@ -23,6 +23,8 @@ from grader.errors import ConfigError
 
 from conftest import REPO, repo_config_raw
 
+pytestmark = pytest.mark.sandbox
+
 NOTEBOOKS = REPO / "tests" / "notebooks" / "self_attention"
 
 

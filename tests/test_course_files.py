@@ -28,6 +28,8 @@ from grader.run import bwrap
 import students
 from conftest import write_notebook
 
+pytestmark = pytest.mark.sandbox
+
 LISTED = ["data/x.npy", "notes.txt"]
 # Lists the working folder, reads the listed files and tries what it must not: the course's
 # other files, a solution, and writing over a listed file. It reports all of it as an error.

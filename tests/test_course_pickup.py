@@ -57,6 +57,7 @@ def _no_course_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GRADER_CONFIG", raising=False)
 
 
+@pytest.mark.slow
 def test_check_ignores_the_working_folders_config_and_says_so(tmp_path: Path) -> None:
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
@@ -100,6 +101,7 @@ def test_a_grader_installed_from_the_clone_refuses_the_clones_course(
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_check_grades_against_a_course_named_with_course(tmp_path: Path) -> None:
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
@@ -108,6 +110,7 @@ def test_check_grades_against_a_course_named_with_course(tmp_path: Path) -> None
     assert json.loads(result.stdout)["max_score"] == 10 and not marker.exists()
 
 
+@pytest.mark.slow
 def test_grade_ignores_the_working_folders_config(tmp_path: Path) -> None:
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
@@ -132,6 +135,7 @@ def test_grade_refuses_a_config_in_the_class_folder(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_pytest_notebook_ignores_the_working_folders_config(pytester: pytest.Pytester) -> None:
     marker = pytester.path.parent / "marker"
     plant(pytester.path, marker)
@@ -142,6 +146,7 @@ def test_pytest_notebook_ignores_the_working_folders_config(pytester: pytest.Pyt
     result.stdout.fnmatch_lines([f"*ignored {pytester.path / 'config.yaml'}*"])
 
 
+@pytest.mark.slow
 def test_pytest_notebook_refuses_a_named_config_beside_the_notebook(
     pytester: pytest.Pytester,
 ) -> None:

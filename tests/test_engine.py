@@ -186,6 +186,7 @@ def test_mutating_an_argument_fails_the_case_and_says_which(
     assert any("changed its argument `data_in` in place" in m for m in result.messages)
 
 
+@pytest.mark.slow
 def test_infinite_loop_in_a_function_times_out(
     fast_config: Config, notebook: NotebookFactory
 ) -> None:
@@ -197,6 +198,7 @@ def test_infinite_loop_in_a_function_times_out(
     assert target(report, "qkv_loop").status == "passed"
 
 
+@pytest.mark.slow
 def test_infinite_loop_at_top_level_stops_that_cell_only(
     fast_config: Config, notebook: NotebookFactory
 ) -> None:

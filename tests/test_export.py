@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -47,6 +48,7 @@ def run_autograder(root: Path) -> dict[str, object]:
     return data
 
 
+@pytest.mark.slow
 def test_gradescope_bundle_grades_a_submission(config: Config, tmp_path: Path) -> None:
     root = unpack(config, tmp_path)
     shutil.copy(BRUNO, root / "submission" / "my_homework.ipynb")
@@ -63,6 +65,7 @@ def test_gradescope_bundle_grades_a_submission(config: Config, tmp_path: Path) -
         assert archive.getinfo("setup.sh").external_attr >> 16 & 0o111
 
 
+@pytest.mark.slow
 def test_gradescope_bundle_reports_a_missing_or_broken_notebook(
     config: Config, tmp_path: Path
 ) -> None:
@@ -78,6 +81,7 @@ def test_gradescope_bundle_reports_a_missing_or_broken_notebook(
     assert results["score"] == 0 and "invalid JSON" in str(results["output"])
 
 
+@pytest.mark.slow
 def test_github_workflow_runs_end_to_end(tmp_path: Path) -> None:
     workflow = yaml.safe_load(template("github"))
     job = workflow["jobs"]["grade"]
@@ -106,6 +110,7 @@ def test_github_workflow_runs_end_to_end(tmp_path: Path) -> None:
     assert "| ❌ | `scaled_dot_product_self_attention` | failed |" in summary.read_text()
 
 
+@pytest.mark.slow
 def test_gitlab_job_writes_a_junit_report(tmp_path: Path) -> None:
     job = yaml.safe_load(template("gitlab"))["grade-notebook"]
     shutil.copy(BRUNO, tmp_path / job["variables"]["NOTEBOOK"])

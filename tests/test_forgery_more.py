@@ -106,6 +106,7 @@ def run_pytest(
     )
 
 
+@pytest.mark.slow
 def test_pytest_failure_text_keeps_exception_messages_on_their_line(tmp_path: Path) -> None:
     """The failure text quotes the student's exception: a line break in it must not start
     a line of pytest's output (under GitHub Actions, a forged `::error`)."""
@@ -117,6 +118,7 @@ def test_pytest_failure_text_keeps_exception_messages_on_their_line(tmp_path: Pa
     assert_neutral(result.stdout + result.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [HOSTILE_NAME, CONTROLS_NAME], ids=["command", "controls"])
 def test_pytest_refuses_a_notebook_path_it_would_show_raw(tmp_path: Path, name: str) -> None:
     """pytest prints a path as it is (test ids, its own `file not found`), so a path that is
@@ -128,6 +130,7 @@ def test_pytest_refuses_a_notebook_path_it_would_show_raw(tmp_path: Path, name: 
     assert_neutral(result.stdout + result.stderr)
 
 
+@pytest.mark.slow
 def test_pytest_collection_error_keeps_the_message_inert(tmp_path: Path) -> None:
     """The grader's reason for not reading a notebook may quote it."""
     (tmp_path / "conftest.py").write_text(
@@ -145,6 +148,7 @@ def test_pytest_collection_error_keeps_the_message_inert(tmp_path: Path) -> None
     assert_neutral(result.stdout + result.stderr)
 
 
+@pytest.mark.slow
 def test_pytest_header_note_names_a_folder_inertly(tmp_path: Path) -> None:
     """The note on an ignored config.yaml names the folder pytest runs in."""
     here = tmp_path / HOSTILE_NAME
@@ -190,6 +194,7 @@ def run_autograder(root: Path) -> dict[str, Any]:
     return results
 
 
+@pytest.mark.slow
 def test_gradescope_grades_the_students_file_whatever_its_folders_are_named(
     config: Config, tmp_path: Path
 ) -> None:
@@ -210,6 +215,7 @@ def test_gradescope_grades_the_students_file_whatever_its_folders_are_named(
     assert results["score"] == 0 and "No .ipynb file" in results["output"]
 
 
+@pytest.mark.slow
 def test_gradescope_script_quotes_the_assignment_id(tmp_path: Path) -> None:
     """An assignment id is any YAML key; the script must not run it."""
     raw = repo_config_raw()
@@ -225,6 +231,7 @@ def test_gradescope_script_quotes_the_assignment_id(tmp_path: Path) -> None:
     assert results["score"] == 5, results
 
 
+@pytest.mark.slow
 def test_grade_prints_hostile_student_names_inertly(tmp_path: Path) -> None:
     """The table, the progress lines and the summary of `grader grade` name students by
     their file names (a regression test: these were already made safe)."""

@@ -20,6 +20,7 @@ from conftest import REPO, repo_config_raw, write_notebook
 CHECK = "from grader import check\ncheck()"
 
 
+@pytest.mark.slow
 def test_check_in_a_kernel_shows_the_diagnosis(tmp_path: Path) -> None:
     cells = [*students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS), CHECK]
     path = write_notebook(
@@ -82,6 +83,7 @@ def test_exercise_ends_with_the_check_cell_and_grading_it_does_not_recurse() -> 
     assert notebook.cells[-1].source.endswith("from grader import check\ncheck()")
 
 
+@pytest.mark.slow
 def test_the_check_cell_runs_quietly_inside_the_grader(tmp_path: Path) -> None:
     """In the graded process the grader's source is out of sight: `from grader import check`
     must still work there (and do nothing), not fail the cell. A fresh process, so that no

@@ -60,6 +60,7 @@ def test_a_5_mb_cell_is_loaded_and_analysed_without_being_parsed(
     assert cell is not None and cell.source == huge  # it still runs, as written
 
 
+@pytest.mark.slow
 def test_the_cells_past_the_submissions_budget_are_not_parsed(
     notebook: NotebookFactory, parsed: list[int]
 ) -> None:

@@ -8,6 +8,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow
+
 BRUNO = REPO / "demo" / "submissions" / "bruno.ipynb"
 CONFIG = REPO / "config.yaml"
 

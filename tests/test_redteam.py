@@ -21,6 +21,8 @@ from grader.run import bwrap
 import students
 from conftest import REPO, write_notebook
 
+pytestmark = pytest.mark.sandbox
+
 NAMES = (
     "softmax_cols",
     "self_attention",

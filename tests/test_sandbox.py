@@ -24,6 +24,8 @@ from grader.run.workers import Worker, Workers
 
 from conftest import processes_with, write_notebook
 
+pytestmark = pytest.mark.sandbox
+
 
 def run_cells(config: Config, tmp_path: Path, cells: list[str]) -> tuple[None, ChildRun]:
     assignment = config.assignment("self_attention")

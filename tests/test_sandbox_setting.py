@@ -19,6 +19,8 @@ from grader.run import bwrap
 import students
 from conftest import repo_config_raw, write_notebook
 
+pytestmark = pytest.mark.sandbox
+
 TURNED_OFF = "the sandbox was turned off"
 SIMULATED = "no sandbox: the notebook ran with process limits only (simulated)"
 

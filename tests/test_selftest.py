@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader.author.selftest import MIN_MARGIN, render_selftest, run_selftest
@@ -15,6 +16,7 @@ from grader.judge.fingerprints import catalogue_for
 from conftest import repo_config_raw
 
 
+@pytest.mark.slow
 def test_every_assignment_passes_its_selftest(config: Config) -> None:
     for assignment in config.assignments.values():
         result = run_selftest(assignment)
@@ -39,6 +41,7 @@ def only_d4_config(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_selftest_fails_when_cases_cannot_separate_a_variant(tmp_path: Path) -> None:
     config = load_config(only_d4_config(tmp_path))
     result = run_selftest(config.assignment("self_attention"))
@@ -51,6 +54,7 @@ def test_selftest_fails_when_cases_cannot_separate_a_variant(tmp_path: Path) -> 
     assert result.smallest_margin[0] < MIN_MARGIN
 
 
+@pytest.mark.slow
 def test_selftest_command_exit_codes(tmp_path: Path) -> None:
     good = CliRunner().invoke(main, ["selftest", "--assignment", "self_attention"])
     assert good.exit_code == 0, good.output

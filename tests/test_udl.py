@@ -61,6 +61,7 @@ def test_a_correct_copy_scores_full_marks_and_is_recognised(config: Config) -> N
     assert {t.name for t in report.targets} >= {"all_queries", "all_x_prime", "softmax"}
 
 
+@pytest.mark.slow
 def test_a_messy_copy_scores_full_marks_and_says_what_it_skipped(config: Config) -> None:
     report = grade_path(NOTEBOOKS / "messy.ipynb", config)
     assert report.score == report.max_score
@@ -85,6 +86,7 @@ def test_global_d_fails_only_other_shapes_and_is_told_why(config: Config) -> Non
     assert result.score == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_seed_001_in_the_textbook_format(config: Config) -> None:
     report = grade_path(NOTEBOOKS / "seed_001.ipynb", config)
     assert target(report, "self_attention").mistakes == ("output_transposed",)

@@ -11,9 +11,13 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from grader.run import bwrap
 
 from conftest import REPO
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 USER = "grader-ci"
 SANDBOX_TESTS = [

@@ -129,6 +129,7 @@ def test_random_bytes_decode_or_raise_wire_error(data: bytes) -> None:
     decodes_or_refuses(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.text(max_size=3), node, max_size=3), st.binary(max_size=64))
 @example({"v": {"t": "a", "shape": [0, 2**70], "at": 0}}, b"")
@@ -171,6 +172,7 @@ def mutated_frames(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated_frames())
 @example(frame(array_node([0, 2**70])))
@@ -183,6 +185,7 @@ def test_mutated_frames_decode_or_raise_wire_error(data: bytes) -> None:
         reader.feed(data[len(data) // 2 :])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(encodable)
 @example([np.zeros(MAX_ELEMENTS)] * (MAX_PAYLOAD // (8 * MAX_ELEMENTS) + 1))  # past MAX_PAYLOAD

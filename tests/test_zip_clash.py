@@ -49,6 +49,7 @@ def test_an_entry_the_file_system_refuses_is_skipped_with_a_line(tmp_path: Path)
     assert len(found.problems) == 1 and "could not be unpacked" in found.problems[0]
 
 
+@pytest.mark.slow
 @BOTH_ORDERS
 def test_grade_grades_everyone_else_and_exits_normally(
     tmp_path: Path, clashing: tuple[str, ...]

@@ -1,0 +1,90 @@
+"""judge/relations.py called directly on small arrays (no child process)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.course.config import Tolerance
+from grader.judge.relations import (
+    constant_factor,
+    differing_lines,
+    ignored_inputs,
+    only_some_sizes,
+    singleton_dimensions,
+    sums_to_one,
+)
+
+TOL = Tolerance()
+EXPECTED = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_constant_factor_names_one_factor_or_one_per_case() -> None:
+    same = constant_factor([(2 * EXPECTED, EXPECTED), (2 * EXPECTED[:1], EXPECTED[:1])], TOL)
+    assert same == "off by a constant factor: every entry is 2 × the expected value"
+    varying = constant_factor([(2 * EXPECTED, EXPECTED), (0.5 * EXPECTED, EXPECTED)], TOL)
+    assert varying == (
+        "off by a factor that depends on the input size (×2, 0.5 in the cases in turn)"
+    )
+
+
+def test_constant_factor_stays_silent_when_there_is_none() -> None:
+    assert constant_factor([(EXPECTED, EXPECTED)], TOL) is None  # factor 1: right
+    assert constant_factor([(EXPECTED + 1, EXPECTED)], TOL) is None  # not proportional
+    assert constant_factor([(EXPECTED.T[:1], EXPECTED)], TOL) is None  # other shape
+    assert constant_factor([(EXPECTED, np.zeros((2, 2)))], TOL) is None  # nothing to scale
+    assert constant_factor([], TOL) is None
+
+
+def test_sums_to_one_checks_the_axis_asked_for() -> None:
+    rows = np.array([[0.25, 0.75], [0.5, 0.5]])  # each row sums to one, the columns do not
+    assert sums_to_one(rows, "rows") is None
+    assert sums_to_one(rows, "columns") == (
+        "the rows sum to one instead of the columns: normalise each of the columns"
+    )
+    assert sums_to_one(np.ones((2, 2)), "rows") == ("the rows do not sum to one (sums from 2 to 2)")
+    assert sums_to_one(np.full(4, 0.25), "all") is None
+    assert sums_to_one(np.ones(4), "all") == "the weights sum to 4, not to one"
+    assert sums_to_one(np.ones(3), "rows") is None  # not a matrix: nothing to say
+
+
+def test_only_some_sizes_finds_the_notebooks_size() -> None:
+    sizes = [{"D": 4, "N": 2}, {"D": 3, "N": 2}, {"D": 4, "N": 5}]
+    found = only_some_sizes([True, False, True], sizes, {"N": 2, "D": 4})
+    assert found is not None and found.startswith("right only in the cases where D = 4,")
+    assert only_some_sizes([True, True, True], sizes, {"D": 4}) is None
+    assert only_some_sizes([False, False, False], sizes, {"D": 4}) is None
+    assert only_some_sizes([True, False, False], sizes, {"D": 4}) is None  # no size fits
+
+
+def test_ignored_inputs_names_the_arguments_that_should_matter() -> None:
+    base = np.zeros(3)
+    probes = {0: np.ones(3), 1: np.zeros(3), 2: np.ones(3)}
+    # The student's output did not move for arguments 0 and 1; the reference's moved for 0.
+    assert ignored_inputs(("q", "k", "v"), {0, 1}, base, probes) == (
+        "ignores `q`: changing it does not change the output, but it should"
+    )
+    assert ignored_inputs(("q", "k", "v"), {1}, base, probes) is None
+    assert ignored_inputs(("q", "k", "v"), {0, 2}, base, probes) == (
+        "ignores `q`, `v`: changing it does not change the output, but it should"
+    )
+
+
+def test_differing_lines_names_the_wrong_rows_or_columns() -> None:
+    got = EXPECTED.copy()
+    got[:, 1] += 1
+    assert differing_lines(got, EXPECTED, TOL) == "only columns 1 differ; the others are right"
+    got = EXPECTED.copy()
+    got[0, :] += 1
+    assert differing_lines(got, EXPECTED, TOL) == "only rows 0 differ; the others are right"
+    assert differing_lines(EXPECTED + 1, EXPECTED, TOL) is None  # everything differs
+    assert differing_lines(EXPECTED, EXPECTED, TOL) is None
+    assert differing_lines(np.ones(2), np.ones(2), TOL) is None
+
+
+def test_singleton_dimensions() -> None:
+    assert singleton_dimensions(np.ones((1, 3)), np.ones(3)) == (
+        "the shape (1, 3) differs from (3,) only by size-1 dimensions: reshape the result to (3,)"
+    )
+    assert singleton_dimensions(np.ones(3), np.ones(3)) is None
+    assert singleton_dimensions(np.ones((3, 1)), np.ones((1, 4))) is None
+    assert singleton_dimensions(np.ones((2, 3)), np.ones((3, 2))) is None
