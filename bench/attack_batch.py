@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
+from test_acceptance_batch import honest_work  # noqa: E402
 from test_attacks import ATTACKS, WRONG  # noqa: E402
 from test_redteam import red_team  # noqa: E402
 
@@ -62,20 +63,6 @@ def probes(scratch: Path) -> dict[str, list[str]]:
     return {**{n: [WRONG, code] for n, code in ATTACKS.items()}, **red_team(forbidden)}
 
 
-def honest_work(scratch: Path, hostile: dict[str, list[str]]) -> dict[str, float]:
-    """Each probe's grade for its honest cells alone (WRONG, or nothing at all)."""
-    config = load_config(REPO / "config.yaml")
-    alone: dict[tuple[str, ...], float] = {}
-    work = {}
-    for probe, cells in hostile.items():
-        kept = tuple(c for c in cells if c == WRONG) or ("pass",)
-        if kept not in alone:
-            path = write_notebook(scratch / f"honest-work-{len(alone)}.ipynb", kept)
-            alone[kept] = grade_path(path, config, ASSIGNMENT).score
-        work[probe] = alone[kept]
-    return work
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=200)
@@ -92,7 +79,7 @@ def main() -> None:
         for probe, cells in hostile_ones.items():
             write_notebook(hostile / f"{probe}.ipynb", cells)
         solo = {s: grade_path(hostile / f"{s}.ipynb", config, ASSIGNMENT) for s in honest}
-        work = honest_work(scratch, hostile_ones)
+        work = honest_work(scratch, config, hostile_ones)
         runs = {}
         for label, folder in (("honest only", clean), ("with probes", hostile)):
             for load in ("idle", "busy"):

@@ -28,7 +28,7 @@ from grader.course.files import DataFile
 from grader.course.notebook import CodeCell
 from grader.errors import GraderError
 from grader.run import bwrap
-from grader.run.pipes import MAX_HEADER, encode_message
+from grader.run.pipes import MAX_HEADER, encode_message, read_exact
 from grader.run.sandbox import ENDINGS, MAX_OUTPUT, ChildRun
 
 Plan = Sequence[tuple[str, Sequence[Case]]]
@@ -54,15 +54,10 @@ def _wait(fd: int, events: int, deadline: float) -> None:
 
 
 def _read_exact(fd: int, size: int, deadline: float) -> bytes:
-    parts: list[bytes] = []
-    while size:
-        _wait(fd, select.POLLIN, deadline)
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            raise WorkerLost("the worker closed its pipe")
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
+    try:
+        return read_exact(fd, size, lambda: _wait(fd, select.POLLIN, deadline))
+    except EOFError:
+        raise WorkerLost("the worker closed its pipe") from None
 
 
 def _write_all(fd: int, data: bytes, deadline: float) -> None:
