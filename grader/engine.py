@@ -64,7 +64,7 @@ def grade_submission(
     """Run a loaded submission on a sandboxed worker, then judge it in this process."""
     started = time.monotonic()
     case_set = build_cases(assignment)
-    workers = shared_workers(require(sandbox), assignment.files)
+    workers = shared_workers(require(sandbox), assignment.files, assignment.preload)
     plan = case_set.plan(assignment)
     run = workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
     expected = build_expected(assignment, case_set, workers)

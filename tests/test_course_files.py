@@ -19,11 +19,8 @@ from click.testing import CliRunner
 from grader.batch.grade import grade_batch
 from grader.cli import main
 from grader.course.config import Config, Mode, load_config
-from grader.course.files import DataFile
 from grader.engine import grade_path
-from grader.errors import ConfigError
 from grader.report import Report
-from grader.run import bwrap
 
 import students
 from conftest import write_notebook
@@ -156,20 +153,24 @@ def test_a_batch_gives_each_notebook_the_files(course: Path, tmp_path: Path) -> 
     check_course_untouched(course)
 
 
-def test_a_private_course_file_is_one_line_for_root() -> None:
-    """bubblewrap runs as nobody for root: a file nobody can read cannot be bound."""
-    folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-test-"))
+def test_a_private_course_gives_the_listed_files_all_the_same(course: Path, tmp_path: Path) -> None:
+    """A course private to its owner (a home folder, mode 0700, files 0600): its listed files
+    are staged for the sandbox (whose user, for root, is nobody) and read as from any course;
+    the sandbox's mount table names neither the course nor its folder."""
+    private = Path(tempfile.mkdtemp(prefix="grader-private-"))
     try:
-        folder.chmod(0o755)
-        data = folder / "data.npy"
-        data.write_bytes(b"x")
-        data.chmod(0o600)
-        with pytest.raises(ConfigError) as info:
-            bwrap._course_binds([DataFile("data/x.npy", data)], as_nobody=True)
-        assert "data/x.npy" in str(info.value) and "is private" in str(info.value)
-        assert "\n" not in str(info.value)
-        data.chmod(0o644)
-        binds = bwrap._course_binds([DataFile("data/x.npy", data)], as_nobody=True)
-        assert binds == ["--ro-bind", str(data), "/sandbox/course/data/x.npy"]
+        shutil.copytree(course, private / "course")
+        for path in [private, *private.rglob("*")]:
+            path.chmod(0o700 if path.is_dir() else 0o600)
+        config = load_config(private / "course" / "config.yaml")
+        notebook = probe_notebook(tmp_path, private / "course")
+        report = grade_path(notebook, config, sandbox="required")
+        assert expected(True) in seen(report)
+        roots = "' '.join(f'{l.split()[3]}>{l.split()[4]}' for l in open('/proc/self/mountinfo'))"
+        cells = [*students.cells(), f"raise ValueError({roots})"]
+        notebook = write_notebook(tmp_path / "mounts.ipynb", cells)
+        table = grade_path(notebook, config, "self_attention", sandbox="required")
+        said = next(e for e in table.errors if ">/sandbox/course" in e)
+        assert str(private) not in said and "grader-private" not in said, said
     finally:
-        shutil.rmtree(folder)
+        shutil.rmtree(private)

@@ -27,6 +27,7 @@ SANDBOX_TESTS = [
     "tests/test_course_code_sandboxed.py",
     "tests/test_course_files.py",
     "tests/test_acceptance_batch.py",
+    "tests/test_view.py",
 ]
 
 

@@ -60,7 +60,7 @@ def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
         return float("inf")  # told apart by the mutation check, not by its output
     case_set = build_cases(assignment)
     expected = build_expected(
-        assignment, case_set, shared_workers(require("auto"), assignment.files)
+        assignment, case_set, shared_workers(require("auto"), assignment.files, assignment.preload)
     )
     spec = assignment.target(mistake.target)
     prints = [

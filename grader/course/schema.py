@@ -164,7 +164,8 @@ _ASSIGNMENT = {
             "items": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*$"},
             "description": "Modules the batch workers import once before forking, for "
             "notebooks that import them (numpy always is), such as matplotlib.pyplot. Each "
-            "makes every fork dearer: list only what the notebooks use.",
+            "makes every fork dearer: list only what the notebooks use. In the sandbox this "
+            "is also what a notebook may import beyond the standard library and numpy.",
         },
         "files": {
             "type": "array",

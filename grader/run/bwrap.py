@@ -1,14 +1,15 @@
 """How a worker is started: exec'd inside a bubblewrap sandbox, or (where none can be made)
 as a fresh interpreter with a cleared environment and the process limits alone.
 
-The sandbox's view of the file system is an allow-list: /usr (with the merged-/usr links),
-the interpreter and the folders its packages come from, the grader package itself, the
-course data files the assignments list (`files:`), each read-only and under a neutral name
-(/sandbox/...), and a private /tmp, /dev and /proc. Nothing else exists there: no home
-folder, no rest of the course, no class folder, no output folder,
-no /etc beyond the linker's cache. The network, IPC, UTS, PID and cgroup namespaces are new
-and empty; the environment is an allow-list; new user namespaces are refused twice
-(bubblewrap's --disable-userns and the seccomp filter of seccomp.py). It works the same for
+The sandbox's view of the file system is an allow-list: /usr (with the merged-/usr links)
+and, read-only under /sandbox, what view.py stages in a private folder whose path names
+nothing of the host: the grader package, numpy, the preloads and what they require, the
+course data files the assignments list (`files:`); plus a private /tmp, /dev and /proc.
+Nothing else exists there: no home folder, no rest of the course, no class folder, no output
+folder, no /etc beyond the linker's cache, and no host path in the mount table. The
+network, IPC, UTS, PID and cgroup namespaces are new and empty; the environment is an
+allow-list; new user namespaces are refused twice (bubblewrap's --disable-userns and the
+seccomp filter of seccomp.py). It works the same for
 root and for an ordinary user wherever the kernel allows unprivileged user namespaces.
 """
 
@@ -19,17 +20,15 @@ import os
 import pwd
 import shutil
 import site
-import stat
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.course.config import Mode
-from grader.errors import ConfigError
-from grader.run import seccomp
+from grader.course.files import SANDBOX_COURSE
+from grader.run import seccomp, view
 
 if TYPE_CHECKING:
     from grader.course.files import DataFile
@@ -108,65 +107,49 @@ def plain_launch() -> Launch:
     return Launch([binary, "-I", "-S", "-c", BOOT, *paths], dict(ENVIRONMENT))
 
 
-def _reachable(path: str, end: int = stat.S_IXOTH | stat.S_IROTH) -> bool:
-    """Whether any user may reach `path` (every folder on the way searchable by others, the
-    end `end`: readable and searchable or runnable): bubblewrap runs as nobody when the
-    grader is root."""
-    parts = Path(path).parts
-    for size in range(2, len(parts) + 1):
-        mode = os.stat(os.path.join(*parts[:size])).st_mode
-        needed = end if size == len(parts) else stat.S_IXOTH
-        if mode & needed != needed:
-            return False
-    return True
+def system_python() -> str | None:
+    """The system's own interpreter of this version, if it has one."""
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    return system if os.path.isfile(system) else None
 
 
-def _view(as_nobody: bool) -> tuple[list[str], str, list[str]]:
-    """bubblewrap's binds (the allow-list), the interpreter's path inside and the import path
-    inside. As root, a source must be one that nobody can read: a private interpreter (a
-    root's pyenv in /root, mode 0700) is replaced by the system's own of the same version."""
+def _interpreter(as_nobody: bool) -> tuple[list[str], str]:
+    """The binds that show the interpreter, and its path inside. One outside /usr would name
+    its folder in the mount table (and a root's pyenv in /root is private): the system's own
+    interpreter of the same version stands in for it, or else its prefix is staged."""
     binary, base = _python()
-    if as_nobody and not _reachable(binary):
-        system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-        if not os.path.isfile(system):
-            raise OSError(f"{binary} is private and there is no {system}")
-        binary, base = system, "/usr"
+    if binary.startswith("/usr/"):
+        return [], binary
+    system = system_python()
+    if system:
+        return [], system
+    staged = view.stage_python(base, binary, as_nobody)
+    inside = f"/sandbox/python/bin/{os.path.basename(binary)}"
+    return ["--ro-bind", str(staged), "/sandbox/python"], inside
+
+
+def _view(as_nobody: bool, preload: Sequence[str] = ()) -> tuple[list[str], str, list[str]]:
+    """bubblewrap's binds (the allow-list), the interpreter's path inside and the import path
+    inside. Whatever lies outside /usr is bound from a staged folder (view.py), so that no
+    source in the mount table names the host's checkout, environment or home."""
     args = ["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     for link in ROOT_LINKS:
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
-    inside = binary
-    if not binary.startswith("/usr/"):
-        args += ["--ro-bind", base, "/sandbox/python"]
-        inside = "/sandbox/python" + binary[len(base) :]
-    args += ["--ro-bind", _grader_dir(), "/sandbox/pkg/grader"]
-    paths = ["/sandbox/pkg"]
-    for number, folder in enumerate(_package_dirs()):
-        if folder.startswith("/usr/"):
-            paths.append(folder)
-            continue
-        paths.append(f"/sandbox/site{number}")
-        args += ["--ro-bind", folder, paths[-1]]
-    for source in (_grader_dir(), *_package_dirs()):
-        if as_nobody and not _reachable(source):
-            raise OSError(f"{source} is private (bubblewrap runs as nobody for root)")
-    return args, inside, paths
+    python, inside = _interpreter(as_nobody)
+    lib = view.stage_lib(tuple(preload), as_nobody)
+    args += [*python, "--ro-bind", str(lib.folder / "lib"), "/sandbox/lib"]
+    return args, inside, ["/sandbox/lib", *lib.paths]
 
 
 def _course_binds(files: Sequence[DataFile], as_nobody: bool) -> list[str]:
-    """Each listed course file, read-only under /sandbox/course/<its name>; nothing else of
-    the course. As root, each must be one that nobody can read (a ConfigError, exit 2)."""
-    args: list[str] = []
-    for file in files:
-        if as_nobody and not _reachable(str(file.source), end=stat.S_IROTH):
-            raise ConfigError(
-                f"course file {file.name} ({file.source}) is private: bubblewrap runs as "
-                "nobody for root, so it and every folder above it must be readable by others"
-            )
-        args += ["--ro-bind", str(file.source), file.inside(sandboxed=True)]
-    return args
+    """The listed course files, read-only under /sandbox/course/<name>, from a staged folder
+    holding them and nothing else of the course."""
+    if not files:
+        return []
+    return ["--ro-bind", str(view.stage_course(tuple(files), as_nobody)), SANDBOX_COURSE]
 
 
 def _seccomp_fd() -> int:
@@ -190,11 +173,14 @@ def _unprivileged() -> tuple[int, int] | None:
         return int(NOBODY), int(NOBODY)
 
 
-def sandbox_launch(probe: bool = False, files: Sequence[DataFile] = ()) -> Launch:
-    """The worker inside the sandbox, seeing `files` of the course (or, to `probe`, a
-    child's own setup, once); the caller closes `pass_fds` after the process has started."""
+def sandbox_launch(
+    probe: bool = False, files: Sequence[DataFile] = (), preload: Sequence[str] = ()
+) -> Launch:
+    """The worker inside the sandbox, seeing `files` of the course and able to import the
+    `preload` modules (or, to `probe`, a child's own setup, once); the caller closes
+    `pass_fds` after the process has started."""
     user = _unprivileged()
-    binds, python, paths = _view(user is not None)
+    binds, python, paths = _view(user is not None, preload)
     binds += _course_binds(files, user is not None)
     env: list[str] = []
     for name, value in {**ENVIRONMENT, "GRADER_SANDBOX": "bwrap"}.items():
@@ -226,7 +212,7 @@ def support() -> Support:
     try:
         launch = sandbox_launch(probe=True)
     except OSError as exc:
-        return Support(False, f"the sandbox cannot see the interpreter: {exc}")
+        return Support(False, f"the sandbox's files could not be staged: {exc}")
     try:
         done = subprocess.run(
             launch.argv, capture_output=True, timeout=30, check=False, **process_options(launch)
@@ -263,7 +249,10 @@ def process_options(launch: Launch) -> dict[str, Any]:
     }
 
 
-def launch(chosen: Support, files: Sequence[DataFile] = ()) -> Launch:
+def launch(chosen: Support, files: Sequence[DataFile] = (), preload: Sequence[str] = ()) -> Launch:
     """How to start a worker under the chosen support, able to read the course's `files`
-    (bound into the sandbox; without one, they are read where they are)."""
-    return sandbox_launch(files=files) if chosen.sandboxed else plain_launch()
+    (staged into the sandbox; without one, they are read where they are) and import the
+    `preload` modules."""
+    if chosen.sandboxed:
+        return sandbox_launch(files=files, preload=preload)
+    return plain_launch()

@@ -133,11 +133,13 @@ class Worker:
         plans: Sequence[Plan],
         preload: Sequence[str],
         files: Sequence[DataFile] = (),
+        importable: Sequence[str] = (),
     ):
-        """Start the worker, able to read the course's `files`, and send it what to import
-        and warm up on (no student data)."""
+        """Start the worker, able to read the course's `files` and import the `preload` and
+        `importable` modules, and send it what to import and warm up on (no student data)."""
         self.support = support
-        self.process = _SPAWNER.submit(_spawn, bwrap.launch(support, files)).result()
+        how = bwrap.launch(support, files, [*preload, *importable])
+        self.process = _SPAWNER.submit(_spawn, how).result()
         assert self.process.stdin is not None and self.process.stdout is not None
         self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
         payload = pickle.dumps([list(p) for p in plans])
@@ -214,14 +216,18 @@ class Workers:
         plans: Sequence[Plan] = (),
         preload: Sequence[str] = (),
         files: Sequence[DataFile] = (),
+        importable: Sequence[str] = (),
     ) -> None:
-        """Start `count` workers (in parallel), each able to read the course's `files`, and
-        wait until each has warmed up."""
+        """Start `count` workers (in parallel), each able to read the course's `files` and
+        import the `preload` modules (imported at once) and the `importable` ones (on a
+        notebook's demand), and wait until each has warmed up."""
         self.support, self.plans, self.preload = support, list(plans), list(preload)
-        self.files = tuple(dict.fromkeys(files))
+        self.files, self.importable = tuple(dict.fromkeys(files)), tuple(importable)
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.closed = False
-        started = [Worker(support, plans, preload, self.files) for _ in range(count)]
+        started = [
+            Worker(support, plans, preload, self.files, self.importable) for _ in range(count)
+        ]
         self.all = list(started)
         try:
             for worker in started:
@@ -232,7 +238,7 @@ class Workers:
             raise
 
     def _fresh(self, old: Worker) -> Worker:
-        worker = Worker(self.support, self.plans, self.preload, self.files)
+        worker = Worker(self.support, self.plans, self.preload, self.files, self.importable)
         self.all = [w for w in self.all if w is not old] + [worker]
         return worker.ready()
 
@@ -281,16 +287,18 @@ class Workers:
             worker.kill()
 
 
-_SHARED: dict[tuple[bwrap.Support, tuple[DataFile, ...]], Workers] = {}
+_SHARED: dict[tuple[bwrap.Support, tuple[DataFile, ...], tuple[str, ...]], Workers] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_workers(support: bwrap.Support, files: Sequence[DataFile] = ()) -> Workers:
+def shared_workers(
+    support: bwrap.Support, files: Sequence[DataFile] = (), importable: Sequence[str] = ()
+) -> Workers:
     """One worker kept for single notebooks (`grader check`, `check()`, the pytest plugin,
-    a loop over `grade_path`) per set of course `files`: it holds no student's data, so it
-    serves them all."""
-    key = (support, tuple(files))
+    a loop over `grade_path`) per set of course `files` and `importable` modules (not
+    imported until a notebook does): it holds no student's data, so it serves them all."""
+    key = (support, tuple(files), tuple(importable))
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = Workers(1, key[0], files=key[1])
+            _SHARED[key] = Workers(1, key[0], files=key[1], importable=key[2])
         return _SHARED[key]
