@@ -175,6 +175,11 @@ def check(
     help="Workers [the cores this process may use].",
 )
 @click.option("--force", is_flag=True, help="Regrade submissions the gradebook already has.")
+@click.option(
+    "--allow-ungraded",
+    is_flag=True,
+    help="Exit 0 even when some submissions could not be graded (the old meaning of 0).",
+)
 @SANDBOX_OPTION
 @_errors_to_exit_codes
 def grade(
@@ -184,6 +189,7 @@ def grade(
     out: Path | None,
     jobs: int | None,
     force: bool,
+    allow_ungraded: bool,
     sandbox: Mode | None,
 ) -> None:
     """Grade a class and print the gradebook.
@@ -195,10 +201,10 @@ def grade(
     Examples:
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
-    Exit codes: 0 the batch ran (unreadable submissions are listed) · 2 bad input, or
-    --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
-    (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
-    130 interrupted.
+    Exit codes: 0 every submission was graded · 1 some could not be graded (they are
+    listed; --allow-ungraded exits 0 for them) · 2 bad input, or --sandbox required where
+    none can be made · 3 a notebook hit a bug of the grader's (tracebacks in
+    OUT/grader-faults.log, the rest is graded) or internal error · 130 interrupted.
     """
     from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
     from grader.batch.progress import Progress
@@ -250,7 +256,7 @@ def grade(
     entries = as_assignment(batch.entries, aid)
     rows = [(e.student, e.report, e.problem) for e in entries]
     click.echo(render_table(rows, [t.name for t in spec.targets]))
-    failed = sum(e.report is None for e in entries)
+    failed = sum(e.report is None for e in batch.entries)
     graded = sum(e.report is not None and not e.skipped for e in entries)
     others = [e.student for e in batch.entries if e.report and e.report.assignment != aid]
     if others:
@@ -275,6 +281,8 @@ def grade(
         _tell_faults(batch.faults, out)
     if batch.lost or batch.faults:
         sys.exit(3)
+    if failed and not allow_ungraded:
+        sys.exit(1)
 
 
 def _first_names(students: Sequence[str], shown: int = 10) -> str:

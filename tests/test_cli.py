@@ -121,7 +121,7 @@ def test_grade_prints_a_table_and_writes_csv(tmp_path: Path) -> None:
     (folder / "junk.ipynb").write_text("{oops")
     (folder / "notes.txt").write_text("hello")
     code, out, err = invoke("grade", str(folder), "--out", str(tmp_path / "out"))
-    assert code == 0
+    assert code == 1  # junk.ipynb could not be graded
     lines = out.splitlines()
     assert any(line.startswith("ada") and line.endswith("10/10") for line in lines)
     assert any(line.startswith("bo") and line.endswith("0/10") for line in lines)
@@ -133,6 +133,24 @@ def test_grade_prints_a_table_and_writes_csv(tmp_path: Path) -> None:
     csv_text = (tmp_path / "out" / "grades.csv").read_text().splitlines()
     assert csv_text[0].startswith("student,qkv_loop,softmax,")
     assert len(csv_text) == 4
+
+
+@pytest.mark.slow
+def test_grade_exits_1_when_a_submission_could_not_be_graded_unless_allowed(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    write_notebook(folder / "bo.ipynb", students.cells(scaled_dot_product_self_attention=students.SCALE_HARDCODED))
+    (folder / "notes.txt").write_text("not a submission: skipped, not a failure")
+    code, out, _ = invoke("grade", str(folder), "-a", "self_attention")
+    assert code == 0, out  # a wrong answer is graded: 0 means every one was
+    (folder / "junk.ipynb").write_text("{oops")
+    code, out, _ = invoke("grade", str(folder), "-a", "self_attention")
+    assert code == 1 and "1 could not be graded" in out
+    code, out, _ = invoke("grade", str(folder), "-a", "self_attention", "--allow-ungraded")
+    assert code == 0 and "1 could not be graded" in out
 
 
 def test_grade_missing_folder_exits_2(tmp_path: Path) -> None:
