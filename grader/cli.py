@@ -197,14 +197,17 @@ def grade(
     \b
     SUBMISSIONS is a folder of <student>.ipynb files or <student>/ folders, or a .zip as
     Canvas, Moodle or Blackboard export it (student names are read from their file names).
+    With a roster.csv in the course folder, submissions are matched to its students and
+    the outputs cover exactly the roster (see docs/instructor.md).
     With --out, a rerun skips the submissions whose content and config did not change.
     Examples:
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
-    Exit codes: 0 every submission was graded · 1 some could not be graded (they are
-    listed; --allow-ungraded exits 0 for them) · 2 bad input, or --sandbox required where
-    none can be made · 3 a notebook hit a bug of the grader's (tracebacks in
-    OUT/grader-faults.log, the rest is graded) or internal error · 130 interrupted.
+    Exit codes: 0 every submission was graded · 1 some could not be graded, or matched
+    no roster student (they are listed; --allow-ungraded exits 0 for them) · 2 bad input,
+    or --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
+    (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
+    130 interrupted.
     """
     from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
     from grader.batch.progress import Progress
@@ -256,7 +259,9 @@ def grade(
     entries = as_assignment(batch.entries, aid)
     rows = [(e.student, e.report, e.problem) for e in entries]
     click.echo(render_table(rows, [t.name for t in spec.targets]))
-    failed = sum(e.report is None for e in batch.entries)
+    failed = len(batch.ungraded)
+    for line in batch.unmatched:
+        click.echo(f"  {one_line(line)}", err=True)
     graded = sum(e.report is not None and not e.skipped for e in entries)
     others = [e.student for e in batch.entries if e.report and e.report.assignment != aid]
     if others:
@@ -274,14 +279,14 @@ def grade(
     if out is not None:
         from grader.batch.classreport import write_report
 
-        written = [write_csv(entries, spec, out), out / "gradebook.sqlite"]
+        written = [write_csv(entries, spec, out, batch.roster), out / "gradebook.sqlite"]
         written.append(write_report(out, aid))
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
     if batch.faults:
         _tell_faults(batch.faults, out)
     if batch.lost or batch.faults:
         sys.exit(3)
-    if failed and not allow_ungraded:
+    if (failed or batch.unmatched) and not allow_ungraded:
         sys.exit(1)
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
 from grader.batch.gradebook import Gradebook
+from grader.batch.records import stored_roster
+from grader.batch.standing import NO_SUBMISSION, Standing, from_gradebook
 from grader.errors import UsageError
-from grader.judge.aggregate import ClassSummary, summarise
+from grader.judge.aggregate import ClassSummary, Points, summarise
 from grader.render.charts import pass_rates, score_histogram
 from grader.render.escape import json_text, safe_name, spreadsheet_row
 from grader.render.html import render_template
@@ -40,11 +42,50 @@ def load_summary(out: Path, assignment: str | None = None) -> ClassSummary:
                     )
                 yield student, report
 
-        summary = summarise(assignment or "", graded(), problems)
+        roster = stored_roster(book)
+        ids = None if roster is None else {s.id for s in roster}
+        summary = summarise(assignment or "", on_roster(graded(), ids), problems)
+        name = assignment or (next(iter(seen)) if seen else "nothing graded")
+        summary = with_standings(summary, from_gradebook(book, name), ids is not None)
     finally:
         book.close()
-    name = assignment or (next(iter(seen)) if seen else "nothing graded")
     return replace(summary, assignment=name)
+
+
+def on_roster(
+    graded: Iterable[tuple[str, Report]], ids: set[str] | None
+) -> Iterator[tuple[str, Report]]:
+    """The graded submissions of roster students (all of them without a roster)."""
+    return (pair for pair in graded if ids is None or pair[0] in ids)
+
+
+def with_standings(summary: ClassSummary, rows: list[Standing], roster: bool) -> ClassSummary:
+    """The summary with each student's total as the gradebook has it (overrides applied),
+    the overrides and comments listed, and, with a roster, exactly the roster: students with
+    no submission among those that did not run, no one else."""
+    by_id = {row.student: row for row in rows}
+    students = tuple(
+        (s, Points(by_id[s].total, p.max_score) if s in by_id else p) for s, p in summary.students
+    )
+    notes = tuple(
+        (row.student, line)
+        for row in rows
+        for line in [*(o.describe() for o in row.overrides), *(c.describe() for c in row.comments)]
+    )
+    failing = summary.failing_to_run
+    unreadable = summary.unreadable
+    if roster:
+        unreadable = tuple(pair for pair in unreadable if pair[0] in by_id)
+        absent = tuple((r.student, r.problem) for r in rows if r.problem == NO_SUBMISSION)
+        failing = tuple(pair for pair in failing if pair[0] in by_id) + absent
+    return replace(
+        summary,
+        students=students,
+        scores=tuple(p.score for _, p in students),
+        notes=notes,
+        unreadable=unreadable,
+        failing_to_run=failing,
+    )
 
 
 def render_html(summary: ClassSummary) -> str:
@@ -86,6 +127,8 @@ def _csv_rows(summary: ClassSummary) -> Iterator[list[object]]:
         yield ["score", student, f"{report.score:g}", f"{report.max_score:g}"]
     for student, problem in summary.failing_to_run:
         yield ["did_not_run", student, "", problem]
+    for student, note in summary.notes:
+        yield ["note", student, "", note]
 
 
 def render_json(summary: ClassSummary) -> str:

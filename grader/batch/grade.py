@@ -5,7 +5,6 @@ warm workers, judge each in this process, and record it as soon as it is done.
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import os
 import shutil
@@ -20,6 +19,9 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool
+from grader.batch.records import comments, overrides, save_roster
+from grader.batch.roster import Student, course_roster, match
+from grader.batch.standing import NO_SUBMISSION, standings, write_grades
 from grader.batch.submissions import content_hash, file_hash, find_submissions
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -27,7 +29,7 @@ from grader.course.notebook import Submission, assignment_hint, load_submission
 from grader.engine import finish, require, with_choice
 from grader.judge.aggregate import scores_only
 from grader.judge.expected import Expected, build_expected
-from grader.render.escape import one_line, safe_lines, safe_name, spreadsheet_row
+from grader.render.escape import one_line, safe_lines, safe_name
 from grader.render.feedback import write_feedback
 from grader.report import Report
 from grader.run.workers import Workers
@@ -43,6 +45,7 @@ class Entry:
     problem: str = ""
     skipped: bool = False  # unchanged since the gradebook last graded it
     fault: str = ""  # a traceback: the problem is a bug in the grader, not the student's doing
+    absent: bool = False  # on the roster, no submission found
 
 
 @dataclass
@@ -51,6 +54,13 @@ class Batch:
     problems: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # not graded: a worker died (run again)
     seconds: float = 0.0
+    roster: list[Student] | None = None  # the course's roster.csv, when it has one
+    unmatched: list[str] = field(default_factory=list)  # submissions of no roster student
+
+    @property
+    def ungraded(self) -> list[Entry]:
+        """Submissions found but not graded (unreadable, …); not roster students without one."""
+        return [e for e in self.entries if e.report is None and not e.absent]
 
     @property
     def graded(self) -> int:
@@ -132,9 +142,10 @@ def grade_batch(
             untouched = {file_hash(path) for path in exercises if path.is_file()}
             found = find_submissions(source, scratch, out, untouched)
             recorder.batch.problems = found.problems
+            submissions = _on_roster(found.submissions, config, recorder)
             if on_total:
-                on_total(len(found.submissions))
-            todo = _unchanged_first(found.submissions, recorder, force)
+                on_total(len(submissions))
+            todo = _unchanged_first(submissions, recorder, force)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 present = specs if assignment else _assignments_in(todo, config)
@@ -150,9 +161,33 @@ def grade_batch(
     finally:
         if book is not None:
             book.close()
+    _add_absent(recorder.batch)
     recorder.batch.entries.sort(key=lambda e: e.student)
     recorder.batch.seconds = time.monotonic() - started
     return recorder.batch
+
+
+def _on_roster(
+    submissions: list[tuple[str, Path]], config: Config, recorder: _Recorder
+) -> list[tuple[str, Path]]:
+    """With a roster at the course's root, the submissions renamed to its ids (the rest
+    listed as unmatched) and the roster kept in the gradebook; else the submissions as found."""
+    roster = course_roster(config.path.parent)
+    if roster is None:
+        return submissions
+    matched = match(roster, submissions)
+    recorder.batch.roster, recorder.batch.unmatched = roster, matched.unmatched
+    if recorder.book is not None:
+        save_roster(recorder.book, roster)
+    return matched.submissions
+
+
+def _add_absent(batch: Batch) -> None:
+    """An entry for each roster student no submission was found for."""
+    present = {e.student for e in batch.entries}
+    for student in batch.roster or ():
+        if student.id not in present:
+            batch.entries.append(Entry(student.id, None, None, NO_SUBMISSION, absent=True))
 
 
 SCRATCH_PREFIXES = ("grader-batch-", "grader-child-")
@@ -336,24 +371,23 @@ def as_assignment(entries: Sequence[Entry], assignment: str) -> list[Entry]:
     ]
 
 
-def write_csv(entries: Sequence[Entry], assignment: AssignmentSpec, out: Path) -> Path:
-    """One row per student: points per target, total, and why a submission has no grade.
-    Names and problems come from file names: no cell may be a formula to a spreadsheet."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "grades.csv"
+def write_csv(
+    entries: Sequence[Entry],
+    assignment: AssignmentSpec,
+    out: Path,
+    roster: Sequence[Student] | None = None,
+) -> Path:
+    """OUT/grades.csv for this batch: one row per student (per roster student, with a
+    roster), with the overrides and comments the gradebook in OUT holds. Names and problems
+    come from file names: no cell may be a formula to a spreadsheet."""
+    results = [(e.student, e.report, e.problem) for e in entries if not e.absent]
+    overridden, commented = {}, {}
+    if (out / "gradebook.sqlite").is_file():
+        book = Gradebook(out / "gradebook.sqlite")
+        try:
+            overridden, commented = overrides(book, assignment.id), comments(book, assignment.id)
+        finally:
+            book.close()
+    rows = standings(results, roster, overridden, commented)
     names = [t.name for t in assignment.targets]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(spreadsheet_row(["student", *names, "total", "max_total", "problem"]))
-        for entry in entries:
-            writer.writerow(spreadsheet_row(_grades_row(entry, names)))
-    return path
-
-
-def _grades_row(entry: Entry, names: Sequence[str]) -> list[object]:
-    """A student's row of grades.csv, before spreadsheet_row makes its text cells safe."""
-    if entry.report is None:
-        return [entry.student, *[0] * len(names), 0, "", entry.problem]
-    scores = {t.name: t.score for t in entry.report.targets}
-    row = [scores.get(n, 0) for n in names]
-    return [entry.student, *row, entry.report.score, entry.report.max_score, ""]
+    return write_grades(rows, names, sum(t.points for t in assignment.targets), out)

@@ -59,7 +59,35 @@ CREATE TABLE IF NOT EXISTS results (
     line INTEGER,
     PRIMARY KEY (submission, target)
 );
+CREATE TABLE IF NOT EXISTS roster (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    email TEXT NOT NULL,
+    section TEXT NOT NULL,
+    lms_id TEXT NOT NULL,
+    github TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS overrides (
+    student TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    target TEXT NOT NULL,
+    points REAL NOT NULL,
+    comment TEXT NOT NULL,
+    author TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (student, assignment, target)
+);
+CREATE TABLE IF NOT EXISTS comments (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    comment TEXT NOT NULL,
+    author TEXT NOT NULL,
+    at REAL NOT NULL
+);
 """
+# Tables a gradebook of an earlier version lacks: added in place when it is opened.
+ADDED_LATER = ("roster", "overrides", "comments")
 
 
 @cache
@@ -103,16 +131,17 @@ def _columns(db: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _check_tables(db: sqlite3.Connection) -> None:
-    """An empty file, or one with exactly our tables and columns; anything else (another
-    program's database, another version's gradebook, not SQLite at all) is refused before
-    a byte of it is changed."""
+    """An empty file, or one with our tables and columns (an earlier version's gradebook
+    may lack the tables added later: they are added); anything else (another program's
+    database, not SQLite at all) is refused before a byte of it is changed."""
     present = _table_names(db)
     if not present:
         return
-    if present != sorted(_tables()):
+    older = sorted(set(_tables()) - set(ADDED_LATER))
+    if not set(older) <= set(present) <= set(_tables()):
         raise sqlite3.DatabaseError(f"it holds the tables {', '.join(present)}")
-    for table, columns in _tables().items():
-        found = _columns(db, table)
+    for table in present:
+        columns, found = _tables()[table], _columns(db, table)
         if found != columns:
             raise sqlite3.DatabaseError(f"its table {table} has the columns {', '.join(found)}")
 

@@ -55,6 +55,8 @@ class ClassSummary:
     failing_to_run: tuple[tuple[str, str], ...]
     max_score: float = 0.0
     scores: tuple[float, ...] = field(default=())
+    # (student, line) for each override and comment of the instructor's
+    notes: tuple[tuple[str, str], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +87,7 @@ class ClassSummary:
             ],
             "slowest": [{"student": s, "seconds": round(t, 4)} for s, t in self.slowest],
             "failing_to_run": [{"student": s, "problem": p} for s, p in self.failing_to_run],
+            "notes": [{"student": s, "note": n} for s, n in self.notes],
         }
 
 

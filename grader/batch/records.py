@@ -1,0 +1,143 @@
+"""What the instructor adds to a gradebook besides grades: the roster, overrides, comments.
+
+All of it lives in the gradebook's own tables (`roster`, `overrides`, `comments`), apart from
+the graded submissions, so a regrade never touches it: an override made in week 3 still
+stands after the config changes in week 5.
+"""
+
+from __future__ import annotations
+
+import getpass
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grader.batch.gradebook import Gradebook
+from grader.batch.roster import COLUMNS, Student
+
+TOTAL = ""  # the target of an override of the whole assignment
+
+
+@dataclass(frozen=True)
+class Override:
+    """Points set by hand for one target (or the whole assignment when `target` is "")."""
+
+    student: str
+    assignment: str
+    target: str
+    points: float
+    comment: str
+    author: str
+    at: float
+
+    def describe(self) -> str:
+        """One line: what was set, by whom, when, and why."""
+        what = self.target or "total"
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.at))
+        why = f": {self.comment}" if self.comment else ""
+        return f"{what} set to {self.points:g} by {self.author} on {when}{why}"
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A remark for one student on one assignment."""
+
+    student: str
+    assignment: str
+    text: str
+    author: str
+    at: float
+
+    def describe(self) -> str:
+        """One line: the remark, by whom, when."""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.at))
+        return f"{self.text} ({self.author}, {when})"
+
+
+def author() -> str:
+    """Who is making a change: $USER, as the system knows it."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def save_roster(book: Gradebook, roster: Sequence[Student]) -> None:
+    """Replace the roster the gradebook holds (the report and exports cover it)."""
+    book.flush()
+    with book.db:
+        book.db.execute("BEGIN")
+        book.db.execute("DELETE FROM roster")
+        book.db.executemany(
+            "INSERT INTO roster VALUES (?, ?, ?, ?, ?, ?)",
+            [tuple(getattr(s, c) for c in COLUMNS) for s in roster],
+        )
+
+
+def stored_roster(book: Gradebook) -> list[Student] | None:
+    """The roster of the last batch graded with one, in its order; None without one."""
+    rows = book.db.execute(f"SELECT {', '.join(COLUMNS)} FROM roster ORDER BY rowid").fetchall()
+    return [Student(*map(str, row)) for row in rows] or None
+
+
+def set_override(book: Gradebook, override: Override) -> None:
+    """Set (or replace) the override of one student's target."""
+    with book.db:
+        book.db.execute("BEGIN")
+        book.db.execute(
+            "INSERT OR REPLACE INTO overrides VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                override.student,
+                override.assignment,
+                override.target,
+                override.points,
+                override.comment,
+                override.author,
+                override.at,
+            ),
+        )
+
+
+def clear_override(book: Gradebook, student: str, assignment: str, target: str) -> bool:
+    """Remove an override; whether there was one."""
+    with book.db:
+        book.db.execute("BEGIN")
+        cursor = book.db.execute(
+            "DELETE FROM overrides WHERE student=? AND assignment=? AND target=?",
+            (student, assignment, target),
+        )
+    return cursor.rowcount > 0
+
+
+def add_comment(book: Gradebook, comment: Comment) -> None:
+    """Add a remark for a student (remarks accumulate; none replaces another)."""
+    with book.db:
+        book.db.execute("BEGIN")
+        book.db.execute(
+            "INSERT INTO comments(student, assignment, comment, author, at) VALUES (?, ?, ?, ?, ?)",
+            (comment.student, comment.assignment, comment.text, comment.author, comment.at),
+        )
+
+
+def overrides(book: Gradebook, assignment: str) -> dict[str, list[Override]]:
+    """Each student's overrides of an assignment, by target."""
+    found: dict[str, list[Override]] = {}
+    rows = book.db.execute(
+        "SELECT * FROM overrides WHERE assignment=? ORDER BY student, target", (assignment,)
+    )
+    for row in rows:
+        found.setdefault(row[0], []).append(Override(*row))
+    return found
+
+
+def comments(book: Gradebook, assignment: str) -> dict[str, list[Comment]]:
+    """Each student's comments on an assignment, oldest first."""
+    found: dict[str, list[Comment]] = {}
+    rows = book.db.execute(
+        "SELECT student, assignment, comment, author, at FROM comments WHERE assignment=?"
+        " ORDER BY at, id",
+        (assignment,),
+    )
+    for row in rows:
+        found.setdefault(row[0], []).append(Comment(*row))
+    return found

@@ -1,0 +1,139 @@
+"""The class list: `roster.csv` at the course's root, and which student each submission is.
+
+    id,name,email,section,lms_id,github
+    s001,Ada Lovelace,ada@uni.edu,A,4242,adal
+
+Only `id` and `name` are required; the other columns may be left out or empty. With a roster,
+a batch covers exactly its students (one without a submission gets 0 and "no submission"), and
+a submission that matches nobody is listed, not graded. The public API is small on purpose:
+`Student`, `load_roster`, `course_roster` and `match` (the service reuses them).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import ConfigError
+
+ROSTER_FILE = "roster.csv"
+COLUMNS = ("id", "name", "email", "section", "lms_id", "github")
+REQUIRED = ("id", "name")
+# Columns a course may add for its own use (an extension, say) are kept, never refused.
+_DIGITS = re.compile(r"_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Student:
+    """One row of the roster. `id` is the key of every output (gradebook, CSV, exports)."""
+
+    id: str
+    name: str
+    email: str = ""
+    section: str = ""
+    lms_id: str = ""
+    github: str = ""
+
+
+def load_roster(path: Path) -> list[Student]:
+    """The students of `path`, in file order. A bad file or row raises ConfigError (exit 2)
+    with one line naming the file and the line: a missing column, an empty id or name,
+    an id given twice."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is not a column name
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the roster ({exc})") from None
+    reader = csv.DictReader(text.splitlines())
+    header = [name.strip().lower() for name in reader.fieldnames or []]
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        raise ConfigError(
+            f"{path} line 1: the roster needs the columns {', '.join(REQUIRED)} "
+            f"(missing: {', '.join(missing)}); optional: {', '.join(COLUMNS[2:])}"
+        )
+    reader.fieldnames = header
+    students: list[Student] = []
+    seen: dict[str, int] = {}
+    for row in reader:
+        line = reader.line_num
+        values = {k: (v or "").strip() for k, v in row.items() if isinstance(k, str)}
+        if None in row:
+            raise ConfigError(f"{path} line {line}: more cells than columns")
+        for name in REQUIRED:
+            if not values.get(name):
+                raise ConfigError(f"{path} line {line}: the {name} is empty")
+        if values["id"] in seen:
+            raise ConfigError(
+                f"{path} line {line}: the id {values['id']!r} is already on line "
+                f"{seen[values['id']]}"
+            )
+        seen[values["id"]] = line
+        students.append(Student(**{name: values.get(name, "") for name in COLUMNS}))
+    return students
+
+
+def course_roster(course: Path) -> list[Student] | None:
+    """The roster of the course folder `course` (its `roster.csv`), or None without one."""
+    path = course / ROSTER_FILE
+    return load_roster(path) if path.is_file() else None
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Submissions renamed to roster ids, and a line for each one that matched no one."""
+
+    submissions: list[tuple[str, Path]]
+    unmatched: list[str]
+
+
+def _plain(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+def _keys(student: Student) -> Iterable[str]:
+    """What an export or a folder may call a student: ids, user names, the name either way
+    round (Canvas writes `lastfirst`)."""
+    yield student.id.casefold()
+    for value in (student.github, student.email, student.email.split("@")[0]):
+        if value:
+            yield value.casefold()
+    words = student.name.split()
+    yield _plain(student.name)
+    if len(words) > 1:
+        yield _plain("".join(words[1:] + words[:1]))
+
+
+def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) -> Matched:
+    """Each submission's student, by LMS id first (the `_<digits>` a Canvas or Moodle name
+    ends with), else by id, GitHub or e-mail user name, or name; a name that fits several
+    students or none is listed as unmatched. Two submissions of one student: the later one
+    (by name) is kept and the other listed."""
+    by_lms = {s.lms_id: s for s in roster if s.lms_id}
+    by_key: dict[str, list[Student]] = {}
+    for student in roster:
+        for key in set(_keys(student)):
+            by_key.setdefault(key, []).append(student)
+    chosen: dict[str, tuple[str, Path]] = {}
+    unmatched: list[str] = []
+    for name, path in submissions:
+        digits = _DIGITS.search(name)
+        found = [by_lms[digits[1]]] if digits and digits[1] in by_lms else []
+        if not found:
+            bare = name[: digits.start()] if digits else name
+            found = by_key.get(name.casefold()) or by_key.get(_plain(bare)) or []
+        if len(found) != 1:
+            why = "fits several students" if found else "matches no student"
+            unmatched.append(f"{name}: {why} of the roster; not graded ({path.name})")
+            continue
+        student = found[0]
+        if student.id in chosen:
+            other = chosen[student.id][0]
+            kept, dropped = sorted([other, name])[1], sorted([other, name])[0]
+            unmatched.append(f"{dropped}: {student.id} also handed in {kept}; graded {kept}")
+            if kept == other:
+                continue
+        chosen[student.id] = (name, path)
+    return Matched(sorted((sid, path) for sid, (_, path) in chosen.items()), unmatched)

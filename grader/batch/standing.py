@@ -1,0 +1,141 @@
+"""Where each student stands on an assignment: autograded points, overrides, comments, and
+why there is no grade. The one view grades.csv, the class report and the exports share, so
+their totals cannot disagree.
+
+With a roster the view covers exactly the roster, in its order: a student without a
+submission is there with 0 and "no submission". Without one, it covers whoever was graded.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.batch.gradebook import Gradebook
+from grader.batch.records import TOTAL, Comment, Override, comments, overrides, stored_roster
+from grader.batch.roster import Student
+from grader.render.escape import spreadsheet_row
+from grader.report import Report
+
+NO_SUBMISSION = "no submission"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One student's line of the gradebook."""
+
+    student: str
+    report: Report | None
+    problem: str = ""
+    name: str = ""
+    section: str = ""
+    overrides: tuple[Override, ...] = ()
+    comments: tuple[Comment, ...] = ()
+
+    @property
+    def autograded(self) -> float:
+        """The points the grader gave (0 without a report)."""
+        return self.report.score if self.report is not None else 0.0
+
+    def points(self, target: str) -> float:
+        """A target's points: its override if there is one, else the autograded points."""
+        for override in self.overrides:
+            if override.target == target:
+                return override.points
+        if self.report is None:
+            return 0.0
+        return next((t.score for t in self.report.targets if t.name == target), 0.0)
+
+    @property
+    def total(self) -> float:
+        """The assignment's points: an override of the total, else the sum over targets."""
+        for override in self.overrides:
+            if override.target == TOTAL:
+                return override.points
+        if not any(o.target for o in self.overrides):
+            return self.autograded
+        names = [o.target for o in self.overrides]
+        if self.report is not None:
+            names += [t.name for t in self.report.targets if t.name not in names]
+        return sum(self.points(name) for name in names)
+
+
+def standings(
+    results: Iterable[tuple[str, Report | None, str]],
+    roster: Sequence[Student] | None,
+    overridden: Mapping[str, Sequence[Override]] | None = None,
+    commented: Mapping[str, Sequence[Comment]] | None = None,
+) -> list[Standing]:
+    """(student, report or None, problem) triples made into standings: with a roster, one
+    per roster student in its order, those without a result marked "no submission"."""
+    overridden = overridden or {}
+    commented = commented or {}
+    found = {student: (report, problem) for student, report, problem in results}
+
+    def one(student: str, report: Report | None, problem: str, who: Student | None) -> Standing:
+        return Standing(
+            student,
+            report,
+            problem,
+            who.name if who else "",
+            who.section if who else "",
+            tuple(overridden.get(student, ())),
+            tuple(commented.get(student, ())),
+        )
+
+    if roster is None:
+        return [one(s, r, p, None) for s, (r, p) in sorted(found.items())]
+    return [one(s.id, *found.get(s.id, (None, NO_SUBMISSION)), s) for s in roster]
+
+
+def from_gradebook(book: Gradebook, assignment: str) -> list[Standing]:
+    """The standings the gradebook holds: each student's latest graded submission of the
+    assignment, the unreadable ones, the stored roster, overrides and comments."""
+    results: dict[str, tuple[str, Report | None, str]] = {
+        student: (student, None, problem) for student, problem in book.problems()
+    }
+    for student, report in book.each_latest(assignment):
+        results[student] = (student, report, "")
+    return standings(
+        results.values(),
+        stored_roster(book),
+        overrides(book, assignment),
+        comments(book, assignment),
+    )
+
+
+def write_grades(
+    rows: Sequence[Standing], targets: Sequence[str], max_total: float, out: Path
+) -> Path:
+    """OUT/grades.csv: one row per student, points per target (overrides applied), total,
+    and beside them the autograded total, the overrides and comments, and why there is no
+    grade. Every text cell is made safe for a spreadsheet."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "grades.csv"
+    roster = any(row.name for row in rows)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        head = ["student", *(["name", "section"] if roster else []), *targets]
+        head += ["total", "max_total", "problem", "autograded", "overrides", "comments"]
+        writer.writerow(spreadsheet_row(head))
+        for row in rows:
+            who = [row.name, row.section] if roster else []
+            maximum = row.report.max_score if row.report is not None else max_total
+            writer.writerow(
+                spreadsheet_row(
+                    [
+                        row.student,
+                        *who,
+                        *(row.points(name) for name in targets),
+                        row.total,
+                        maximum if row.report is not None or roster else "",
+                        row.problem,
+                        row.autograded,
+                        "; ".join(o.describe() for o in row.overrides),
+                        "; ".join(c.describe() for c in row.comments),
+                    ]
+                )
+            )
+    return path

@@ -1,0 +1,138 @@
+"""roster.csv: reading it, matching submissions to its students, and a batch that covers
+exactly the roster (a student without a submission gets 0 and "no submission")."""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch.roster import Student, load_roster, match
+from grader.cli import main
+from grader.errors import ConfigError
+
+import students
+from conftest import write_fast_course, write_notebook
+
+HEADER = "id,name,email,section,lms_id,github\n"
+
+
+def roster_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "roster.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_roster_with_only_id_and_name_reads_and_a_bom_is_no_column(tmp_path: Path) -> None:
+    path = roster_file(tmp_path, "\ufeffID,Name\ns1, Ada Lovelace \ns2,Bo\n")
+    assert load_roster(path) == [Student("s1", "Ada Lovelace"), Student("s2", "Bo")]
+    full = roster_file(tmp_path, HEADER + "s1,Ada,ada@uni.edu,A,4242,adal\n")
+    assert load_roster(full) == [Student("s1", "Ada", "ada@uni.edu", "A", "4242", "adal")]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("id,email\ns1,a@b\n", "line 1: the roster needs the columns id, name (missing: name)"),
+        ("id,name\ns1,Ada\ns2,\n", "line 3: the name is empty"),
+        ("id,name\ns1,Ada\n,Bo\n", "line 3: the id is empty"),
+        ("id,name\ns1,Ada\ns2,Bo\ns1,Cy\n", "line 4: the id 's1' is already on line 2"),
+        ("id,name\ns1,Ada,extra\n", "line 2: more cells than columns"),
+    ],
+)
+def test_a_bad_row_is_one_line_with_its_line_number(tmp_path: Path, text: str, said: str) -> None:
+    path = roster_file(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_roster(path)
+    assert str(caught.value).startswith(f"{path} {said}")
+    assert "\n" not in str(caught.value)
+    assert caught.value.exit_code == 2
+
+
+ROSTER = [
+    Student("s1", "Ada Lovelace", "ada@uni.edu", "A", "4242", "adal"),
+    Student("s2", "Bo Chen", "bchen@uni.edu", "B", "5151", "bochen"),
+    Student("s3", "Cy Diaz", "", "B", "", ""),
+    Student("s4", "Cy Diaz", "", "A", "", ""),
+]
+
+
+def test_submissions_match_by_lms_id_user_name_folder_or_name() -> None:
+    where = Path("x.ipynb")
+    found = match(
+        ROSTER,
+        [
+            ("lovelaceada_4242", where),  # Canvas: name_userid
+            ("bochen", where),  # a folder named for the GitHub user
+            ("cydiaz", where),  # two students of that name: neither is guessed
+            ("mallory", where),
+        ],
+    )
+    assert [sid for sid, _ in found.submissions] == ["s1", "s2"]
+    assert found.unmatched == [
+        "cydiaz: fits several students of the roster; not graded (x.ipynb)",
+        "mallory: matches no student of the roster; not graded (x.ipynb)",
+    ]
+    by_name = match(ROSTER[:3], [("Chen Bo", where), ("ada", where), ("s3", where)])
+    assert [sid for sid, _ in by_name.submissions] == ["s1", "s2", "s3"]
+
+
+def course_with_roster(tmp_path: Path, roster: str) -> Path:
+    course = tmp_path / "course"
+    write_fast_course(course)
+    (course / "roster.csv").write_text(roster, encoding="utf-8")
+    return course
+
+
+@pytest.mark.slow
+def test_the_outputs_cover_exactly_the_roster(tmp_path: Path) -> None:
+    course = course_with_roster(
+        tmp_path,
+        HEADER
+        + "s1,Ada Lovelace,ada@uni.edu,A,4242,adal\n"
+        + "s2,Bo Chen,,B,5151,\n"
+        + "s3,=HYPERLINK(1),,B,,cyd\n",
+    )
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "lovelaceada_4242_77_attention.ipynb", students.cells())
+    write_notebook(folder / "mallory.ipynb", students.cells())
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    result = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert result.exit_code == 1, result.output  # mallory is on no roster
+    assert "mallory: matches no student of the roster; not graded" in result.stderr
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert [row["student"] for row in table] == ["s1", "s2", "s3"]
+    ada, bo, cy = table
+    assert ada["name"] == "Ada Lovelace" and float(ada["total"]) == float(ada["max_total"]) > 0
+    assert bo["problem"] == cy["problem"] == "no submission"
+    assert float(bo["total"]) == 0 and bo["max_total"] == ada["max_total"]
+    assert cy["name"] == "'=HYPERLINK(1)"  # inert in a spreadsheet
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "mallory" not in report and report.count("no submission") == 2
+    # The unmatched one matched: now everyone is graded or absent, and the exit says so.
+    (folder / "mallory.ipynb").rename(folder / "cyd.ipynb")
+    result = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        assert [r[0] for r in db.execute("SELECT id FROM roster ORDER BY rowid")] == [
+            "s1",
+            "s2",
+            "s3",
+        ]
+
+
+def test_a_bad_roster_stops_grade_with_exit_2_before_grading(tmp_path: Path) -> None:
+    course = course_with_roster(tmp_path, "id,name\ns1,Ada\ns1,Bo\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    result = CliRunner().invoke(main, ["grade", str(folder), "--course", str(course)])
+    assert result.exit_code == 2
+    said = f"Error: {course / 'roster.csv'} line 3: the id 's1' is already on line 2"
+    assert result.stderr.splitlines()[-1] == said and "Traceback" not in result.stderr
