@@ -142,7 +142,10 @@ def test_grade_exits_1_when_a_submission_could_not_be_graded_unless_allowed(
     folder = tmp_path / "subs"
     folder.mkdir()
     write_notebook(folder / "ada.ipynb", students.cells())
-    write_notebook(folder / "bo.ipynb", students.cells(scaled_dot_product_self_attention=students.SCALE_HARDCODED))
+    write_notebook(
+        folder / "bo.ipynb",
+        students.cells(scaled_dot_product_self_attention=students.SCALE_HARDCODED),
+    )
     (folder / "notes.txt").write_text("not a submission: skipped, not a failure")
     code, out, _ = invoke("grade", str(folder), "-a", "self_attention")
     assert code == 0, out  # a wrong answer is graded: 0 means every one was
