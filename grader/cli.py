@@ -434,3 +434,106 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
         specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
     for spec in specs:
         click.echo(f"wrote {write_exercise(spec, out)}")
+
+
+RESULTS_OPTION = click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The folder `grader grade --out` wrote (its gradebook.sqlite).",
+)
+AUTHOR_OPTION = click.option(
+    "--author", default=None, help="Who makes the change [default: the user running this]."
+)
+
+
+@main.command()
+@click.argument("student", required=False)
+@click.argument("target", required=False, default="")
+@click.option("--points", type=float, default=None, help="The points to give.")
+@click.option("--comment", default="", help="Why (shown to the student and in the report).")
+@click.option("--clear", is_flag=True, help="Remove the override: the autograded points count.")
+@click.option(
+    "--from-csv",
+    "from_csv",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Many overrides from a CSV: student,target,points,comment (empty target: the total; "
+    "empty points: clear).",
+)
+@RESULTS_OPTION
+@ASSIGNMENT_OPTION
+@AUTHOR_OPTION
+@CONFIG_OPTION
+@_errors_to_exit_codes
+def override(
+    student: str | None,
+    target: str,
+    points: float | None,
+    comment: str,
+    clear: bool,
+    from_csv: Path | None,
+    out: Path,
+    assignment: str | None,
+    author: str | None,
+    config_path: Path | None,
+) -> None:
+    """Set a student's points by hand, for one function (TARGET) or the whole assignment.
+
+    \b
+    Kept in OUT/gradebook.sqlite with time and author, kept across regrades, and shown
+    beside the autograded points in grades.csv, the feedback page and report.html (all
+    written again now).
+    Examples:
+      grader override s042 softmax --points 3 --comment "regrade: right idea" --out results/
+      grader override s042 --points 9 --comment "late, excused" --out results/
+      grader override s042 softmax --clear --out results/
+      grader override --from-csv regrades.csv --out results/
+    Exit codes: 0 done · 2 unknown student, function or assignment, a bad CSV line.
+    """
+    from grader.batch.adjust import Change, apply, read_changes
+    from grader.batch.records import author as current_author
+
+    if from_csv is not None:
+        if student or points is not None or clear:
+            raise UsageError("--from-csv takes no STUDENT, --points or --clear")
+        changes = read_changes(from_csv)
+    elif student is None:
+        raise UsageError("name a STUDENT (or give --from-csv FILE)")
+    elif clear == (points is not None):
+        raise UsageError("give --points P, or --clear")
+    else:
+        changes = [Change(student, target, None if clear else points, comment)]
+    written = apply(out, _course(config_path), changes, author or current_author(), assignment)
+    click.echo(f"{len(changes)} override{'s' * (len(changes) != 1)} recorded")
+    click.echo(f"wrote {', '.join(map(str, written))}")
+
+
+@main.command("comment")
+@click.argument("student")
+@click.argument("text")
+@RESULTS_OPTION
+@ASSIGNMENT_OPTION
+@AUTHOR_OPTION
+@CONFIG_OPTION
+@_errors_to_exit_codes
+def comment_command(
+    student: str,
+    text: str,
+    out: Path,
+    assignment: str | None,
+    author: str | None,
+    config_path: Path | None,
+) -> None:
+    """Leave a remark for a student: on their feedback page, in grades.csv and the report.
+
+    \b
+    Example:  grader comment s042 "see me about question 3" --out results/
+    Exit codes: 0 done · 2 unknown student or assignment.
+    """
+    from grader.batch.adjust import comment
+    from grader.batch.records import author as current_author
+
+    config = _course(config_path)
+    written = comment(out, config, student, text, author or current_author(), assignment)
+    click.echo(f"wrote {', '.join(map(str, written))}")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool
-from grader.batch.records import comments, overrides, save_roster
+from grader.batch.records import Comment, Override, comments, overrides, save_roster
 from grader.batch.roster import Student, course_roster, match
-from grader.batch.standing import NO_SUBMISSION, standings, write_grades
+from grader.batch.standing import NO_SUBMISSION, Standing, standings, write_grades
 from grader.batch.submissions import content_hash, file_hash, find_submissions
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -30,7 +30,7 @@ from grader.engine import finish, require, with_choice
 from grader.judge.aggregate import scores_only
 from grader.judge.expected import Expected, build_expected
 from grader.render.escape import one_line, safe_lines, safe_name
-from grader.render.feedback import write_feedback
+from grader.render.feedback import Adjusted, write_feedback
 from grader.report import Report
 from grader.run.workers import Workers
 
@@ -86,6 +86,24 @@ class _Recorder:
     on_entry: Callable[[Entry], None] | None
     keep_reports: bool = True
     hashes: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, tuple[dict[str, list[Override]], dict[str, list[Comment]]]] = field(
+        default_factory=dict
+    )
+
+    def adjusted(self, student: str, report: Report) -> Adjusted | None:
+        """The instructor's overrides and comments for a student's feedback page."""
+        if self.book is None:
+            return None
+        aid = report.assignment
+        if aid not in self.notes:
+            self.notes[aid] = (overrides(self.book, aid), comments(self.book, aid))
+        overridden, commented = self.notes[aid]
+        return Standing(
+            student,
+            report,
+            overrides=tuple(overridden.get(student, ())),
+            comments=tuple(commented.get(student, ())),
+        ).adjusted()
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
         if entry.fault and self.out is not None:
@@ -99,7 +117,8 @@ class _Recorder:
             page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
             if new or not page.exists():
                 try:
-                    write_feedback(self.out, entry.student, entry.report, submission)
+                    adjusted = self.adjusted(entry.student, entry.report)
+                    write_feedback(self.out, entry.student, entry.report, submission, adjusted)
                 except Exception as exc:  # the grade is recorded; one page must not stop all
                     problem = f"feedback page not written (grader fault: {exc!r:.200})"
                     entry = replace(entry, problem=problem, fault=traceback.format_exc())

@@ -17,6 +17,7 @@ from grader.batch.gradebook import Gradebook
 from grader.batch.records import TOTAL, Comment, Override, comments, overrides, stored_roster
 from grader.batch.roster import Student
 from grader.render.escape import spreadsheet_row
+from grader.render.feedback import Adjusted
 from grader.report import Report
 
 NO_SUBMISSION = "no submission"
@@ -60,6 +61,14 @@ class Standing:
         if self.report is not None:
             names += [t.name for t in self.report.targets if t.name not in names]
         return sum(self.points(name) for name in names)
+
+    def adjusted(self) -> Adjusted | None:
+        """What the feedback page shows of the instructor's changes (None: nothing changed)."""
+        if not self.overrides and not self.comments:
+            return None
+        notes = (*(o.describe() for o in self.overrides), *(c.describe() for c in self.comments))
+        points = {o.target: o.points for o in self.overrides if o.target}
+        return Adjusted(self.total, points, notes)
 
 
 def standings(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course.notebook import Submission
@@ -33,7 +34,25 @@ def excerpt(submission: Submission | None, target: TargetResult) -> list[tuple[i
     return [(n + 1, lines[n], n + 1 == where.line) for n in range(low, high)]
 
 
-def write_feedback(out: Path, student: str, report: Report, submission: Submission | None) -> Path:
+@dataclass(frozen=True)
+class Adjusted:
+    """What the instructor changed by hand: the total, the targets whose points were set
+    (shown beside the autograded points), and one line per override and comment."""
+
+    total: float
+    points: Mapping[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def write_feedback(
+    out: Path,
+    student: str,
+    report: Report,
+    submission: Submission | None,
+    adjusted: Adjusted | None = None,
+) -> Path:
+    """OUT/feedback/<student>.html: the verdicts, the student's own code around each line
+    pointed at, and the instructor's overrides and comments when there are any."""
     items = [Item(t, excerpt(submission, t)) for t in report.targets]
     page = render_template(
         "feedback.html.j2",
@@ -41,6 +60,7 @@ def write_feedback(out: Path, student: str, report: Report, submission: Submissi
         report=report,
         filename=Path(report.submission).name,
         items=items,
+        adjusted=adjusted,
     )
     path = out / "feedback" / f"{safe_name(student)}.html"
     try:

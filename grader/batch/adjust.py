@@ -1,0 +1,181 @@
+"""`grader override` and `grader comment`: points set by hand and remarks, kept in the
+gradebook of a graded class, and the outputs written again to show them.
+
+An override sets one target's points (or, without a target, the assignment's total); it is
+stored apart from the autograded results, so a regrade keeps it, and every output shows it
+beside the autograded value.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.batch.classreport import write_report
+from grader.batch.gradebook import Gradebook
+from grader.batch.records import (
+    TOTAL,
+    Comment,
+    Override,
+    add_comment,
+    clear_override,
+    set_override,
+    stored_roster,
+)
+from grader.batch.standing import Standing, from_gradebook, write_grades
+from grader.course.config import AssignmentSpec, Config
+from grader.course.notebook import Submission, load_submission
+from grader.errors import UsageError
+from grader.render.feedback import write_feedback
+
+
+def open_book(out: Path) -> Gradebook:
+    """The gradebook `grader grade --out OUT` wrote; a usage error when there is none."""
+    path = out / "gradebook.sqlite"
+    if not path.is_file():
+        raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
+    return Gradebook(path)
+
+
+def book_assignment(book: Gradebook, assignment: str | None) -> str:
+    """The assignment meant: the one given, else the only one the gradebook holds."""
+    if assignment is not None:
+        return assignment
+    rows = book.db.execute("SELECT DISTINCT assignment FROM submissions ORDER BY 1").fetchall()
+    found = [str(row[0]) for row in rows]
+    if len(found) != 1:
+        held = ", ".join(found) or "none"
+        raise UsageError(f"the gradebook holds {len(found)} assignments ({held}); pass -a ID")
+    return found[0]
+
+
+def _check_student(book: Gradebook, student: str) -> None:
+    """A student of the roster (with one), else one the gradebook has seen."""
+    roster = stored_roster(book)
+    known = (
+        {s.id for s in roster}
+        if roster is not None
+        else {str(row[0]) for row in book.db.execute("SELECT name FROM students")}
+        | {name for name, _ in book.problems()}
+    )
+    if student not in known:
+        where = "on the roster" if roster is not None else "in the gradebook"
+        raise UsageError(f"{student}: no such student {where}")
+
+
+def _check_target(spec: AssignmentSpec, target: str) -> None:
+    names = [t.name for t in spec.targets]
+    if target != TOTAL and target not in names:
+        raise UsageError(
+            f"{target}: not a function of {spec.id} (one of {', '.join(names)}, "
+            "or none for the total)"
+        )
+
+
+@dataclass(frozen=True)
+class Change:
+    """One override to set (points) or clear (points None)."""
+
+    student: str
+    target: str
+    points: float | None
+    comment: str = ""
+
+
+def apply(
+    out: Path, config: Config, changes: Sequence[Change], author: str, assignment: str | None
+) -> list[Path]:
+    """Check every change first (none is made if one is wrong), make them, and write the
+    outputs again. Returns the files written."""
+    book = open_book(out)
+    try:
+        aid = book_assignment(book, assignment)
+        spec = config.assignment(aid)
+        for change in changes:
+            _check_student(book, change.student)
+            _check_target(spec, change.target)
+        for change in changes:
+            if change.points is None:
+                clear_override(book, change.student, aid, change.target)
+            else:
+                at = time.time()
+                override = Override(
+                    change.student, aid, change.target, change.points, change.comment, author, at
+                )
+                set_override(book, override)
+        return refresh(book, out, spec, {c.student for c in changes})
+    finally:
+        book.close()
+
+
+def comment(
+    out: Path, config: Config, student: str, text: str, author: str, aid: str | None
+) -> list[Path]:
+    """Add a remark for a student and write the outputs again."""
+    book = open_book(out)
+    try:
+        name = book_assignment(book, aid)
+        _check_student(book, student)
+        add_comment(book, Comment(student, name, text, author, time.time()))
+        return refresh(book, out, config.assignment(name), {student})
+    finally:
+        book.close()
+
+
+def refresh(book: Gradebook, out: Path, spec: AssignmentSpec, students: set[str]) -> list[Path]:
+    """grades.csv and report.html from the gradebook, and the feedback pages of `students`."""
+    rows = from_gradebook(book, spec.id)
+    written = [write_grades(rows, [t.name for t in spec.targets], spec_total(spec), out)]
+    for row in rows:
+        if row.student in students and row.report is not None:
+            written.append(page(out, row))
+    written.append(write_report(out, spec.id))
+    return written
+
+
+def spec_total(spec: AssignmentSpec) -> float:
+    """The assignment's maximum points."""
+    return sum(t.points for t in spec.targets)
+
+
+def page(out: Path, row: Standing) -> Path:
+    """A student's feedback page again, with their own code when the notebook is still there."""
+    assert row.report is not None
+    submission = _submission(Path(row.report.submission))
+    return write_feedback(out, row.student, row.report, submission, row.adjusted())
+
+
+def _submission(path: Path) -> Submission | None:
+    try:
+        return load_submission(path)
+    except Exception:  # gone, or unreadable now: the page is written without the code
+        return None
+
+
+def read_changes(path: Path) -> list[Change]:
+    """Overrides from a CSV with the columns student, target, points, comment (target empty:
+    the total; points empty: clear the override). One line with the line number per error."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})") from None
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or not {"student", "points"} <= set(reader.fieldnames):
+        raise UsageError(f"{path} line 1: needs the columns student, points (target, comment)")
+    changes = []
+    for row in reader:
+        where = f"{path} line {reader.line_num}"
+        student = (row.get("student") or "").strip()
+        points = (row.get("points") or "").strip()
+        if not student:
+            raise UsageError(f"{where}: the student is empty")
+        try:
+            value = float(points) if points else None
+        except ValueError:
+            raise UsageError(f"{where}: points {points!r} is not a number") from None
+        target = (row.get("target") or "").strip()
+        changes.append(Change(student, target, value, (row.get("comment") or "").strip()))
+    return changes

@@ -1,0 +1,134 @@
+"""`grader override` and `grader comment`: stored in the gradebook with time and author,
+kept across regrades, shown beside the autograded value in grades.csv, the feedback page
+and the class report; older gradebooks gain the tables in place."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from grader.batch.gradebook import SCHEMA, Gradebook
+from grader.batch.records import overrides
+from grader.cli import main
+from grader.course.config import load_config
+
+import students
+from conftest import write_fast_course, write_notebook
+
+TARGET = "scaled_dot_product_self_attention"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def grades(out: Path) -> dict[str, dict[str, str]]:
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.fixture
+def graded(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """A graded class (ada right, bruno wrong in TARGET), its course, and the grade command."""
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    write_notebook(folder / "bruno.ipynb", students.cells(**{TARGET: students.SCALE_HARDCODED}))
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    command += ["--out", str(out)]
+    assert run(*command).exit_code == 0
+    return out, course, command
+
+
+@pytest.mark.slow
+def test_an_override_shows_beside_the_autograded_value_and_survives_a_regrade(
+    graded: tuple[Path, Path, list[str]],
+) -> None:
+    out, course, command = graded
+    before = grades(out)["bruno"]
+    auto_target, auto_total = float(before[TARGET]), float(before["total"])
+    spec = load_config(course / "config.yaml").assignment("self_attention")
+    target_max = spec.target(TARGET).points
+    assert auto_target < target_max  # bruno's answer lost points there
+    where = ["--out", str(out), "--course", str(course), "--author", "prof"]
+    done = run("override", "bruno", TARGET, "--points", str(target_max), "--comment",
+               "=regrade: right idea", *where)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    done = run("comment", "bruno", "see me after class", *where)
+    assert done.exit_code == 0, done.output
+    row = grades(out)["bruno"]
+    assert float(row[TARGET]) == target_max
+    assert float(row["total"]) == auto_total - auto_target + target_max
+    assert float(row["autograded"]) == auto_total
+    assert f"{TARGET} set to {target_max:g} by prof on " in row["overrides"]
+    assert row["overrides"].endswith(": =regrade: right idea")
+    assert row["comments"].startswith("see me after class (prof, ")
+    page = (out / "feedback" / "bruno.html").read_text(encoding="utf-8")
+    assert f"(autograded {auto_total:g})" in page and "see me after class" in page
+    assert f"(autograded {auto_target:g})" in page and "=regrade: right idea" in page
+    assert "<pre>" in page  # their own code still shown: the notebook was read again
+    report = json.loads(run("report", str(out), "--format", "json").output)
+    assert report["scores"]["bruno"] == float(row["total"])
+    assert any(n["note"].endswith("=regrade: right idea") for n in report["notes"])
+    assert "see me after class" in (out / "report.html").read_text(encoding="utf-8")
+    # A regrade keeps what the instructor set.
+    assert run(*command, "--force").exit_code == 0
+    assert grades(out)["bruno"] == row
+    page = (out / "feedback" / "bruno.html").read_text(encoding="utf-8")
+    assert "see me after class" in page
+    # A total override wins over the functions; clearing gives the autograded value back.
+    assert run("override", "bruno", "--points", "1", *where).exit_code == 0
+    assert float(grades(out)["bruno"]["total"]) == 1
+    assert run("override", "bruno", "--clear", *where).exit_code == 0
+    assert run("override", "bruno", TARGET, "--clear", *where).exit_code == 0
+    cleared = grades(out)["bruno"]
+    assert float(cleared["total"]) == auto_total and cleared["overrides"] == ""
+
+
+@pytest.mark.slow
+def test_bulk_overrides_are_all_or_nothing_and_bad_input_exits_2(
+    graded: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
+    out, course, _ = graded
+    where = ["--out", str(out), "--course", str(course)]
+    sheet = tmp_path / "regrades.csv"
+    sheet.write_text(f"student,target,points,comment\nada,,7,cap\nbruno,{TARGET},x,\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 2
+    assert done.stderr.splitlines()[-1] == f"Error: {sheet} line 3: points 'x' is not a number"
+    sheet.write_text(f"student,target,points,comment\nada,,7,cap\nnobody,{TARGET},1,\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 2 and "nobody: no such student in the gradebook" in done.stderr
+    book = Gradebook(out / "gradebook.sqlite")
+    assert overrides(book, "self_attention") == {}  # nothing of the sheet was applied
+    book.close()
+    sheet.write_text(f"student,target,points,comment\nada,,7,cap\nbruno,{TARGET},1,fair\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 0 and "2 overrides recorded" in done.output
+    assert float(grades(out)["ada"]["total"]) == 7
+    bad = run("override", "bruno", "no_such_function", "--points", "1", *where)
+    assert bad.exit_code == 2 and "no_such_function: not a function of self_attention" in (
+        bad.stderr
+    )
+    assert run("override", "bruno", *where).exit_code == 2  # neither --points nor --clear
+
+
+def test_an_older_gradebook_gains_the_new_tables_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "gradebook.sqlite"
+    older = SCHEMA.split("CREATE TABLE IF NOT EXISTS roster")[0]
+    with sqlite3.connect(path) as db:
+        db.executescript(older)
+        db.execute("INSERT INTO students VALUES ('ada')")
+    book = Gradebook(path)
+    tables = {r[0] for r in book.db.execute("SELECT name FROM sqlite_master")}
+    assert {"roster", "overrides", "comments"} <= tables
+    assert [r[0] for r in book.db.execute("SELECT name FROM students")] == ["ada"]
+    book.close()
