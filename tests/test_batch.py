@@ -92,7 +92,8 @@ def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_pat
     with (out / "grades.csv").open() as handle:
         table = list(csv.DictReader(handle))
     names = [t.name for t in config.assignment("self_attention").targets]
-    assert list(table[0]) == ["student", *names, "total", "max_total", "problem"]
+    extra = ["autograded", "overrides", "comments"]
+    assert list(table[0]) == ["student", *names, "total", "max_total", "problem", *extra]
     bruno = next(r for r in table if r["student"] == "bruno")
     assert float(bruno["total"]) == 5 and float(bruno["scaled_dot_product_self_attention"]) == 0
     zoe = next(r for r in table if r["student"] == "zoe")

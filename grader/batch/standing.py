@@ -38,7 +38,7 @@ class Standing:
     @property
     def autograded(self) -> float:
         """The points the grader gave (0 without a report)."""
-        return self.report.score if self.report is not None else 0.0
+        return self.report.score if self.report is not None else 0  # written "0", as before
 
     def points(self, target: str) -> float:
         """A target's points: its override if there is one, else the autograded points."""
@@ -46,8 +46,8 @@ class Standing:
             if override.target == target:
                 return override.points
         if self.report is None:
-            return 0.0
-        return next((t.score for t in self.report.targets if t.name == target), 0.0)
+            return 0
+        return next((t.score for t in self.report.targets if t.name == target), 0)
 
     @property
     def total(self) -> float:
