@@ -437,7 +437,8 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
 
 
 RESULTS_OPTION = click.option(
-    "--out",
+    "--results",
+    "out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
     help="The folder `grader grade --out` wrote (its gradebook.sqlite).",
@@ -485,10 +486,10 @@ def override(
     beside the autograded points in grades.csv, the feedback page and report.html (all
     written again now).
     Examples:
-      grader override s042 softmax --points 3 --comment "regrade: right idea" --out results/
-      grader override s042 --points 9 --comment "late, excused" --out results/
-      grader override s042 softmax --clear --out results/
-      grader override --from-csv regrades.csv --out results/
+      grader override s042 softmax --points 3 --comment "regrade: right idea" --results results/
+      grader override s042 --points 9 --comment "late, excused" --results results/
+      grader override s042 softmax --clear --results results/
+      grader override --from-csv regrades.csv --results results/
     Exit codes: 0 done · 2 unknown student, function or assignment, a bad CSV line.
     """
     from grader.batch.adjust import Change, apply, read_changes
@@ -528,7 +529,7 @@ def comment_command(
     """Leave a remark for a student: on their feedback page, in grades.csv and the report.
 
     \b
-    Example:  grader comment s042 "see me about question 3" --out results/
+    Example:  grader comment s042 "see me about question 3" --results results/
     Exit codes: 0 done · 2 unknown student or assignment.
     """
     from grader.batch.adjust import comment
@@ -537,3 +538,42 @@ def comment_command(
     config = _course(config_path)
     written = comment(out, config, student, text, author or current_author(), assignment)
     click.echo(f"wrote {', '.join(map(str, written))}")
+
+
+@main.command("export")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["canvas", "moodle", "blackboard", "csv"]),
+    required=True,
+    help="The LMS whose grade import reads the file (csv: grades.csv's columns).",
+)
+@click.option(
+    "--out",
+    "dest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The file to write.",
+)
+@RESULTS_OPTION
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
+@_errors_to_exit_codes
+def export_command(
+    fmt: str, dest: Path, out: Path, assignment: str | None, config_path: Path | None
+) -> None:
+    """Write the gradebook as a file an LMS imports as it is: one row per student (per
+    roster student), totals with overrides applied, no cell a spreadsheet would run.
+
+    \b
+    Examples:
+      grader export --format canvas --results results/ --out canvas-import.csv
+      grader export --format moodle --results results/ --out moodle.csv
+      grader export --format blackboard --results results/ --out blackboard.csv
+    Columns and how each LMS reads them: docs/instructor.md.
+    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment.
+    """
+    from grader.batch.lms import FORMATS, export
+
+    chosen = next(f for f in FORMATS if f == fmt)
+    click.echo(f"wrote {export(out, _course(config_path), chosen, dest, assignment)}")

@@ -58,7 +58,7 @@ def test_an_override_shows_beside_the_autograded_value_and_survives_a_regrade(
     spec = load_config(course / "config.yaml").assignment("self_attention")
     target_max = spec.target(TARGET).points
     assert auto_target < target_max  # bruno's answer lost points there
-    where = ["--out", str(out), "--course", str(course), "--author", "prof"]
+    where = ["--results", str(out), "--course", str(course), "--author", "prof"]
     done = run("override", "bruno", TARGET, "--points", str(target_max), "--comment",
                "=regrade: right idea", *where)  # fmt: skip
     assert done.exit_code == 0, done.output
@@ -98,7 +98,7 @@ def test_bulk_overrides_are_all_or_nothing_and_bad_input_exits_2(
     graded: tuple[Path, Path, list[str]], tmp_path: Path
 ) -> None:
     out, course, _ = graded
-    where = ["--out", str(out), "--course", str(course)]
+    where = ["--results", str(out), "--course", str(course)]
     sheet = tmp_path / "regrades.csv"
     sheet.write_text(f"student,target,points,comment\nada,,7,cap\nbruno,{TARGET},x,\n")
     done = run("override", "--from-csv", str(sheet), *where)

@@ -128,7 +128,9 @@ def comment(
 def refresh(book: Gradebook, out: Path, spec: AssignmentSpec, students: set[str]) -> list[Path]:
     """grades.csv and report.html from the gradebook, and the feedback pages of `students`."""
     rows = from_gradebook(book, spec.id)
-    written = [write_grades(rows, [t.name for t in spec.targets], spec_total(spec), out)]
+    written = [
+        write_grades(rows, [t.name for t in spec.targets], spec_total(spec), out / "grades.csv")
+    ]
     for row in rows:
         if row.student in students and row.report is not None:
             written.append(page(out, row))

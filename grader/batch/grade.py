@@ -409,4 +409,4 @@ def write_csv(
             book.close()
     rows = standings(results, roster, overridden, commented)
     names = [t.name for t in assignment.targets]
-    return write_grades(rows, names, sum(t.points for t in assignment.targets), out)
+    return write_grades(rows, names, sum(t.points for t in assignment.targets), out / "grades.csv")

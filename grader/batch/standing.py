@@ -32,6 +32,8 @@ class Standing:
     problem: str = ""
     name: str = ""
     section: str = ""
+    email: str = ""
+    lms_id: str = ""
     overrides: tuple[Override, ...] = ()
     comments: tuple[Comment, ...] = ()
 
@@ -90,6 +92,8 @@ def standings(
             problem,
             who.name if who else "",
             who.section if who else "",
+            who.email if who else "",
+            who.lms_id if who else "",
             tuple(overridden.get(student, ())),
             tuple(commented.get(student, ())),
         )
@@ -116,13 +120,12 @@ def from_gradebook(book: Gradebook, assignment: str) -> list[Standing]:
 
 
 def write_grades(
-    rows: Sequence[Standing], targets: Sequence[str], max_total: float, out: Path
+    rows: Sequence[Standing], targets: Sequence[str], max_total: float, path: Path
 ) -> Path:
-    """OUT/grades.csv: one row per student, points per target (overrides applied), total,
-    and beside them the autograded total, the overrides and comments, and why there is no
-    grade. Every text cell is made safe for a spreadsheet."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "grades.csv"
+    """grades.csv (or an export in its columns) at `path`: one row per student, points per
+    target (overrides applied), total, and beside them the autograded total, the overrides
+    and comments, and why there is no grade. Every text cell is made safe for a spreadsheet."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     roster = any(row.name for row in rows)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

@@ -1,0 +1,113 @@
+"""`grader export`: Canvas, Moodle and Blackboard grade imports and csv, each checked against
+the columns its importer documents (docs/instructor.md), none with a live formula."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch.lms import render, split_name
+from grader.batch.records import Override
+from grader.batch.standing import Standing
+from grader.cli import main
+from grader.course.config import Config, load_config
+
+import students
+from conftest import write_fast_course, write_notebook
+
+# The columns each importer reads, as its documentation names them.
+CANVAS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE = ["First name", "Surname", "ID number", "Email address"]
+BLACKBOARD = ["Last Name", "First Name", "Username", "Student ID"]
+
+
+def parse(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+def test_names_split_as_the_lms_exports_split_them() -> None:
+    assert split_name("Ada King Lovelace") == ("Ada King", "Lovelace")
+    assert split_name("Plato") == ("Plato", "")
+
+
+def rows() -> list[Standing]:
+    cap = Override("s2", "self_attention", "", 6.5, "=cap 1+1", "prof", 0.0)
+    return [
+        Standing("s1", None, "no submission", "Ada Lovelace", "A", "ada@uni.edu", "4242"),
+        Standing("s2", None, "", "=HYPERLINK(0) Bo", "B", "@bo", "5151", (cap,)),
+    ]
+
+
+def test_each_format_has_its_importers_columns_and_no_formula(config: Config) -> None:
+    spec = config.assignment("self_attention")
+    top = sum(t.points for t in spec.targets)
+    canvas = parse(render("canvas", rows(), spec))
+    assert canvas[0] == [*CANVAS, "self_attention"]
+    assert canvas[1] == ["Lovelace, Ada", "4242", "s1", "ada@uni.edu", "A", "0"]
+    assert canvas[2] == ["Bo, =HYPERLINK(0)", "5151", "s2", "'@bo", "B", "6.5"]
+    moodle = parse(render("moodle", rows(), spec))
+    assert moodle[0] == [*MOODLE, "self_attention", "Feedback"]
+    assert moodle[1][:5] == ["Ada", "Lovelace", "s1", "ada@uni.edu", "0"]
+    assert moodle[1][5] == "no submission"
+    assert moodle[2][1] == "Bo" and moodle[2][0] == "'=HYPERLINK(0)"
+    assert moodle[2][5].startswith("total set to 6.5 by prof") and "=cap 1+1" in moodle[2][5]
+    text = render("blackboard", rows(), spec)
+    board = parse(text)
+    assert board[0] == [*BLACKBOARD, f"self_attention [Total Pts: {top:g} Score]"]
+    assert board[1] == ["Lovelace", "Ada", "4242", "s1", "0"]
+    for line in text.splitlines():  # comma-delimited: every value in quotes
+        assert line.startswith('"') and line.endswith('"') and line.count('","') == 4, line
+    for table in (canvas, moodle, board):
+        assert len(table) == 1 + len(rows())
+        for cell in (c for line in table for c in line):
+            assert not cell.startswith(("=", "+", "-", "@")), cell
+
+
+@pytest.mark.slow
+def test_exports_of_a_graded_class_cover_the_roster_with_the_reports_totals(
+    tmp_path: Path,
+) -> None:
+    course = tmp_path / "course"
+    write_fast_course(course)
+    (course / "roster.csv").write_text(
+        "id,name,email,section,lms_id\ns1,Ada Lovelace,ada@uni.edu,A,4242\n"
+        "s2,Bo Chen,bo@uni.edu,B,5151\ns3,Cy Diaz,cy@uni.edu,B,6161\n"
+    )
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "lovelaceada_4242_1_hw.ipynb", students.cells())
+    wrong = {"scaled_dot_product_self_attention": students.SCALE_HARDCODED}
+    write_notebook(folder / "chenbo_5151_2_hw.ipynb", students.cells(**wrong))
+    out = tmp_path / "out"
+    where = ["--course", str(course), "-a", "self_attention"]
+    assert (
+        CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where]).exit_code == 0
+    )
+    override = ["override", "s2", "--points", "7", "--comment", "fair", "--results", str(out)]
+    assert CliRunner().invoke(main, [*override, *where]).exit_code == 0
+    with (out / "grades.csv").open() as handle:
+        totals = {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
+    assert totals["s2"] == 7 and totals["s3"] == 0
+    spec = load_config(course / "config.yaml").assignment("self_attention")
+    column = {"canvas": "self_attention", "moodle": "self_attention", "csv": "total"}
+    column["blackboard"] = (
+        f"self_attention [Total Pts: {sum(t.points for t in spec.targets):g} Score]"
+    )
+    key = {"canvas": "SIS User ID", "moodle": "ID number", "blackboard": "Student ID"}
+    for fmt in ("canvas", "moodle", "blackboard", "csv"):
+        dest = tmp_path / f"{fmt}.csv"
+        command = ["export", "--format", fmt, "--results", str(out), "--out", str(dest)]
+        done = CliRunner().invoke(main, [*command, *where])
+        assert done.exit_code == 0, done.output
+        with dest.open(newline="") as handle:
+            table = list(csv.DictReader(handle))
+        found = {row[key.get(fmt, "student")]: float(row[column[fmt]]) for row in table}
+        assert found == totals, fmt
+    missing = CliRunner().invoke(
+        main, ["export", "--format", "canvas", "--results", str(tmp_path), "--out", "x.csv"]
+    )
+    assert missing.exit_code == 2 and "no gradebook.sqlite here" in missing.stderr
