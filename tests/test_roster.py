@@ -76,6 +76,8 @@ def test_submissions_match_by_lms_id_user_name_folder_or_name() -> None:
         "cydiaz: fits several students of the roster; not graded (x.ipynb)",
         "mallory: matches no student of the roster; not graded (x.ipynb)",
     ]
+    board = match([Student("s9", "Di Eng", lms_id="deng7")], [("deng7", where)])
+    assert board.submissions == [("s9", where)]  # Blackboard: the user name is the LMS id
     by_name = match(ROSTER[:3], [("Chen Bo", where), ("ada", where), ("s3", where)])
     assert [sid for sid, _ in by_name.submissions] == ["s1", "s2", "s3"]
 

@@ -94,10 +94,10 @@ def _plain(text: str) -> str:
 
 
 def _keys(student: Student) -> Iterable[str]:
-    """What an export or a folder may call a student: ids, user names, the name either way
-    round (Canvas writes `lastfirst`)."""
+    """What an export or a folder may call a student: ids (a Blackboard user name is the
+    `lms_id`), user names, the name either way round (Canvas writes `lastfirst`)."""
     yield student.id.casefold()
-    for value in (student.github, student.email, student.email.split("@")[0]):
+    for value in (student.lms_id, student.github, student.email, student.email.split("@")[0]):
         if value:
             yield value.casefold()
     words = student.name.split()
