@@ -1,3 +1,5 @@
+"""`python -m grader`: the same command line as `grader`."""
+
 from grader.cli import main
 
 main()

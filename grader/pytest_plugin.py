@@ -20,6 +20,7 @@ from grader.report import TargetResult
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the grader's options: --notebook (repeatable), --grader-assignment, --grader-config."""
     group = parser.getgroup("grader", "grading notebooks")
     group.addoption(
         "--notebook",
@@ -46,6 +47,8 @@ def _notebooks(config: pytest.Config) -> list[Path]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Add the notebooks given with --notebook to what pytest collects; a usage error for a path
+    pytest cannot show safely."""
     notebooks = _notebooks(config)
     if not notebooks:
         return
@@ -82,19 +85,26 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect a file as a NotebookFile when it is one of the --notebook notebooks."""
     if file_path.resolve() in _notebooks(parent.config):
         return NotebookFile.from_parent(parent, path=file_path)
     return None
 
 
 class TargetFailed(Exception):
+    """Raised by a TargetItem whose target did not pass; carries its result."""
+
     def __init__(self, result: TargetResult) -> None:
         super().__init__(result.name)
         self.result = result
 
 
 class NotebookFile(pytest.File):
+    """A notebook given with --notebook, graded once when collected."""
+
     def collect(self) -> Iterator[pytest.Item]:
+        """Grade the notebook and yield one item per target; a collection error, with a safe
+        message, when it cannot be graded."""
         try:
             config, _ = load_course(_given_config(self.config), self.path, COURSE_HINT)
             report = grade_path(self.path, config, self.config.getoption("grader_assignment"))
@@ -107,16 +117,20 @@ class NotebookFile(pytest.File):
 
 
 class TargetItem(pytest.Item):
+    """One graded target as a pytest test, its score and max_score in the user properties."""
+
     def __init__(self, *, result: TargetResult, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.result = result
         self.user_properties += [("score", result.score), ("max_score", result.max_score)]
 
     def runtest(self) -> None:
+        """Fail with TargetFailed unless the target passed."""
         if self.result.status != "passed":
             raise TargetFailed(self.result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """A failed target as printable lines: status, points, place, mistakes and messages."""
         if not isinstance(excinfo.value, TargetFailed):
             return str(super().repr_failure(excinfo))
         r = excinfo.value.result
@@ -129,5 +143,7 @@ class TargetItem(pytest.Item):
         return "\n".join(one_line(line) for line in [*lines, *r.messages])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
+        """The notebook, the 0-based line of the target's location (if any) and a label with its
+        points."""
         line = self.result.location.line - 1 if self.result.location else None
         return self.path, line, f"{self.name} ({self.result.score:g}/{self.result.max_score:g})"

@@ -20,6 +20,7 @@ class Location:
     file_line: int | None = field(default=None, compare=False)
 
     def describe(self) -> str:
+        """The place as a student reads it: "cell C, line L"."""
         return f"cell {self.cell}, line {self.line}"
 
 
@@ -50,6 +51,7 @@ class Finding:
     general: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The finding as JSON-ready data."""
         return {
             "kind": self.kind,
             "mistake": self.mistake,
@@ -61,6 +63,7 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
+        """The finding that `to_dict` wrote; ValueError on an unknown kind."""
         kind = data["kind"]
         if kind not in FINDING_KINDS:
             raise ValueError(f"unknown finding kind {kind!r}")
@@ -116,14 +119,17 @@ class Report:
 
     @property
     def score(self) -> float:
+        """The points of all targets, rounded to 6 places."""
         return round(sum(t.score for t in self.targets), 6)
 
     @property
     def max_score(self) -> float:
+        """The points all targets can give, rounded to 6 places."""
         return round(sum(t.max_score for t in self.targets), 6)
 
     @property
     def all_passed(self) -> bool:
+        """True when every target passed."""
         return all(t.status == "passed" for t in self.targets)
 
     @classmethod

@@ -29,6 +29,8 @@ CHECK_CELL = (
 
 
 def strip_solutions(source: str, where: str) -> str:
+    """`source` with each BEGIN/END SOLUTION block replaced by a TODO comment and a `raise
+    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair."""
     out: list[str] = []
     inside = False
     for number, line in enumerate(source.split("\n"), start=1):
@@ -52,6 +54,8 @@ def strip_solutions(source: str, where: str) -> str:
 
 
 def exercise_notebook(assignment: AssignmentSpec) -> Any:
+    """The student notebook made from the assignment's solution: solution-only cells dropped,
+    solutions stripped, a check() cell appended, and the assignment id in its metadata."""
     try:
         solution = nbformat.read(str(assignment.solution), as_version=4)
     except (OSError, ValueError) as exc:
@@ -82,6 +86,8 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
 
 
 def write_exercise(assignment: AssignmentSpec, out: Path | None = None) -> Path:
+    """Write the student notebook to `out` (a folder gets the solution's file name), else to the
+    assignment's `exercise` path, and return where it went."""
     target = out or assignment.exercise
     if target is None:
         raise ConfigError(f"assignment {assignment.id} has no `exercise` path; pass --out")

@@ -22,12 +22,17 @@ TEMPLATES = ("github", "gitlab")
 
 
 def template(name: str) -> str:
+    """The text of the bundled CI template `name`; UsageError listing the templates when there is no
+    such one."""
     if name not in TEMPLATES:
         raise UsageError(f"no template {name!r}; there are: {', '.join(TEMPLATES)}")
     return resources.files("grader").joinpath(f"templates/ci/{name}.yml").read_text("utf-8")
 
 
 def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
+    """Write to `out`, and return it, a Gradescope autograder zip for one assignment: setup and run
+    scripts, a config of that assignment alone, its solution, catalogue and data files, and the
+    grader package."""
     assignment = config.assignment(assignment_id)
     raw_config = yaml.safe_load(config.path.read_text(encoding="utf-8"))
     spec = dict(raw_config["assignments"][assignment_id])

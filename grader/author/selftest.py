@@ -28,6 +28,9 @@ MIN_MARGIN = 10.0  # a variant must miss the tolerance by at least this factor s
 
 @dataclass
 class SelftestResult:
+    """What a selftest of one assignment found: lines to show, problems (none when it passed) and
+    the smallest margin of a caught variant over the tolerance."""
+
     assignment: str
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -35,6 +38,7 @@ class SelftestResult:
 
     @property
     def ok(self) -> bool:
+        """True when the selftest found no problem."""
         return not self.problems
 
 
@@ -84,6 +88,8 @@ def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
 
 
 def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
+    """Check one assignment: the solution must pass, the untouched exercise score 0, and every
+    catalogued mistake of its targets be caught and diagnosed."""
     result = SelftestResult(assignment.id)
     solution = load_submission(assignment.solution)
     report = grade_submission(solution, assignment)
@@ -145,6 +151,8 @@ def _check_variant(
 
 
 def render_selftest(result: SelftestResult) -> str:
+    """A selftest's result as the text the CLI prints: its lines, the smallest margin, then FAILED
+    with each problem or ok."""
     lines = [f"selftest {result.assignment}", *(f"  {line}" for line in result.lines)]
     margin, label = result.smallest_margin
     if label:

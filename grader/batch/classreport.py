@@ -24,6 +24,9 @@ LIST_LIMIT = 50  # students named per table row; the rest are counted
 
 
 def load_summary(out: Path, assignment: str | None = None) -> ClassSummary:
+    """The class summary from `out/gradebook.sqlite`: each student's latest report (over the roster
+    when one is stored), unreadable submissions and standings; UsageError when there is no
+    gradebook or it holds several assignments and none is named."""
     path = out / "gradebook.sqlite"
     if not path.is_file():
         raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
@@ -89,6 +92,8 @@ def with_standings(summary: ClassSummary, rows: list[Standing], roster: bool) ->
 
 
 def render_html(summary: ClassSummary) -> str:
+    """The class report page for a summary: score histogram, pass rates, mistakes and links to each
+    student's feedback page."""
     scores = summary.scores
     return render_template(
         "report.html.j2",
@@ -103,6 +108,7 @@ def render_html(summary: ClassSummary) -> str:
 
 
 def write_report(out: Path, assignment: str | None = None) -> Path:
+    """Write `out/report.html` from the gradebook in `out` and return its path."""
     path = out / "report.html"
     path.write_text(render_html(load_summary(out, assignment)), encoding="utf-8")
     return path

@@ -50,6 +50,9 @@ class Entry:
 
 @dataclass
 class Batch:
+    """The outcome of grading a class: one entry per student, problems, lost submissions, the time
+    taken, and the roster when the course has one."""
+
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)  # not graded: a worker died (run again)
@@ -64,14 +67,17 @@ class Batch:
 
     @property
     def graded(self) -> int:
+        """How many submissions were graded in this run (not those skipped as unchanged)."""
         return sum(e.report is not None and not e.skipped for e in self.entries)
 
     @property
     def skipped(self) -> int:
+        """How many submissions were skipped as unchanged since the gradebook last graded them."""
         return sum(e.skipped for e in self.entries)
 
     @property
     def faults(self) -> list[Entry]:
+        """The entries whose grading hit a bug in the grader (they carry a traceback)."""
         return [e for e in self.entries if e.fault]
 
 

@@ -92,6 +92,8 @@ ADDED_LATER = ("roster", "overrides", "comments")
 
 @cache
 def grader_version() -> str:
+    """The installed grader's version, or "unknown" outside an installed package; part of the config
+    hash, so a new grader regrades."""
     try:
         return metadata.version("attention-grader")
     except metadata.PackageNotFoundError:
@@ -151,6 +153,10 @@ GROUP_SECONDS = 0.5
 
 
 class Gradebook:
+    """The SQLite gradebook of a results folder: every graded submission's report by student,
+    content and config hash, written in batches; UsageError when the file is not a gradebook this
+    grader can use."""
+
     def __init__(self, path: Path) -> None:
         self.pending: list[tuple[str, Path, str, str, Report]] = []
         self.last_write = time.monotonic()
@@ -171,6 +177,7 @@ class Gradebook:
             ) from None
 
     def close(self) -> None:
+        """Write what is queued, then close the database."""
         self.flush()
         self.db.close()
 
@@ -183,6 +190,8 @@ class Gradebook:
         return {row[0] for row in rows}
 
     def find(self, student: str, content: str, config: str) -> Report | None:
+        """The stored report for this student's submission with this content and config hash, or
+        None: what lets an unchanged submission be skipped."""
         self.flush()
         row = self.db.execute(
             "SELECT report FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
@@ -285,9 +294,11 @@ class Gradebook:
             yield row[0], Report.from_dict(json.loads(row[1]))
 
     def problems(self) -> list[tuple[str, str]]:
+        """(student, problem) for each submission recorded as unreadable."""
         self.flush()
         return [(r[0], r[1]) for r in self.db.execute("SELECT student, problem FROM unreadable")]
 
     def count(self) -> int:
+        """How many graded submissions the gradebook holds, queued ones included."""
         self.flush()
         return int(self.db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])

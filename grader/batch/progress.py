@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 
 class Progress:
+    """Progress of a batch on `stream`: a tqdm bar on a terminal, else a plain line at most every
+    `every` seconds and at the end."""
+
     def __init__(self, total: int, stream: TextIO | None = None, every: float = 5.0) -> None:
         self.total = total
         self.stream = stream or sys.stderr
@@ -26,6 +29,7 @@ class Progress:
             self.bar = tqdm(total=total, unit="nb", file=self.stream, dynamic_ncols=True)
 
     def step(self, label: str = "") -> None:
+        """Count one more submission done; `label` (cut to 30 characters) shows on the bar."""
         self.done += 1
         if self.bar is not None:
             self.bar.set_postfix_str(one_line(label[:30]), refresh=False)
@@ -38,6 +42,7 @@ class Progress:
             self.stream.flush()
 
     def line(self) -> str:
+        """The plain progress line: done of total, rate, time elapsed and time left (estimated)."""
         elapsed = max(time.monotonic() - self.started, 1e-9)
         rate = self.done / elapsed
         left = (self.total - self.done) / rate if rate else 0.0
@@ -47,5 +52,6 @@ class Progress:
         )
 
     def close(self) -> None:
+        """Close the bar, if there is one."""
         if self.bar is not None:
             self.bar.close()

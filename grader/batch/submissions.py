@@ -156,6 +156,7 @@ def content_hash(data: bytes) -> str:
 
 
 def file_hash(path: Path) -> str:
+    """The content hash of a file's bytes, as the gradebook stores it."""
     return content_hash(path.read_bytes())
 
 

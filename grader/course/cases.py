@@ -32,6 +32,7 @@ class Case:
         return tuple(_fresh(a) for a in self.args)
 
     def describe(self) -> str:
+        """The case as a message names it: its sizes, or what a variable case checks."""
         if self.variable:
             return "the value after the notebook ran"
         return ", ".join(f"{k}={v}" for k, v in self.sizes.items())
@@ -64,6 +65,7 @@ def target_cases(seed: int, target: TargetSpec) -> tuple[Case, ...]:
 
 
 def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:
+    """Every target's cases, by target name, built from the assignment's seed."""
     return {t.name: target_cases(assignment.seed, t) for t in assignment.targets}
 
 

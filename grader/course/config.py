@@ -38,12 +38,17 @@ _Loader.add_implicit_resolver(
 
 @dataclass(frozen=True)
 class Tolerance:
+    """How close an output must be to the expected one: numpy-style relative and absolute
+    tolerances."""
+
     rtol: float = 1e-5
     atol: float = 1e-8
 
 
 @dataclass(frozen=True)
 class TimeLimit:
+    """Seconds allowed for a whole submission, for one cell and for one call of a target."""
+
     submission: float = 20.0
     cell: float = 5.0
     call: float = 2.0
@@ -68,6 +73,9 @@ class TargetSpec:
 
 @dataclass(frozen=True)
 class AssignmentSpec:
+    """One assignment of a course, as the config states it: notebooks, seed, time limits, the
+    targets graded, preloaded modules and data files."""
+
     id: str
     title: str
     solution: Path
@@ -92,6 +100,7 @@ class AssignmentSpec:
         return replace(self, targets=targets)
 
     def target(self, name: str) -> TargetSpec:
+        """The target named `name`; KeyError when the assignment has none."""
         for spec in self.targets:
             if spec.name == name:
                 return spec
@@ -100,11 +109,14 @@ class AssignmentSpec:
 
 @dataclass(frozen=True)
 class Config:
+    """A loaded course config: its file, its assignments by id, and the sandbox mode it asks for."""
+
     path: Path
     assignments: Mapping[str, AssignmentSpec]
     sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
 
     def assignment(self, assignment_id: str) -> AssignmentSpec:
+        """The assignment with this id; ConfigError listing the known ids when there is none."""
         try:
             return self.assignments[assignment_id]
         except KeyError:

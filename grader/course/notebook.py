@@ -29,6 +29,7 @@ def valid_text(text: str) -> str:
 
 
 def has_invalid_text(text: str) -> bool:
+    """True when `text` holds a lone surrogate, which `valid_text` would replace."""
     return _LONE_SURROGATE.search(text) is not None
 
 
@@ -45,11 +46,15 @@ class CodeCell:
     analysed: bool = True  # False: too large for static analysis (parsing.py), never parsed
 
     def lines(self) -> list[str]:
+        """The cell's original source, split into lines."""
         return self.original.split("\n")
 
 
 @dataclass(frozen=True)
 class Submission:
+    """A student's notebook as the grader reads it: its code cells, the assignment it names (if any)
+    and notes made while reading it."""
+
     path: Path
     name: str
     cells: tuple[CodeCell, ...]
@@ -86,6 +91,8 @@ class Submission:
         return found
 
     def cell(self, index: int) -> CodeCell | None:
+        """The code cell at this 1-based notebook position, or None when that cell is not a code
+        cell."""
         return next((c for c in self.cells if c.index == index), None)
 
     def locate(self, where: Location | None) -> Location | None:

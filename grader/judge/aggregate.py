@@ -16,6 +16,9 @@ SLOWEST = 10
 
 @dataclass(frozen=True)
 class MistakeRow:
+    """One mistake across the class: how many made it, in which targets, its general message and who
+    made it."""
+
     id: str
     count: int
     targets: tuple[str, ...]
@@ -25,6 +28,8 @@ class MistakeRow:
 
 @dataclass(frozen=True)
 class TargetRow:
+    """One target across the class: how many passed of how many, and its mean and maximum score."""
+
     name: str
     passed: int
     total: int
@@ -33,6 +38,7 @@ class TargetRow:
 
     @property
     def pass_rate(self) -> float:
+        """The fraction of students who passed, 0 when nobody was graded."""
         return self.passed / self.total if self.total else 0.0
 
 
@@ -46,6 +52,9 @@ class Points:
 
 @dataclass(frozen=True)
 class ClassSummary:
+    """What the class report shows of one assignment: scores, unreadable submissions, targets,
+    common mistakes, the slowest and failing notebooks and the instructor's notes."""
+
     assignment: str
     students: tuple[tuple[str, Points], ...]
     unreadable: tuple[tuple[str, str], ...]
@@ -59,6 +68,7 @@ class ClassSummary:
     notes: tuple[tuple[str, str], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready data (rates and means rounded to 4 places)."""
         return {
             "assignment": self.assignment,
             "students": len(self.students),

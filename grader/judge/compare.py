@@ -16,12 +16,15 @@ from grader.run.wire import Other, Seq, Value
 
 @dataclass(frozen=True)
 class Verdict:
+    """Whether an output matched; if not, what is wrong and where in a returned list or tuple."""
+
     ok: bool
     summary: str = ""
     path: str = ""  # e.g. "[0][2]": where inside a returned list/tuple the problem is
 
     @property
     def message(self) -> str:
+        """The summary, prefixed by the element's path when the problem is inside a sequence."""
         return f"element {self.path}: {self.summary}" if self.path else self.summary
 
 
@@ -45,6 +48,8 @@ def stack(value: Value) -> np.ndarray | None:
 
 
 def describe(value: Value) -> str:
+    """What a value is, in a few words for a message: None, a number, an array's shape, a sequence's
+    length or a type's name."""
     if value is None:
         return "None"
     if isinstance(value, Other):
@@ -55,6 +60,8 @@ def describe(value: Value) -> str:
 
 
 def compare(expected: Value, got: Value, mode: str, tol: Tolerance) -> Verdict:
+    """Compare an output with the expected one, element by element through sequences; `mode`
+    "squeeze" ignores axes of length 1."""
     if isinstance(expected, Seq) and _all_within(expected, got, tol):
         return PASS  # the usual case, in one step: same structure, every entry close
     if isinstance(expected, Seq) and isinstance(got, Seq):
@@ -117,6 +124,8 @@ def _not_numbers(got: Value) -> str:
 
 
 def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
+    """Compare two arrays within the tolerance: a failing verdict names a wrong shape, NaN or
+    infinite entries, or how many entries differ, by how much, and the first."""
     if exp.shape != val.shape:
         hint = ""
         if val.ndim == 2 and val.shape == exp.shape[::-1]:

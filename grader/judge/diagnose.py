@@ -99,6 +99,7 @@ class Diagnosis:
 
     @property
     def messages(self) -> tuple[str, ...]:
+        """The findings' messages, in order."""
         return messages_of(self.findings)
 
 
@@ -148,6 +149,9 @@ def _untouched_stub(ev: Evidence) -> str | None:
 
 
 def diagnose(ev: Evidence) -> Diagnosis:
+    """Name the mistakes of one failing target from its evidence: an untouched stub, an answer
+    matching a catalogued or derived mistake (after normalising), a wrong callee, a partly wrong
+    tuple, else relations and static hints."""
     if all(isinstance(a, _NoAnswer) for a in ev.answers):
         if ev.failing_callees:  # it raised inside, or because of, a broken callee
             return _root_cause(ev, [], ev.failing_callees[0], proven=False)

@@ -34,10 +34,13 @@ class Answers:
     output: str = ""
 
     def target_fixes(self, target: str) -> set[tuple[int, int]]:
+        """Where (cell, line) a 1×1 array was turned into a number while this target ran."""
         return self.fixes_by_target.get(target, set())
 
     @classmethod
     def from_run(cls, run: ChildRun) -> Answers:
+        """Sort a child run's frames: cell errors, missing targets, results by (target, case), the
+        captured output and the scalar fixes."""
         answers = cls()
         for header, values in run.frames:
             kind = header.get("kind")
@@ -69,6 +72,7 @@ def _fix(value: Any) -> tuple[int, int] | None:
 
 
 def location_of(error: Mapping[str, Any]) -> Location | None:
+    """Where a child's error happened, or None when it gives no cell."""
     where = error.get("where")
     if isinstance(where, dict) and _int(where.get("cell")) > 0:
         return Location(_int(where.get("cell")), max(_int(where.get("line")), 0))
@@ -76,6 +80,8 @@ def location_of(error: Mapping[str, Any]) -> Location | None:
 
 
 def describe_error(error: Mapping[str, Any]) -> str:
+    """A child's error as one sentence: a time limit, a parse error or the exception raised, with
+    its place and a NumPy hint where it helps."""
     kind = clean_text(error.get("type"), 60)
     message = clean_text(error.get("message", ""), 300)
     where = location_of(error)
@@ -183,6 +189,8 @@ def _mutation(reference: Reference, positions: Sequence[int]) -> str:
 
 
 def target_status(outcomes: Sequence[CaseOutcome]) -> Status:
+    """A target's status from its cases: passed when all passed, else timeout, error (only errors or
+    stubs) or failed."""
     kinds = {o.kind for o in outcomes}
     if kinds == {"passed"}:
         return "passed"
@@ -194,6 +202,8 @@ def target_status(outcomes: Sequence[CaseOutcome]) -> Status:
 
 
 def target_score(spec: TargetSpec, outcomes: Sequence[CaseOutcome]) -> float:
+    """A target's points: all when every case passed, else the share of passed cases with partial
+    credit, else 0."""
     passed = sum(o.kind == "passed" for o in outcomes)
     if passed == len(outcomes):
         return spec.points

@@ -39,6 +39,8 @@ class Hint:
 
 @dataclass(frozen=True)
 class FunctionSource:
+    """A function definition found in the notebook, with the cell it is in."""
+
     node: ast.FunctionDef
     cell: CodeCell
 
@@ -48,9 +50,11 @@ class FunctionSource:
         return list(ast.walk(self.node))
 
     def location(self, line: int | None = None) -> Location:
+        """A place in the function's cell: `line`, else the line of the `def`."""
         return Location(self.cell.index, line if line is not None else self.node.lineno)
 
     def line_text(self, line: int) -> str:
+        """The cell's original text at this 1-based line, or "" outside the cell."""
         lines = self.cell.original.split("\n")
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
@@ -162,6 +166,9 @@ def _literal_divisor(node: ast.AST) -> ast.AST | None:
 
 
 def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]:
+    """What the function's code shows, sorted by line: discarded results, literal divisors,
+    truthiness of parameters, inputs changed in place, and reads or returns of the notebook's
+    globals."""
     fn, cell = source.node, source.cell
     hints: list[Hint] = []
     lines = cell.source.splitlines(keepends=True)
@@ -224,6 +231,7 @@ def _segment(lines: list[str], node: ast.AST) -> str | None:
 
 
 def called_names(source: FunctionSource) -> set[str]:
+    """The names the function calls directly, builtins left out."""
     return {
         n.func.id for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     } - _BUILTIN_NAMES

@@ -20,6 +20,8 @@ ROW = 26  # height of one bar of the pass-rate chart
 
 @dataclass(frozen=True)
 class Bar:
+    """One bar of a chart, in pixels, with its label and hover text."""
+
     x: float
     y: float
     width: float
@@ -30,12 +32,16 @@ class Bar:
 
 @dataclass(frozen=True)
 class Tick:
+    """One labelled tick on an axis."""
+
     position: float  # along its axis, in pixels
     label: str
 
 
 @dataclass(frozen=True)
 class Chart:
+    """A bar chart laid out in pixels, for the template to draw as SVG."""
+
     title: str
     x_label: str
     y_label: str
@@ -67,6 +73,7 @@ def _nice_step(largest: int) -> int:
 
 
 def score_histogram(scores: Sequence[float], max_score: float) -> Chart:
+    """The class's scores as a histogram of up to 20 bins from 0 to `max_score`."""
     bins = max(1, min(20, int(max_score) * 2 or 1))
     counts = bin_counts(scores, max_score, bins)
     height = 260

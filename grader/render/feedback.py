@@ -16,6 +16,8 @@ CONTEXT_LINES = 3
 
 @dataclass(frozen=True)
 class Item:
+    """One target on a feedback page: its result and the excerpt of the student's code around it."""
+
     target: TargetResult
     excerpt: list[tuple[int, str, bool]]
 

@@ -115,6 +115,9 @@ def _bounded(value: Any) -> Any:
 
 
 class Runner:
+    """The student's side of a run: executes cells and calls targets in one namespace, and sends
+    each answer to the parent as a frame on `write_fd`."""
+
     def __init__(self, write_fd: int, cell_limit: float, call_limit: float) -> None:
         self.fd = write_fd
         self.cell_limit = cell_limit
@@ -136,6 +139,7 @@ class Runner:
         self.pending.append(encode_frame(header, values or {}))
 
     def flush(self) -> None:
+        """Write every queued frame to the parent, in one write as far as the pipe allows."""
         self.flushed = time.monotonic()
         view = memoryview(b"".join(self.pending))
         self.pending.clear()
@@ -144,9 +148,12 @@ class Runner:
             view = view[written:]
 
     def timed(self, seconds: float) -> None:
+        """Arm the alarm that interrupts student code after `seconds` (0 disarms it)."""
         signal.setitimer(signal.ITIMER_REAL, seconds)
 
     def run_cell(self, cell: CodeCell) -> None:
+        """Run one cell within the cell time limit and send its frame: any parse error, exception or
+        timeout, and the scalar fixes made."""
         header: dict[str, Any] = {"kind": "cell", "cell": cell.index}
         try:
             code = compile_cell(cell)
@@ -200,6 +207,8 @@ class Runner:
         return bool(header["status"] != "timeout")
 
     def run_variable(self, name: str) -> None:
+        """Send a top-level variable's value as the result of case 0, "missing" when it is not
+        defined, or an error when it cannot be encoded."""
         if name not in self.namespace:
             self.send({"kind": "missing", "target": name, "found": "absent"})
             return
@@ -211,6 +220,8 @@ class Runner:
             self.send(header)
 
     def run_target(self, name: str, cases: Sequence[Case]) -> None:
+        """Call one target on its cases, sending a result frame for each (a variable target is read,
+        not called), or "missing" when the notebook does not define it as a function."""
         main = [c for c in cases if not c.probe]
         if main:
             self.probe_base[name] = probe_base(tuple(main)).index

@@ -40,6 +40,7 @@ def restore_removed_names() -> None:
 
 
 def removed_name_notes(submission: Submission) -> list[str]:
+    """A note for each use of a NumPy name removed in 2.0, with its cell, line and replacement."""
     notes = []
     for cell in submission.cells:
         for number, line in enumerate(cell.source.split("\n"), start=1):

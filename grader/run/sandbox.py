@@ -201,6 +201,8 @@ class Child:
         self.read_fd = read_fd
 
     def collect(self) -> ChildRun:
+        """Read the child's frames until its last one, its end, the submission's time limit or too
+        much output; kill its process group and return what it sent."""
         run = ChildRun()
         buffer = bytearray()
         deadline = self.started + self.limits.submission

@@ -42,6 +42,8 @@ class _ScalarCalls(ast.NodeTransformer):
 
 
 def rewrite_scalar_calls(tree: ast.Module, cell: int) -> ast.Module:
+    """The cell's tree with float() and int() calls routed through the scalar shim, so a 1×1 array
+    still converts."""
     fixed = _ScalarCalls(cell).visit(tree)
     assert isinstance(fixed, ast.Module)
     return ast.fix_missing_locations(fixed)
@@ -64,11 +66,14 @@ class ScalarShim:
             raise
 
     def take(self) -> list[tuple[int, int]]:
+        """The (cell, line) places helped since the last take, sorted; forgets them."""
         used, self.used = sorted(self.used), set()
         return used
 
 
 def scalar_note(cell: int, line: int) -> str:
+    """The note telling the student that float()/int() of a 1×1 array at this place fails on a
+    current NumPy."""
     return (
         f"cell {cell}, line {line}: float()/int() of a 1×1 array. {NUMPY_HINT}. "
         "The grader converted it for you, but it fails on a current NumPy."

@@ -196,6 +196,7 @@ class FrameReader:
 
     @property
     def pending(self) -> int:
+        """How many bytes of an incomplete frame are held for the next feed."""
         return len(self._buffer)
 
 

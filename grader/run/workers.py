@@ -161,6 +161,7 @@ class Worker:
         return self
 
     def alive(self) -> bool:
+        """True while the worker's process has not exited."""
         return self.process.poll() is None
 
     def run(
