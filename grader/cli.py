@@ -180,6 +180,12 @@ def check(
     is_flag=True,
     help="Exit 0 even when some submissions could not be graded (the old meaning of 0).",
 )
+@click.option(
+    "--submitted-at",
+    "submitted_at",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="CSV student,timestamp (ISO 8601 with a zone): when each student handed in.",
+)
 @SANDBOX_OPTION
 @_errors_to_exit_codes
 def grade(
@@ -190,6 +196,7 @@ def grade(
     jobs: int | None,
     force: bool,
     allow_ungraded: bool,
+    submitted_at: Path | None,
     sandbox: Mode | None,
 ) -> None:
     """Grade a class and print the gradebook.
@@ -203,6 +210,10 @@ def grade(
     Examples:
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
+      grader grade submissions/ --out results/ --submitted-at times.csv
+    With `due:` and `late:` in the config, each submission's lateness and penalty are
+    in every output; the time comes from --submitted-at, the LMS's file names, the last git
+    commit, else the file's modification time (said so).
     Exit codes: 0 every submission was graded · 1 some could not be graded, or matched
     no roster student (they are listed; --allow-ungraded exits 0 for them) · 2 bad input,
     or --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
@@ -210,9 +221,11 @@ def grade(
     130 interrupted.
     """
     from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
+    from grader.batch.lateness import read_submitted_at
     from grader.batch.progress import Progress
 
     config = _course(config_path, submissions)
+    given = read_submitted_at(submitted_at) if submitted_at is not None else None
     if out is not None:
         _output_folder(out)
     progress: list[Progress] = []
@@ -228,6 +241,7 @@ def grade(
             on_entry=lambda entry: progress[0].step(entry.student),
             keep_reports=out is None,  # with --out, whole reports are in the gradebook
             sandbox=sandbox,
+            submitted_at=given,
         )
     except KeyboardInterrupt:
         if progress:
@@ -262,6 +276,13 @@ def grade(
     failed = len(batch.ungraded)
     for line in batch.unmatched:
         click.echo(f"  {one_line(line)}", err=True)
+    if batch.file_times:
+        click.echo(
+            f"note: {len(batch.file_times)} submission time(s) taken from the file's "
+            f"modification time, the last resort ({_first_names(batch.file_times)}); give "
+            "--submitted-at FILE (student,timestamp) for the real ones",
+            err=True,
+        )
     graded = sum(e.report is not None and not e.skipped for e in entries)
     others = [e.student for e in batch.entries if e.report and e.report.assignment != aid]
     if others:

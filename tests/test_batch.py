@@ -92,7 +92,7 @@ def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_pat
     with (out / "grades.csv").open() as handle:
         table = list(csv.DictReader(handle))
     names = [t.name for t in config.assignment("self_attention").targets]
-    extra = ["autograded", "overrides", "comments"]
+    extra = ["autograded", "overrides", "comments", "late_penalty", "lateness"]
     assert list(table[0]) == ["student", *names, "total", "max_total", "problem", *extra]
     bruno = next(r for r in table if r["student"] == "bruno")
     assert float(bruno["total"]) == 5 and float(bruno["scaled_dot_product_self_attention"]) == 0

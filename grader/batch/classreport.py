@@ -73,7 +73,11 @@ def with_standings(summary: ClassSummary, rows: list[Standing], roster: bool) ->
     notes = tuple(
         (row.student, line)
         for row in rows
-        for line in [*(o.describe() for o in row.overrides), *(c.describe() for c in row.comments)]
+        for line in [
+            *(o.describe() for o in row.overrides),
+            *(c.describe() for c in row.comments),
+            *([f"late: {row.lateness}"] if row.lateness else []),
+        ]
     )
     failing = summary.failing_to_run
     unreadable = summary.unreadable

@@ -12,12 +12,23 @@ import tempfile
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook, config_hash
+from grader.batch.lateness import (
+    MTIME,
+    Handed,
+    clear_late,
+    handed_in,
+    late_of,
+    load_extensions,
+    save_late,
+    stored_late,
+)
 from grader.batch.pool import Done, Job, Pool
 from grader.batch.records import Comment, Override, comments, overrides, save_roster
 from grader.batch.roster import Student, course_roster, match
@@ -25,6 +36,7 @@ from grader.batch.standing import NO_SUBMISSION, Standing, standings, write_grad
 from grader.batch.submissions import content_hash, file_hash, find_submissions
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
+from grader.course.deadline import Late
 from grader.course.notebook import Submission, assignment_hint, load_submission
 from grader.engine import finish, require, with_choice
 from grader.judge.aggregate import scores_only
@@ -59,6 +71,7 @@ class Batch:
     seconds: float = 0.0
     roster: list[Student] | None = None  # the course's roster.csv, when it has one
     unmatched: list[str] = field(default_factory=list)  # submissions of no roster student
+    file_times: list[str] = field(default_factory=list)  # handed in when the file says
 
     @property
     def ungraded(self) -> list[Entry]:
@@ -95,6 +108,25 @@ class _Recorder:
     notes: dict[str, tuple[dict[str, list[Override]], dict[str, list[Comment]]]] = field(
         default_factory=dict
     )
+    config: Config | None = None
+    handed: dict[str, Handed] = field(default_factory=dict)  # when each was handed in
+    extensions: dict[str, float] = field(default_factory=dict)  # hours, by student
+    cleared: set[str] = field(default_factory=set)  # assignments without a late policy
+
+    def late(self, student: str, report: Report) -> Late | None:
+        """The lateness of a student's submission under its assignment's policy, stored in
+        the gradebook (None, and any stored lateness forgotten, without a policy)."""
+        spec = self.config.assignments.get(report.assignment) if self.config else None
+        handed = self.handed.get(student)
+        if spec is None or spec.late is None or handed is None:
+            if self.book is not None and spec is not None and spec.id not in self.cleared:
+                clear_late(self.book, spec.id)
+                self.cleared.add(spec.id)
+            return None
+        late = late_of(spec.late, handed, self.extensions.get(student, 0.0))
+        if self.book is not None:
+            save_late(self.book, student, spec.id, handed, late)
+        return late
 
     def adjusted(self, student: str, report: Report) -> Adjusted | None:
         """The instructor's overrides and comments for a student's feedback page."""
@@ -109,6 +141,7 @@ class _Recorder:
             report,
             overrides=tuple(overridden.get(student, ())),
             comments=tuple(commented.get(student, ())),
+            late=self.late(student, report),
         ).adjusted()
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
@@ -121,7 +154,9 @@ class _Recorder:
             self.book.record(entry.student, entry.path, content, self.settings, entry.report)
         if entry.report is not None and self.out is not None:
             page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
-            if new or not page.exists():
+            # An unchanged submission's page again when its lateness (an extension, a
+            # deadline) may have changed since.
+            if new or not page.exists() or self.handed:
                 try:
                     adjusted = self.adjusted(entry.student, entry.report)
                     write_feedback(self.out, entry.student, entry.report, submission, adjusted)
@@ -147,15 +182,18 @@ def grade_batch(
     on_entry: Callable[[Entry], None] | None = None,
     keep_reports: bool = True,
     sandbox: Mode | None = None,
+    submitted_at: Mapping[str, datetime] | None = None,
 ) -> Batch:
     """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
     are in the gradebook and the feedback pages, and a class of thousands then grades in
-    flat memory. `sandbox`: the config's `sandbox:` unless given."""
+    flat memory. `sandbox`: the config's `sandbox:` unless given. `submitted_at`: when
+    students handed in, by student (see grader/batch/lateness.py for the other sources)."""
     started = time.monotonic()
     sweep_scratch()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
     book = Gradebook(out / "gradebook.sqlite") if out else None
     recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
+    recorder.config = config
     try:
         # A scratch folder only to unpack a .zip into: a grader killed outright leaves none
         # behind for a folder of notebooks.
@@ -168,6 +206,8 @@ def grade_batch(
             found = find_submissions(source, scratch, out, untouched)
             recorder.batch.problems = found.problems
             submissions = _on_roster(found.submissions, config, recorder)
+            if any(spec.late for spec in specs):
+                _when_handed(submissions, source, config, recorder, submitted_at or {})
             if on_total:
                 on_total(len(submissions))
             todo = _unchanged_first(submissions, recorder, force)
@@ -199,12 +239,32 @@ def _on_roster(
     listed as unmatched) and the roster kept in the gradebook; else the submissions as found."""
     roster = course_roster(config.path.parent)
     if roster is None:
+        if recorder.book is not None:  # a roster stored by an earlier batch no longer holds
+            save_roster(recorder.book, [])
         return submissions
     matched = match(roster, submissions)
     recorder.batch.roster, recorder.batch.unmatched = roster, matched.unmatched
     if recorder.book is not None:
         save_roster(recorder.book, roster)
     return matched.submissions
+
+
+def _when_handed(
+    submissions: Sequence[tuple[str, Path]],
+    source: Path,
+    config: Config,
+    recorder: _Recorder,
+    given: Mapping[str, datetime],
+) -> None:
+    """When each submission was handed in, and each student's extension; the students
+    whose time is only their file's are listed in the batch."""
+    recorder.extensions = load_extensions(config.path.parent)
+    zone = next(spec.late.due for spec in config.assignments.values() if spec.late)
+    for student, path in submissions:
+        keys = (student, path.stem, path.parent.name)
+        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone)
+        if handed.source.startswith(MTIME):
+            recorder.batch.file_times.append(student)
 
 
 def _add_absent(batch: Batch) -> None:
@@ -406,13 +466,14 @@ def write_csv(
     roster), with the overrides and comments the gradebook in OUT holds. Names and problems
     come from file names: no cell may be a formula to a spreadsheet."""
     results = [(e.student, e.report, e.problem) for e in entries if not e.absent]
-    overridden, commented = {}, {}
+    overridden, commented, late = {}, {}, {}
     if (out / "gradebook.sqlite").is_file():
         book = Gradebook(out / "gradebook.sqlite")
         try:
             overridden, commented = overrides(book, assignment.id), comments(book, assignment.id)
+            late = stored_late(book, assignment.id)
         finally:
             book.close()
-    rows = standings(results, roster, overridden, commented)
+    rows = standings(results, roster, overridden, commented, late)
     names = [t.name for t in assignment.targets]
     return write_grades(rows, names, sum(t.points for t in assignment.targets), out / "grades.csv")

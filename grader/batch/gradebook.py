@@ -85,9 +85,19 @@ CREATE TABLE IF NOT EXISTS comments (
     author TEXT NOT NULL,
     at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS late (
+    student TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    submitted_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    minutes REAL NOT NULL,
+    percent REAL NOT NULL,
+    note TEXT NOT NULL,
+    PRIMARY KEY (student, assignment)
+);
 """
 # Tables a gradebook of an earlier version lacks: added in place when it is opened.
-ADDED_LATER = ("roster", "overrides", "comments")
+ADDED_LATER = ("roster", "overrides", "comments", "late")
 
 
 @cache

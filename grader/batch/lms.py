@@ -60,8 +60,10 @@ def _moodle(rows: Sequence[Standing], spec: AssignmentSpec) -> Iterator[list[obj
     yield [*MOODLE_COLUMNS, spec.id, "Feedback"]
     for row in rows:
         first, last = split_name(row.name or row.student)
-        feedback = "; ".join([*(o.describe() for o in row.overrides), row.problem])
-        yield [first, last, row.student, _login(row), _score(row), feedback.strip("; ")]
+        feedback = "; ".join(
+            [*(o.describe() for o in row.overrides), row.problem, row.lateness]
+        ).strip("; ")
+        yield [first, last, row.student, _login(row), _score(row), feedback]
 
 
 def _blackboard(rows: Sequence[Standing], spec: AssignmentSpec) -> Iterator[list[object]]:

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
+from grader.batch.lateness import stored_late
 from grader.batch.records import TOTAL, Comment, Override, comments, overrides, stored_roster
 from grader.batch.roster import Student
+from grader.course.deadline import Late
 from grader.render.escape import spreadsheet_row
 from grader.render.feedback import Adjusted
 from grader.report import Report
@@ -36,6 +38,7 @@ class Standing:
     lms_id: str = ""
     overrides: tuple[Override, ...] = ()
     comments: tuple[Comment, ...] = ()
+    late: Late | None = None
 
     @property
     def autograded(self) -> float:
@@ -53,10 +56,16 @@ class Standing:
 
     @property
     def total(self) -> float:
-        """The assignment's points: an override of the total, else the sum over targets."""
+        """The assignment's points: an override of the total (it replaces the penalised
+        value), else the sum over targets (overrides applied) less any late penalty."""
         for override in self.overrides:
             if override.target == TOTAL:
                 return override.points
+        return self.late.apply(self.before_penalty) if self.late else self.before_penalty
+
+    @property
+    def before_penalty(self) -> float:
+        """The sum over targets, overrides of targets applied, before any late penalty."""
         if not any(o.target for o in self.overrides):
             return self.autograded
         names = [o.target for o in self.overrides]
@@ -64,13 +73,25 @@ class Standing:
             names += [t.name for t in self.report.targets if t.name not in names]
         return sum(self.points(name) for name in names)
 
+    @property
+    def penalty(self) -> float:
+        """The late penalty in percent (0: on time, or no late policy)."""
+        return self.late.percent if self.late else 0.0
+
+    @property
+    def lateness(self) -> str:
+        """One line on when it was handed in and what that cost ("" when nothing to say)."""
+        if self.late is None or (self.late.minutes <= 0 and "modification" not in self.late.note):
+            return ""
+        return self.late.note
+
     def adjusted(self) -> Adjusted | None:
         """What the feedback page shows of the instructor's changes (None: nothing changed)."""
-        if not self.overrides and not self.comments:
+        if not self.overrides and not self.comments and not self.lateness:
             return None
         notes = (*(o.describe() for o in self.overrides), *(c.describe() for c in self.comments))
         points = {o.target: o.points for o in self.overrides if o.target}
-        return Adjusted(self.total, points, notes)
+        return Adjusted(self.total, points, notes, self.lateness)
 
 
 def standings(
@@ -78,11 +99,13 @@ def standings(
     roster: Sequence[Student] | None,
     overridden: Mapping[str, Sequence[Override]] | None = None,
     commented: Mapping[str, Sequence[Comment]] | None = None,
+    late: Mapping[str, Late] | None = None,
 ) -> list[Standing]:
     """(student, report or None, problem) triples made into standings: with a roster, one
     per roster student in its order, those without a result marked "no submission"."""
     overridden = overridden or {}
     commented = commented or {}
+    late = late or {}
     found = {student: (report, problem) for student, report, problem in results}
 
     def one(student: str, report: Report | None, problem: str, who: Student | None) -> Standing:
@@ -96,6 +119,7 @@ def standings(
             who.lms_id if who else "",
             tuple(overridden.get(student, ())),
             tuple(commented.get(student, ())),
+            late.get(student) if report is not None else None,
         )
 
     if roster is None:
@@ -116,6 +140,7 @@ def from_gradebook(book: Gradebook, assignment: str) -> list[Standing]:
         stored_roster(book),
         overrides(book, assignment),
         comments(book, assignment),
+        stored_late(book, assignment),
     )
 
 
@@ -123,14 +148,16 @@ def write_grades(
     rows: Sequence[Standing], targets: Sequence[str], max_total: float, path: Path
 ) -> Path:
     """grades.csv (or an export in its columns) at `path`: one row per student, points per
-    target (overrides applied), total, and beside them the autograded total, the overrides
-    and comments, and why there is no grade. Every text cell is made safe for a spreadsheet."""
+    target (overrides applied), total (late penalty applied), and beside them the autograded
+    total, the overrides and comments, why there is no grade, the penalty and the lateness.
+    Every text cell is made safe for a spreadsheet."""
     path.parent.mkdir(parents=True, exist_ok=True)
     roster = any(row.name for row in rows)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         head = ["student", *(["name", "section"] if roster else []), *targets]
         head += ["total", "max_total", "problem", "autograded", "overrides", "comments"]
+        head += ["late_penalty", "lateness"]
         writer.writerow(spreadsheet_row(head))
         for row in rows:
             who = [row.name, row.section] if roster else []
@@ -147,6 +174,8 @@ def write_grades(
                         row.autograded,
                         "; ".join(o.describe() for o in row.overrides),
                         "; ".join(c.describe() for c in row.comments),
+                        row.penalty,
+                        row.lateness,
                     ]
                 )
             )

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import shutil
+import time
 import zipfile
 import zlib
 from collections.abc import Collection
@@ -270,6 +272,9 @@ def _extract(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> 
         destination.parent.mkdir(parents=True, exist_ok=True)
         with bundle.open(member) as src, destination.open("wb") as dst:
             shutil.copyfileobj(src, dst)
+        # The entry's own time (when the LMS wrote it), for a submission time of last resort.
+        stamp = time.mktime((*member.date_time, 0, 0, -1))
+        os.utime(destination, (stamp, stamp))
     except _ENTRY_ERRORS as exc:
         with contextlib.suppress(OSError):
             destination.unlink()  # a half-written file would be graded as a submission

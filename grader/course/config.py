@@ -6,12 +6,14 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
+from grader.course.deadline import LatePolicy, parse_time
 from grader.course.files import DataFile, course_files
 from grader.course.inputs import BUILDERS
 from grader.course.schema import SCHEMA, TYPE_WORDS
@@ -90,6 +92,8 @@ class AssignmentSpec:
     preload: tuple[str, ...] = ()
     # The course's data files the notebooks may read (`files:`), in their working folder.
     files: tuple[DataFile, ...] = ()
+    late: LatePolicy | None = None  # `due:` and `late:`; None: nothing is late
+    keep: Literal["latest", "best"] = "latest"  # of a student's several notebooks
 
     def public(self) -> AssignmentSpec:
         """The assignment as a student's own check() sees it: only the public cases."""
@@ -232,8 +236,21 @@ def load_config(path: Path | None = None) -> Config:
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{path}: not valid YAML{at}: {problem}") from None
+    raw = _dates_as_text(raw)
     validate_raw(raw, path)
     return _build(raw, path)
+
+
+def _dates_as_text(raw: Any) -> Any:
+    """YAML reads an unquoted `2026-03-01T23:59:00+01:00` as a datetime: written back as
+    ISO text, so that `due:` reads the same quoted or not (a zone left out stays left out)."""
+    if isinstance(raw, dict):
+        return {key: _dates_as_text(value) for key, value in raw.items()}
+    if isinstance(raw, list):
+        return [_dates_as_text(value) for value in raw]
+    if isinstance(raw, date):
+        return raw.isoformat()
+    return raw
 
 
 def validate_raw(raw: Any, path: Path) -> None:
@@ -242,6 +259,7 @@ def validate_raw(raw: Any, path: Path) -> None:
         _explain(raw, path)
 
     for aid, assignment in raw["assignments"].items():
+        _check_deadline(assignment, f"{path}: assignments.{aid}")
         for name, target in assignment["targets"].items():
             where = f"{path}: assignments.{aid}.targets.{name}"
             if target.get("variable") and "inputs" in target:
@@ -256,6 +274,41 @@ def validate_raw(raw: Any, path: Path) -> None:
                     f"{path}: assignments.{aid}.targets.{name}.inputs: unknown input builder "
                     f"'{target['inputs']}' (known: {known})"
                 )
+
+
+def _check_deadline(assignment: Mapping[str, Any], where: str) -> None:
+    """`due` and `late.cutoff` are times with a zone, the cut-off after the due date, and a
+    late policy has a due date to count from."""
+    late = assignment.get("late", {})
+    if "due" not in assignment:
+        if late:
+            raise ConfigError(f"{where}.late: a late policy needs `due` (when it is due)")
+        return
+    times = {}
+    for key, text in (("due", assignment["due"]), ("late.cutoff", late.get("cutoff"))):
+        if text is None:
+            continue
+        try:
+            times[key] = parse_time(text)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.{key}: not an ISO 8601 time with a zone: {exc}") from None
+    if "late.cutoff" in times and times["late.cutoff"] < times["due"]:
+        raise ConfigError(f"{where}.late.cutoff: before `due` ({assignment['due']})")
+
+
+def late_policy(assignment: Mapping[str, Any]) -> LatePolicy | None:
+    """The assignment's `due:` and `late:` (already checked), or None without a due date."""
+    if "due" not in assignment:
+        return None
+    late = assignment.get("late", {})
+    return LatePolicy(
+        due=parse_time(assignment["due"]),
+        grace_minutes=float(late.get("grace", 0)),
+        percent=float(late.get("percent", 0)),
+        per=late.get("per", "day"),
+        cap=float(late.get("cap", 100)),
+        cutoff=parse_time(late["cutoff"]) if "cutoff" in late else None,
+    )
 
 
 @cache
@@ -312,8 +365,8 @@ def _describe(err: Any) -> str:
         value = err.validator_value
         allowed = list(value) if kind == "enum" and isinstance(value, list) else [value]
         return f"{where}: must be one of {', '.join(map(repr, allowed))}, not {err.instance!r}"
-    if kind in ("minimum", "exclusiveMinimum"):
-        op = "≥" if kind == "minimum" else ">"
+    if kind in ("minimum", "exclusiveMinimum", "maximum"):
+        op = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤"}[kind]
         return f"{where}: must be {op} {err.validator_value}, not {err.instance!r}"
     if kind in ("minItems", "minProperties"):
         return f"{where}: must not be empty"
@@ -357,5 +410,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             targets=targets,
             preload=tuple(spec.get("preload", ())),
             files=files[aid],
+            late=late_policy(spec),
+            keep=spec.get("keep", "latest"),
         )
     return Config(path=path, assignments=assignments, sandbox=raw.get("sandbox", "auto"))

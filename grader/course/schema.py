@@ -123,6 +123,42 @@ _TARGET = {
         },
     },
 }
+_LATE = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "The late policy. Lateness counts from `due` plus the student's "
+    "extension (the roster's `extension_hours` column, or `extensions.csv` beside "
+    "roster.csv: student,hours); within `grace` it costs nothing; after it each started "
+    "`per` costs `percent` of the points, up to `cap`; after `cutoff` the score is 0.",
+    "properties": {
+        "grace": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Minutes after `due` that cost nothing (default 0).",
+        },
+        "percent": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 100,
+            "description": "Percent of the points taken off per started `per` late (default 0).",
+        },
+        "per": {
+            "enum": ["hour", "day"],
+            "description": "The period `percent` is charged for: hour or day (default day).",
+        },
+        "cap": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 100,
+            "description": "The most the periods may take off, in percent (default 100).",
+        },
+        "cutoff": {
+            "type": "string",
+            "description": "After this time (ISO 8601 with a time zone, moved by the "
+            "student's extension) the score is 0. Default: none.",
+        },
+    },
+}
 _ASSIGNMENT = {
     "type": "object",
     "additionalProperties": False,
@@ -175,6 +211,19 @@ _ASSIGNMENT = {
             "relative path in the notebook's working folder, and nothing else of the course "
             "does. Each must exist inside the course folder, and be neither a solution, a "
             "mistake catalogue nor in the solutions' folder.",
+        },
+        "due": {
+            "type": "string",
+            "description": "When the assignment is due: ISO 8601 with a time zone, such as "
+            "`2026-03-01T23:59:00+01:00` (a time without a zone is refused). Without it, "
+            "nothing is late.",
+        },
+        "late": _ref("late", "What handing in after `due` costs; without it, nothing."),
+        "keep": {
+            "enum": ["latest", "best"],
+            "description": "When a student hands in several notebooks, each is graded and "
+            "one is kept: latest (the default: the last by submission time, else by name) or "
+            "best (the highest score after any late penalty; ties: the latest).",
         },
         "targets": {
             "type": "object",
@@ -231,6 +280,7 @@ SCHEMA: dict[str, Any] = {
         "sizes": _SIZES,
         "target": _TARGET,
         "assignment": _ASSIGNMENT,
+        "late": _LATE,
     },
 }
 

@@ -44,6 +44,7 @@ class Adjusted:
     total: float
     points: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    late: str = ""  # when it was handed in and the late penalty, if any
 
 
 def write_feedback(

@@ -1,0 +1,180 @@
+"""When each submission was handed in, each student's extension, and the lateness a batch
+stores in the gradebook (table `late`), so that every output and a later regrade read the same.
+
+Where a submission's time comes from, first found first:
+1. `--submitted-at FILE` (CSV student,timestamp): given by the instructor;
+2. the LMS's file name: Blackboard's `_attempt_<yyyy-mm-dd-hh-mm-ss>` (in the due date's zone);
+3. the last git commit touching the notebook, in a cloned repository;
+4. a Canvas name without `_LATE_`: Canvas says it was on time;
+5. the file's modification time: the last resort, and every output says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from grader.batch.gradebook import Gradebook
+from grader.batch.roster import ROSTER_FILE
+from grader.course.deadline import Late, LatePolicy, lateness, parse_time
+from grader.errors import ConfigError, UsageError
+
+EXTENSIONS_FILE = "extensions.csv"
+EXTENSION_COLUMN = "extension_hours"
+MTIME = "the file's modification time (no better source: give --submitted-at)"
+
+_CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
+_CANVAS = re.compile(r"^[^_]+_\d+_\d+_")
+_BLACKBOARD = re.compile(r"_attempt_(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)")
+
+
+@dataclass(frozen=True)
+class Handed:
+    """When a submission was handed in (None: unknown, Canvas only says it was on time)."""
+
+    at: datetime | None
+    source: str
+
+
+def _number(text: str, where: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"{where}: {text!r} is not a number of hours") from None
+
+
+def load_extensions(course: Path) -> dict[str, float]:
+    """Hours of extension by student id: the roster's `extension_hours` column, then
+    `extensions.csv` (student,hours) beside it, which wins. A bad number: ConfigError, exit 2."""
+    found: dict[str, float] = {}
+    for name, key, column in (
+        (ROSTER_FILE, "id", EXTENSION_COLUMN),
+        (EXTENSIONS_FILE, "student", "hours"),
+    ):
+        path = course / name
+        if not path.is_file():
+            continue
+        reader = csv.DictReader(path.read_text(encoding="utf-8-sig").splitlines())
+        header = [(h or "").strip().lower() for h in reader.fieldnames or []]
+        if column not in header:
+            if name == EXTENSIONS_FILE:
+                raise ConfigError(f"{path} line 1: needs the columns student, hours")
+            continue
+        reader.fieldnames = header
+        for row in reader:
+            value = (row.get(column) or "").strip()
+            student = (row.get(key) or "").strip()
+            if value and student:
+                found[student] = _number(value, f"{path} line {reader.line_num}")
+    return found
+
+
+def read_submitted_at(path: Path) -> dict[str, datetime]:
+    """`--submitted-at FILE`: student,timestamp lines (ISO 8601 with a zone); one line with
+    the line number for a bad one (UsageError, exit 2)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})") from None
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or not {"student", "timestamp"} <= set(reader.fieldnames):
+        raise UsageError(f"{path} line 1: needs the columns student, timestamp")
+    times = {}
+    for row in reader:
+        try:
+            times[(row["student"] or "").strip()] = parse_time(row["timestamp"] or "")
+        except ValueError as exc:
+            raise UsageError(f"{path} line {reader.line_num}: {exc}") from None
+    return times
+
+
+def handed_in(
+    keys: tuple[str, ...], path: Path, source: Path, given: Mapping[str, datetime], zone: datetime
+) -> Handed:
+    """When the submission at `path` (found under the class folder `source`, known by `keys`:
+    its roster id and the name it was found under) was handed in; `zone` gives Blackboard's
+    local times a zone."""
+    for key in keys:
+        if key in given:
+            return Handed(given[key], "--submitted-at")
+    if stamp := _BLACKBOARD.search(path.stem):
+        year, month, day, hour, minute, second = map(int, stamp.groups())
+        local = datetime(year, month, day, hour, minute, second)
+        return Handed(local.replace(tzinfo=zone.tzinfo), "the Blackboard file name")
+    if (commit := _last_commit(path, source)) is not None:
+        return Handed(commit, "the last git commit touching the notebook")
+    if _CANVAS.match(path.name) and not _CANVAS_LATE.match(path.name):
+        return Handed(None, "the Canvas export (not flagged _LATE_)")
+    mtime = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
+    flagged = " (flagged _LATE_ by Canvas)" if _CANVAS_LATE.match(path.name) else ""
+    return Handed(mtime, f"{MTIME}{flagged}")
+
+
+def _last_commit(path: Path, source: Path) -> datetime | None:
+    """The commit time of the last commit touching `path`, when a folder between it and the
+    class folder is a git repository (a clone); None otherwise or when git cannot tell."""
+    folder = path.parent
+    while folder != source and source in folder.parents:
+        if (folder / ".git").exists():
+            break
+        folder = folder.parent
+    else:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", "log", "-1", "--format=%cI", "--", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
+        )
+        return parse_time(done.stdout.strip()) if done.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def late_of(policy: LatePolicy, handed: Handed, extension: float) -> Late:
+    """The lateness of a submission; a Canvas `_LATE_` file whose time is not after the
+    grace period is charged as late by one second past it (Canvas knows better)."""
+    if handed.at is None:
+        return Late(0.0, 0.0, f"on time, as {handed.source} says")
+    at = handed.at
+    if "_LATE_" in handed.source:
+        earliest = policy.due + timedelta(hours=extension, minutes=policy.grace_minutes, seconds=1)
+        at = max(at, earliest)
+    late = lateness(policy, at, extension)
+    return Late(late.minutes, late.percent, f"{late.note}; time from {handed.source}")
+
+
+def save_late(book: Gradebook, student: str, assignment: str, handed: Handed, late: Late) -> None:
+    """Store (or replace) a student's lateness on an assignment."""
+    at = handed.at.isoformat() if handed.at is not None else ""
+    book.flush()
+    with book.db:
+        book.db.execute("BEGIN")
+        book.db.execute(
+            "INSERT OR REPLACE INTO late VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (student, assignment, at, handed.source, late.minutes, late.percent, late.note),
+        )
+
+
+def clear_late(book: Gradebook, assignment: str) -> None:
+    """Forget the stored lateness of an assignment (its late policy was removed)."""
+    with book.db:
+        book.db.execute("BEGIN")
+        book.db.execute("DELETE FROM late WHERE assignment=?", (assignment,))
+
+
+def stored_late(book: Gradebook, assignment: str) -> dict[str, Late]:
+    """Each student's stored lateness on an assignment."""
+    rows = book.db.execute(
+        "SELECT student, minutes, percent, note FROM late WHERE assignment=?", (assignment,)
+    )
+    return {str(r[0]): Late(float(r[1]), float(r[2]), str(r[3])) for r in rows}

@@ -1,0 +1,84 @@
+"""An assignment's deadline and late policy (`due:` and `late:` in config.yaml), and what a
+submission handed in at a given time loses.
+
+Lateness counts from the due date (moved by the student's extension); within the grace period
+it costs nothing; after it, every started hour (or day) costs `percent` of the points, up to
+`cap`; after the cut-off (moved by the same extension) the score is 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+Per = Literal["hour", "day"]
+PER_SECONDS: dict[Per, int] = {"hour": 3600, "day": 86400}
+
+
+@dataclass(frozen=True)
+class LatePolicy:
+    """When an assignment is due and what each period late costs."""
+
+    due: datetime
+    grace_minutes: float = 0.0
+    percent: float = 0.0  # of the points, per started period after the grace
+    per: Per = "day"
+    cap: float = 100.0  # the most the periods may cost, in percent
+    cutoff: datetime | None = None  # after it (plus any extension), the score is 0
+
+
+@dataclass(frozen=True)
+class Late:
+    """How late one submission was and what it costs."""
+
+    minutes: float  # after the due date (with the extension); 0 when on time
+    percent: float  # of the points taken off
+    note: str  # one line: when, how late, the penalty and why
+
+    def apply(self, points: float) -> float:
+        """The points after the penalty."""
+        return round(points * (1 - self.percent / 100), 6)
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time with a time zone; ValueError for anything else (no zone included:
+    a deadline without one means different moments on the grader and the LMS)."""
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{text!r} has no time zone (write it as 2026-03-01T23:59:00+01:00)")
+    return moment
+
+
+def lateness(policy: LatePolicy, submitted: datetime, extension_hours: float = 0.0) -> Late:
+    """What handing in at `submitted` costs under `policy`, with an extension in hours."""
+    extra = timedelta(hours=extension_hours)
+    due = policy.due + extra
+    moved = f" (with an extension of {extension_hours:g} h)" if extension_hours else ""
+    stamp = submitted.isoformat(timespec="minutes")
+    seconds = (submitted - due).total_seconds()
+    if seconds <= 0:
+        return Late(0.0, 0.0, f"handed in {stamp}, on time{moved}")
+    minutes = seconds / 60
+    late = f"handed in {stamp}, {_duration(minutes)} after the due date{moved}"
+    if policy.cutoff is not None and submitted > policy.cutoff + extra:
+        return Late(minutes, 100.0, f"{late}: after the cut-off, the score is 0")
+    if minutes <= policy.grace_minutes:
+        return Late(minutes, 0.0, f"{late}: within the grace period, no penalty")
+    periods = math.ceil(seconds / PER_SECONDS[policy.per])
+    percent = min(policy.cap, policy.percent * periods)
+    rule = f"{policy.percent:g}% per {policy.per}"
+    capped = (
+        f", capped at {policy.cap:g}%" if percent == policy.cap < policy.percent * periods else ""
+    )
+    what = f"{periods} {policy.per}{'s' * (periods > 1)} × {rule}{capped}"
+    return Late(minutes, percent, f"{late}: late penalty {percent:g}% ({what})")
+
+
+def _duration(minutes: float) -> str:
+    if minutes < 120:
+        return f"{minutes:.0f} min"
+    if minutes < 48 * 60:
+        return f"{minutes / 60:.1f} h"
+    return f"{minutes / 1440:.1f} days"

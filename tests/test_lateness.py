@@ -1,0 +1,266 @@
+"""Deadlines and the late policy: the penalty rule, the config keys, extensions, where a
+submission's time comes from, and lateness in every output of a graded class."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from grader.batch.lateness import (
+    MTIME,
+    Handed,
+    handed_in,
+    late_of,
+    load_extensions,
+    read_submitted_at,
+)
+from grader.cli import main
+from grader.course.config import load_config
+from grader.course.deadline import LatePolicy, lateness
+from grader.errors import ConfigError, UsageError
+
+import students
+from conftest import repo_config_raw, write_notebook
+
+ZONE = timezone(timedelta(hours=1))
+DUE = datetime(2026, 3, 1, 23, 59, tzinfo=ZONE)
+POLICY = LatePolicy(
+    DUE, grace_minutes=15, percent=10, per="hour", cap=50, cutoff=DUE + timedelta(days=3)
+)
+
+
+def test_the_penalty_counts_started_periods_after_the_grace_up_to_the_cap() -> None:
+    assert lateness(POLICY, DUE - timedelta(hours=2)).percent == 0
+    within = lateness(POLICY, DUE + timedelta(minutes=10))
+    assert (within.percent, within.minutes) == (0, 10) and "grace" in within.note
+    # 1 h 20 min late: two started hours at 10% each.
+    two = lateness(POLICY, DUE + timedelta(minutes=80))
+    assert two.percent == 2 * POLICY.percent and two.minutes == 80
+    assert "2 hours × 10% per hour" in two.note
+    capped = lateness(POLICY, DUE + timedelta(hours=30))
+    assert capped.percent == POLICY.cap and "capped at 50%" in capped.note
+    cut = lateness(POLICY, DUE + timedelta(days=3, minutes=1))
+    assert cut.percent == 100 and cut.apply(7.0) == 0 and "cut-off" in cut.note
+    daily = LatePolicy(DUE, percent=5, per="day")
+    assert lateness(daily, DUE + timedelta(hours=25)).percent == 2 * daily.percent
+
+
+def test_an_extension_moves_the_due_date_and_the_cut_off() -> None:
+    at = DUE + timedelta(days=3, hours=1)
+    assert lateness(POLICY, at).percent == 100
+    moved = lateness(POLICY, at, extension_hours=72)
+    assert moved.minutes == 60 and moved.percent == POLICY.percent
+    assert "extension of 72 h" in moved.note
+    assert lateness(POLICY, DUE + timedelta(hours=47), extension_hours=48).percent == 0
+
+
+def course_with(tmp_path: Path, **keys: Any) -> Path:
+    """A course folder whose self_attention assignment has the given extra keys."""
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(keys)
+    folder = tmp_path / "course"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.yaml").write_text(json.dumps(raw))
+    return folder / "config.yaml"
+
+
+def test_the_config_reads_a_due_date_quoted_or_not_and_the_policy(tmp_path: Path) -> None:
+    late = {
+        "grace": 15,
+        "percent": 10,
+        "per": "hour",
+        "cap": 50,
+        "cutoff": "2026-03-04T23:59+01:00",
+    }
+    quoted = load_config(course_with(tmp_path, due="2026-03-01T23:59:00+01:00", late=late))
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(due=DUE, late=late, keep="best")
+    bare = tmp_path / "bare" / "config.yaml"
+    bare.parent.mkdir()
+    bare.write_text(yaml.safe_dump(raw))
+    assert "due: 2026-03-01 23:59:00+01:00" in bare.read_text()  # unquoted: YAML's own time
+    for config in (quoted, load_config(bare)):
+        assert config.assignments["self_attention"].late == POLICY
+    assert load_config(bare).assignments["self_attention"].keep == "best"
+    assert quoted.assignments["self_attention"].keep == "latest"
+    assert quoted.assignments["masked_attention"].late is None
+
+
+@pytest.mark.parametrize(
+    ("keys", "said"),
+    [
+        ({"due": "2026-03-01T23:59:00"}, "assignments.self_attention.due: not an ISO 8601 time"),
+        ({"due": "next monday"}, "assignments.self_attention.due: not an ISO 8601 time"),
+        ({"late": {"percent": 10}}, "assignments.self_attention.late: a late policy needs `due`"),
+        (
+            {"due": "2026-03-01T23:59:00+01:00", "late": {"cutoff": "2026-02-01T00:00:00Z"}},
+            "assignments.self_attention.late.cutoff: before `due`",
+        ),
+        (
+            {"due": "2026-03-01T23:59:00+01:00", "late": {"percent": 120}},
+            "assignments.self_attention.late.percent: must be ≤ 100, not 120",
+        ),
+        (
+            {"due": "2026-03-01T23:59:00+01:00", "late": {"per": "week"}},
+            "assignments.self_attention.late.per: must be one of 'hour', 'day', not 'week'",
+        ),
+        ({"keep": "first"}, "assignments.self_attention.keep: must be one of"),
+    ],
+)
+def test_a_bad_deadline_names_its_key_path_and_exits_2(
+    tmp_path: Path, keys: dict[str, Any], said: str
+) -> None:
+    path = course_with(tmp_path, **keys)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert said in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_extensions_come_from_the_roster_column_and_extensions_csv(tmp_path: Path) -> None:
+    (tmp_path / "roster.csv").write_text("id,name,extension_hours\ns1,Ada,24\ns2,Bo,\ns3,Cy,6\n")
+    assert load_extensions(tmp_path) == {"s1": 24.0, "s3": 6.0}
+    (tmp_path / "extensions.csv").write_text("student,hours\ns3,48\ns2,2.5\n")
+    assert load_extensions(tmp_path) == {"s1": 24.0, "s3": 48.0, "s2": 2.5}  # the file wins
+    (tmp_path / "extensions.csv").write_text("student,hours\ns3,two days\n")
+    with pytest.raises(ConfigError, match=r"extensions.csv line 2: 'two days' is not a number"):
+        load_extensions(tmp_path)
+
+
+def test_submitted_at_reads_student_timestamp_and_names_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "times.csv"
+    path.write_text("student,timestamp\ns1,2026-03-02T01:00:00+01:00\n")
+    assert read_submitted_at(path) == {"s1": DUE + timedelta(minutes=61)}
+    path.write_text("student,timestamp\ns1,2026-03-02T01:00:00+01:00\ns2,2026-03-02 01:00\n")
+    with pytest.raises(UsageError, match=r"times.csv line 3: .* has no time zone"):
+        read_submitted_at(path)
+
+
+def test_the_time_comes_from_the_best_source_there_is(tmp_path: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    given = {"s1": DUE + timedelta(hours=5)}
+    plain = write_notebook(folder / "ada.ipynb", students.cells())
+    assert handed_in(("s1", "ada"), plain, folder, given, DUE) == Handed(
+        given["s1"], "--submitted-at"
+    )
+    board = write_notebook(folder / "hw1_bo_attempt_2026-03-02-02-00-00_hw.ipynb", [])
+    assert handed_in(("s2",), board, folder, {}, DUE).at == DUE + timedelta(hours=2, minutes=1)
+    on_time = write_notebook(folder / "lovelaceada_4242_77_hw.ipynb", [])
+    canvas = handed_in(("s1",), on_time, folder, {}, DUE)
+    assert canvas.at is None and late_of(POLICY, canvas, 0).percent == 0
+    # Canvas says late, the file's time (the last resort) says on time: charged as late.
+    flagged = write_notebook(folder / "chenbo_LATE_5151_78_hw.ipynb", [])
+    os.utime(flagged, (DUE.timestamp() - 60, DUE.timestamp() - 60))
+    late = handed_in(("s2",), flagged, folder, {}, DUE)
+    assert late.source.startswith(MTIME) and "_LATE_" in late.source
+    charged = late_of(POLICY, late, 0)
+    assert charged.percent == POLICY.percent and "modification time" in charged.note
+
+
+def test_a_cloned_repository_gives_its_last_commit_touching_the_notebook(tmp_path: Path) -> None:
+    clone = tmp_path / "class" / "adal"
+    clone.mkdir(parents=True)
+    notebook = write_notebook(clone / "hw.ipynb", students.cells())
+    when = "2026-03-02T03:30:00+01:00"
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when}
+    git = ["git", "-c", "user.name=A", "-c", "user.email=a@b"]
+    subprocess.run([*git, "init", "-q"], cwd=clone, check=True)
+    subprocess.run([*git, "add", "hw.ipynb"], cwd=clone, check=True)
+    subprocess.run([*git, "commit", "-qm", "hw"], cwd=clone, check=True, env=env)
+    os.utime(notebook, (0, 0))  # a clone's file times say nothing
+    handed = handed_in(("s1",), notebook, tmp_path / "class", {}, DUE)
+    assert handed == Handed(DUE + timedelta(hours=3, minutes=31), handed.source)
+    assert "git commit" in handed.source
+
+
+LATE_KEYS = {
+    "due": "2026-03-01T23:59:00+01:00",
+    "late": {"grace": 15, "percent": 10, "per": "hour", "cap": 50},
+}
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.slow
+def test_lateness_is_in_grades_csv_feedback_report_and_exports(tmp_path: Path) -> None:
+    config = course_with(tmp_path, **LATE_KEYS)
+    course = config.parent
+    (course / "roster.csv").write_text(
+        "id,name,email,section,lms_id,extension_hours\n"
+        "s1,Ada Lovelace,ada@uni.edu,A,4242,\ns2,Bo Chen,bo@uni.edu,A,5151,\n"
+        "s3,Cy Diaz,cy@uni.edu,B,6161,24\ns4,Di Eng,di@uni.edu,B,7171,\n"
+    )
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "lovelaceada_4242_1_hw.ipynb", students.cells())
+    late = write_notebook(folder / "chenbo_LATE_5151_2_hw.ipynb", students.cells())
+    stamp = (DUE + timedelta(hours=2)).timestamp()
+    os.utime(late, (stamp, stamp))
+    write_notebook(folder / "diazcy_LATE_6161_3_hw.ipynb", students.cells())
+    times = tmp_path / "times.csv"
+    times.write_text(f"student,timestamp\ns3,{(DUE + timedelta(hours=26)).isoformat()}\n")
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    result = CliRunner().invoke(main, [*command, "--out", str(out), "--submitted-at", str(times)])
+    assert result.exit_code == 0, result.output
+    assert "1 submission time(s) taken from the file's modification time" in result.stderr
+    assert "(s2)" in result.stderr
+    rows = {row["student"]: row for row in read_rows(out / "grades.csv")}
+    full = float(rows["s1"]["max_total"])
+    two_hours = 2 * POLICY.percent
+    assert float(rows["s1"]["total"]) == full and float(rows["s1"]["late_penalty"]) == 0
+    for late_one in ("s2", "s3"):  # s3: 26 h late, 24 h of them an extension
+        assert float(rows[late_one]["late_penalty"]) == two_hours
+        assert float(rows[late_one]["total"]) == pytest.approx(full * (1 - two_hours / 100))
+        assert float(rows[late_one]["autograded"]) == full
+    assert "extension of 24 h" in rows["s3"]["lateness"]
+    assert "--submitted-at" in rows["s3"]["lateness"]
+    assert "modification time" in rows["s2"]["lateness"]
+    assert rows["s4"]["problem"] == "no submission" and rows["s4"]["lateness"] == ""
+    page = (out / "feedback" / "s2.html").read_text()
+    assert "late penalty 20%" in page and f"{full * 0.8:g} / {full:g}" in page
+    report = (out / "report.html").read_text()
+    assert "late penalty 20%" in report
+    # An override of the total replaces the penalised value; the export agrees.
+    reason = ["--comment", "illness, excused", "--results", str(out)]
+    done = CliRunner().invoke(main, ["override", "s2", "--points", str(full), *reason])
+    assert done.exit_code == 0, done.output
+    export = tmp_path / "canvas.csv"
+    done = CliRunner().invoke(
+        main,
+        [
+            "export",
+            "--format",
+            "canvas",
+            "--results",
+            str(out),
+            "--out",
+            str(export),
+            "--course",
+            str(course),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    exported = {row["SIS User ID"]: float(row["self_attention"]) for row in read_rows(export)}
+    assert exported == {
+        "s1": full,
+        "s2": full,
+        "s3": pytest.approx(full * (1 - two_hours / 100)),
+        "s4": 0,
+    }
+    # A regrade (nothing changed) keeps lateness from the gradebook and the override.
+    result = CliRunner().invoke(main, [*command, "--out", str(out), "--submitted-at", str(times)])
+    rows = {row["student"]: row for row in read_rows(out / "grades.csv")}
+    assert float(rows["s3"]["late_penalty"]) == two_hours and float(rows["s2"]["total"]) == full
