@@ -138,3 +138,21 @@ def test_a_bad_roster_stops_grade_with_exit_2_before_grading(tmp_path: Path) -> 
     assert result.exit_code == 2
     said = f"Error: {course / 'roster.csv'} line 3: the id 's1' is already on line 2"
     assert result.stderr.splitlines()[-1] == said and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_batch_without_a_roster_forgets_the_one_stored_before(tmp_path: Path) -> None:
+    course = course_with_roster(tmp_path, HEADER + "s1,Ada Lovelace,,A,4242,\ns2,Bo Chen,,B,,\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "lovelaceada_4242_77_attention.ipynb", students.cells())
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    assert "no submission" in (out / "report.html").read_text(encoding="utf-8")  # s2
+    (course / "roster.csv").unlink()
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM roster").fetchone()[0] == 0
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "no submission" not in report and "Bo Chen" not in report
