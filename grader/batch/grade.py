@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook, config_hash
+from grader.batch.keep import Candidate, alt_key, base_of, choose
 from grader.batch.lateness import (
     MTIME,
     Handed,
@@ -112,21 +113,67 @@ class _Recorder:
     handed: dict[str, Handed] = field(default_factory=dict)  # when each was handed in
     extensions: dict[str, float] = field(default_factory=dict)  # hours, by student
     cleared: set[str] = field(default_factory=set)  # assignments without a late policy
+    groups: dict[str, list[str]] = field(default_factory=dict)  # keys of several notebooks
+    waiting: dict[str, dict[str, tuple[Entry, Submission | None, bool]]] = field(
+        default_factory=dict
+    )
+    kept: dict[str, str] = field(default_factory=dict)  # which notebook was kept, and why
 
-    def late(self, student: str, report: Report) -> Late | None:
+    def late(self, student: str, report: Report, save: bool = True) -> Late | None:
         """The lateness of a student's submission under its assignment's policy, stored in
         the gradebook (None, and any stored lateness forgotten, without a policy)."""
         spec = self.config.assignments.get(report.assignment) if self.config else None
         handed = self.handed.get(student)
         if spec is None or spec.late is None or handed is None:
-            if self.book is not None and spec is not None and spec.id not in self.cleared:
+            if save and self.book is not None and spec is not None and spec.id not in self.cleared:
                 clear_late(self.book, spec.id)
                 self.cleared.add(spec.id)
             return None
-        late = late_of(spec.late, handed, self.extensions.get(student, 0.0))
-        if self.book is not None:
+        late = late_of(spec.late, handed, self.extensions.get(base_of(student), 0.0))
+        if save and self.book is not None:
             save_late(self.book, student, spec.id, handed, late)
         return late
+
+    def _held(
+        self, entry: Entry, submission: Submission | None, new: bool
+    ) -> tuple[Entry, Submission | None, bool] | None:
+        """One of a student's several notebooks: held until all are graded, then the kept
+        one (under the student's own key); None while some are still out."""
+        base = base_of(entry.student)
+        waiting = self.waiting.setdefault(base, {})
+        waiting[entry.student] = (entry, submission, new)
+        if len(waiting) < len(self.groups[base]):
+            return None
+        return self._keep(base)
+
+    def _keep(self, base: str) -> tuple[Entry, Submission | None, bool]:
+        waiting = self.waiting.pop(base)
+        keys = [key for key in self.groups.pop(base) if key in waiting]
+        candidates = []
+        for key in keys:
+            report = waiting[key][0].report
+            late = self.late(key, report, save=False) if report is not None else None
+            points = None if report is None else late.apply(report.score) if late else report.score
+            candidates.append(Candidate(key, waiting[key][0].path, points))
+        reports = [r for k in reversed(keys) if (r := waiting[k][0].report) is not None]
+        spec = (
+            self.config.assignments.get(reports[0].assignment) if reports and self.config else None
+        )
+        kept, line = choose(candidates, spec.keep if spec else "latest")
+        entry, submission, new = waiting[kept.key]
+        if kept.key != base:
+            self.hashes[base] = self.hashes.get(kept.key, "")
+            if kept.key in self.handed:
+                self.handed[base] = self.handed[kept.key]
+            entry, new = replace(entry, student=base), True
+        self.kept[base] = line
+        self.batch.problems.append(f"{base}: {line}")
+        return entry, submission, new
+
+    def settle(self) -> None:
+        """Keep one notebook of each student some of whose notebooks never came back."""
+        for base in list(self.waiting):
+            self.add(*self._keep(base))
 
     def adjusted(self, student: str, report: Report) -> Adjusted | None:
         """The instructor's overrides and comments for a student's feedback page."""
@@ -145,6 +192,15 @@ class _Recorder:
         ).adjusted()
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
+        """Record a finished entry (one of several notebooks: once the kept one is known)."""
+        if base_of(entry.student) in self.groups:
+            held = self._held(entry, submission, new)
+            if held is None:
+                return
+            entry, submission, new = held
+        line = self.kept.get(entry.student, "")
+        if entry.report is not None and line and line not in entry.report.notes:
+            entry = replace(entry, report=replace(entry.report, notes=(line, *entry.report.notes)))
         if entry.fault and self.out is not None:
             log_fault(self.out, entry)
         if entry.report is None and self.book is not None and entry.path:
@@ -203,14 +259,18 @@ def grade_batch(
             scratch = Path(unpacked.name) if unpacked else None
             exercises = [a.exercise for a in config.assignments.values() if a.exercise]
             untouched = {file_hash(path) for path in exercises if path.is_file()}
-            found = find_submissions(source, scratch, out, untouched)
+            best = any(spec.keep == "best" for spec in specs)
+            found = find_submissions(source, scratch, out, untouched, best)
             recorder.batch.problems = found.problems
             submissions = _on_roster(found.submissions, config, recorder)
+            others = _others(submissions, found.others, recorder, best)
             if any(spec.late for spec in specs):
-                _when_handed(submissions, source, config, recorder, submitted_at or {})
+                everyone = [*submissions, *others]
+                _when_handed(everyone, source, config, recorder, submitted_at or {})
             if on_total:
                 on_total(len(submissions))
             todo = _unchanged_first(submissions, recorder, force)
+            todo += [Job(key, path) for key, path in others]
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 present = specs if assignment else _assignments_in(todo, config)
@@ -221,6 +281,7 @@ def grade_batch(
                     # fails is the course's error (exit 2), not one fault per student.
                     prepared = {a.id: _prepare(a, pool.workers) for a in present}
                     _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
+                    recorder.settle()
                 finally:
                     pool.close()
     finally:
@@ -249,6 +310,28 @@ def _on_roster(
     return matched.submissions
 
 
+def _others(
+    submissions: Sequence[tuple[str, Path]],
+    others: Mapping[Path, Sequence[Path]],
+    recorder: _Recorder,
+    best: bool,
+) -> list[tuple[str, Path]]:
+    """A student's other notebooks, each under a key of its own, when the best is kept;
+    when the latest is, only the line saying so (for the feedback page)."""
+    extra = []
+    for student, path in submissions:
+        if not others.get(path):
+            continue
+        keys = [alt_key(student, n) for n in range(1, len(others[path]) + 1)]
+        if best:
+            recorder.groups[student] = [*keys, student]
+            extra += list(zip(keys, others[path], strict=True))
+        else:
+            older = [Candidate(k, p, None) for k, p in zip(keys, others[path], strict=True)]
+            recorder.kept[student] = choose([*older, Candidate(student, path, None)], "latest")[1]
+    return extra
+
+
 def _when_handed(
     submissions: Sequence[tuple[str, Path]],
     source: Path,
@@ -261,7 +344,9 @@ def _when_handed(
     recorder.extensions = load_extensions(config.path.parent)
     zone = next(spec.late.due for spec in config.assignments.values() if spec.late)
     for student, path in submissions:
-        keys = (student, path.stem, path.parent.name)
+        keys: tuple[str, ...] = (student, path.stem, path.parent.name)
+        if base_of(student) != student:  # another notebook of a student's
+            keys = (path.stem, base_of(student))
         handed = recorder.handed[student] = handed_in(keys, path, source, given, zone)
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)

@@ -19,7 +19,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.course.notebook import has_invalid_text, valid_text
@@ -39,6 +39,8 @@ class Found:
 
     submissions: list[tuple[str, Path]]
     problems: list[str]
+    # The student's other notebooks, by the one chosen (graded too under `keep: best`).
+    others: dict[Path, list[Path]] = field(default_factory=dict)
 
 
 def student_of(name: str, is_dir: bool) -> tuple[str, str]:
@@ -72,11 +74,17 @@ LINKED = (
 
 
 def find_submissions(
-    source: Path, scratch: Path | None, out: Path | None = None, untouched: Collection[str] = ()
+    source: Path,
+    scratch: Path | None,
+    out: Path | None = None,
+    untouched: Collection[str] = (),
+    best: bool = False,
 ) -> Found:
     """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
     the output folder `out` and what the grader writes there are passed over. `untouched`:
-    the SHA-256 of the exercise notebooks, never preferred among a student's notebooks."""
+    the SHA-256 of the exercise notebooks, never preferred among a student's notebooks.
+    Each student's latest notebook (by the export's order, then name) is chosen; `best`: the
+    others are graded too and the best kept (the line about them says so)."""
     if source.is_file() and source.suffix == ".zip":
         if scratch is None:
             raise ValueError("a .zip needs a scratch folder to be unpacked into")
@@ -114,6 +122,7 @@ def find_submissions(
         else:
             problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
     chosen = []
+    others: dict[Path, list[Path]] = {}
     for student, paths in sorted(found.items()):
         paths.sort(key=lambda pair: (pair[0], str(pair[1])))
         candidates = [p for _, p in paths]
@@ -125,6 +134,10 @@ def find_submissions(
             which = (
                 "the last" if own == candidates else "the last that is not the exercise as given"
             )
+            if len(own) > 1:
+                others[own[-1]] = own[:-1]
+            if best and len(own) > 1:
+                which = "each, and the best is kept (keep: best); the latest is"
             problems.append(
                 f"{student}: {len(paths)} submissions ({names}); graded {which}, {own[-1].name}"
             )
@@ -132,7 +145,7 @@ def find_submissions(
         chosen.append((student, candidates[-1]))
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
-    return Found(chosen, problems)
+    return Found(chosen, problems, others)
 
 
 def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
