@@ -18,12 +18,14 @@ from grader.judge.score import (
     Answers,
     describe_error,
     judge_case,
+    location_of,
     scalar_findings,
     scalar_messages,
     summarise,
     target_score,
     target_status,
 )
+from grader.judge.timeouts import cell_loop_note, explain_timeouts
 from grader.report import Finding, Location, Report, TargetResult, messages_of
 from grader.run import bwrap
 from grader.run.compat import removed_name_notes
@@ -101,8 +103,9 @@ def finish(
         for t in assignment.targets
     )
     targets = explain(targets, assignment, case_set, expected, answers, submission)
+    targets = explain_timeouts(targets, submission)
     targets = tuple(replace(t, location=submission.locate(t.location)) for t in targets)
-    errors, did_not_run = _run_errors(run, answers)
+    errors, did_not_run = _run_errors(run, answers, submission)
     return Report(
         assignment=assignment.id,
         submission=str(submission.path),
@@ -123,7 +126,9 @@ STUB_ERROR = "NotImplementedError"
 TIME_LIMIT_ERROR = "TimeLimit"  # the error type the child reports for a cell past its limit
 
 
-def _run_errors(run: ChildRun, answers: Answers) -> tuple[list[str], str | None]:
+def _run_errors(
+    run: ChildRun, answers: Answers, submission: Submission | None = None
+) -> tuple[list[str], str | None]:
     """The notebook's errors, and the first that says it did not run to its end (a cell past
     the time limit, junk on the wire, a process that died or ran out of time)."""
     stubs = [c for c, e in sorted(answers.cell_errors.items()) if e.get("type") == STUB_ERROR]
@@ -133,6 +138,8 @@ def _run_errors(run: ChildRun, answers: Answers) -> tuple[list[str], str | None]
         if cell not in stubs:
             errors.append(f"cell {cell}: {describe_error(error)}")
             if error.get("type") == TIME_LIMIT_ERROR:
+                if submission is not None:
+                    errors[-1] += cell_loop_note(submission, location_of(error))
                 stopped.append(errors[-1])
     if stubs:
         cells = ", ".join(map(str, stubs))

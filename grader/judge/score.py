@@ -124,7 +124,9 @@ def judge_case(
     header, values = answer
     status = header.get("status")
     if status == "timeout":
-        return CaseOutcome("timeout", "did not finish within the per-call time limit")
+        raw = header.get("error")
+        stuck = location_of(raw) if isinstance(raw, dict) else None
+        return CaseOutcome("timeout", "did not finish within the per-call time limit", stuck)
     if status != "ok":
         raw_error = header.get("error")
         error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}

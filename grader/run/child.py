@@ -31,7 +31,15 @@ MAX_ARRAY = MAX_ELEMENTS  # the parent refuses larger arrays anyway
 
 
 class TimeLimitReached(BaseException):
-    """Raised by SIGALRM; a BaseException so `except Exception` in student code lets it pass."""
+    """Raised by SIGALRM; a BaseException so `except Exception` in student code lets it pass.
+
+    `where` is the student's place when the limit struck (`{"cell": C, "line": L}`, ints
+    only), sampled from the interrupted frame: the line the code was stuck on, not the call
+    that entered it."""
+
+    def __init__(self, where: dict[str, int] | None = None) -> None:
+        super().__init__()
+        self.where = where or {}
 
 
 class _CappedOutput:
@@ -81,8 +89,66 @@ def _compile(cell: CodeCell) -> CodeType:
     return compile(rewrite_scalar_calls(ast.parse(cell.source), cell.index), name, "exec")
 
 
+# Where the code is stuck is sampled SAMPLES times over the last SAMPLED share of a limit,
+# and the place seen most often is reported: one sample alone may catch the loop's own test
+# or jump instead of the line that takes the time.
+SAMPLES = 8
+SAMPLED = 0.2
+
+
+class _Sampler:
+    """The places seen since the time limit's alarm was armed, and how many alarms are left."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, int]] = []
+        self.left = 0
+
+    def arm(self, seconds: float) -> None:
+        """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
+        where the alarm stops the code (0 disarms)."""
+        self.seen.clear()
+        if seconds <= 0:
+            self.left = 0
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return
+        self.left = SAMPLES + 1
+        step = seconds * SAMPLED / SAMPLES
+        signal.setitimer(signal.ITIMER_REAL, seconds - step * SAMPLES, step)
+
+    def most_seen(self) -> dict[str, int]:
+        """The place sampled most often (the latest of equals), as cell and line."""
+        if not self.seen:
+            return {}
+        counts: dict[tuple[int, int], int] = {}
+        for place in self.seen:
+            counts[place] = counts.get(place, 0) + 1
+        cell, line = max(reversed(self.seen), key=lambda place: counts[place])
+        return {"cell": cell, "line": line}
+
+
+_SAMPLER = _Sampler()
+
+
 def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise TimeLimitReached()
+    where = stuck_at(frame)
+    if where:
+        _SAMPLER.seen.append((where["cell"], where["line"]))
+    _SAMPLER.left -= 1
+    if _SAMPLER.left > 0:
+        return  # a sample before the limit: the code goes on
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    raise TimeLimitReached(_SAMPLER.most_seen() or where)
+
+
+def stuck_at(frame: FrameType | None) -> dict[str, int]:
+    """The deepest student frame (a `<cell N>` file) of the stack the signal interrupted, as
+    the cell and line it was running: where a loop that never ends spends its time."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<cell ") and name[6:-1].isdigit():
+            return {"cell": int(name[6:-1]), "line": int(frame.f_lineno or 0)}
+        frame = frame.f_back
+    return {}
 
 
 def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> dict[str, int]:
@@ -148,8 +214,9 @@ class Runner:
             view = view[written:]
 
     def timed(self, seconds: float) -> None:
-        """Arm the alarm that interrupts student code after `seconds` (0 disarms it)."""
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        """Arm the alarm that interrupts student code after `seconds`, sampling where it is
+        shortly before (0 disarms it)."""
+        _SAMPLER.arm(seconds)
 
     def run_cell(self, cell: CodeCell) -> None:
         """Run one cell within the cell time limit and send its frame: any parse error, exception or
@@ -166,8 +233,9 @@ class Runner:
         try:
             self.timed(self.cell_limit)
             exec(code, self.namespace)
-        except TimeLimitReached:
-            header["error"] = {"type": "TimeLimit", "message": "", "where": {"cell": cell.index}}
+        except TimeLimitReached as stop:
+            where = stop.where or {"cell": cell.index}
+            header["error"] = {"type": "TimeLimit", "message": "", "where": where}
         except BaseException as exc:  # student code may raise anything, SystemExit included
             header["error"] = _error(exc, cell.index)
         finally:
@@ -191,8 +259,9 @@ class Runner:
                 values["value"] = _bounded(value)
                 # The inputs as the call left them: the grader judges whether it changed any.
                 values["args"] = list(args)
-        except TimeLimitReached:
+        except TimeLimitReached as stop:
             header["status"] = "timeout"
+            header["error"] = {"type": "TimeLimit", "message": "", "where": stop.where}
         except BaseException as exc:
             self.timed(0)
             header["status"] = "error"
