@@ -37,7 +37,9 @@ def enclosing_loop(submission: Submission, where: Location) -> tuple[str, Locati
         return None
     found: ast.stmt | None = None
     for node in ast.walk(tree):
-        inside = isinstance(node, _LOOPS) and node.lineno <= where.line <= (node.end_lineno or 0)
+        if not isinstance(node, _LOOPS):
+            continue
+        inside = node.lineno <= where.line <= (node.end_lineno or 0)
         if inside and (found is None or node.lineno >= found.lineno):
             found = node
     if found is None:
