@@ -598,3 +598,127 @@ def export_command(
 
     chosen = next(f for f in FORMATS if f == fmt)
     click.echo(f"wrote {export(out, _course(config_path), chosen, dest, assignment)}")
+
+
+@main.group("serve", invoke_without_command=True)
+@CONFIG_OPTION
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/serve"),
+    show_default=True,
+    help="The service's data: serve.sqlite, uploads/, grader-faults.log.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Workers [cores].")
+@click.option(
+    "--sandbox",
+    type=click.Choice(MODES),
+    default="required",
+    show_default=True,
+    help="required: refuse to start without the sandbox (exit 2); auto: relax to process "
+    "limits where none can be made.",
+)
+@click.option("--max-kb", type=click.IntRange(min=1), default=2048, show_default=True)
+@click.option("--max-attempts", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option(
+    "--min-interval",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Seconds between two uploads of one student.",
+)
+@click.option("--secure-cookies", is_flag=True, help="Cookies only over HTTPS (behind TLS).")
+@click.pass_context
+@_errors_to_exit_codes
+def serve_command(
+    ctx: click.Context,
+    config_path: Path | None,
+    out: Path,
+    host: str,
+    port: int,
+    jobs: int | None,
+    sandbox: Mode,
+    max_kb: int,
+    max_attempts: int,
+    min_interval: float,
+    secure_cookies: bool,
+) -> None:
+    """Serve the course: students upload notebooks in a browser and read their feedback.
+
+    \b
+    Examples:
+      grader serve tokens --roster roster.csv --instructor ada > tokens.csv
+      grader serve --course . --port 8000
+      grader serve --course . --host 0.0.0.0 --secure-cookies   # behind a TLS proxy
+    Every accepted upload is on disk before the student's answer; a restart grades what a
+    stopped server left. Exit codes: 2 bad options, or no sandbox with --sandbox required.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from grader.batch.grade import available_cores
+    from grader.engine import require
+    from grader.serve.checks import Limits
+    from grader.serve.server import serve
+
+    config = _course(config_path)
+    support = require(sandbox)
+    limits = Limits(max_kb, max_attempts, min_interval)
+    workers = jobs or max(1, available_cores() - 1)
+    serve(config, out, host, port, workers, support, limits, secure_cookies)
+
+
+@serve_command.command("tokens")
+@click.option(
+    "--roster",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV with the columns id and name, a row per student.",
+)
+@click.option("--instructor", "instructors", multiple=True, help="An instructor's id (repeat).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/serve"),
+    show_default=True,
+    help="The service's data folder.",
+)
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="Where students reach the service, for their personal links.",
+)
+@click.option(
+    "--export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the CSV to this file instead of printing it.",
+)
+@_errors_to_exit_codes
+def serve_tokens(
+    roster: Path | None,
+    instructors: tuple[str, ...],
+    out: Path,
+    base_url: str,
+    export: Path | None,
+) -> None:
+    """Issue sign-in tokens and personal links (an earlier token of the same person stops
+    working). Tokens are stored hashed: this is the only time they are shown.
+
+    \b
+    Examples:
+      grader serve tokens --roster roster.csv > tokens.csv
+      grader serve tokens --instructor ada --export staff.csv
+    """
+    from grader.serve.server import issue_tokens
+
+    if roster is None and not instructors:
+        raise UsageError("name a --roster, an --instructor, or both")
+    if export is None:
+        issue_tokens(out, roster, instructors, base_url)
+        return
+    with export.open("w", newline="", encoding="utf-8") as handle:
+        count = issue_tokens(out, roster, instructors, base_url, handle)
+    click.echo(f"wrote {count} tokens to {export}", err=True)

@@ -25,6 +25,8 @@ ALLOWED = {
     "engine": {"core", "course", "run", "judge"},  # grading one notebook
     "batch": {"core", "course", "run", "judge", "engine", "render"},  # grading a class
     "author": {"core", "course", "run", "judge", "engine"},  # assign, selftest, export
+    # the web service: beside the CLI, over everything but the CLI and the author's tools
+    "serve": {"core", "course", "run", "judge", "engine", "render", "batch"},
 }
 CORE = {"errors", "report"}
 INTERFACE = {"__init__", "__main__", "cli", "inline", "pytest_plugin"}
@@ -128,7 +130,7 @@ def test_the_top_level_is_a_handful_a_newcomer_can_name() -> None:
     entries = sorted(
         p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")
     )
-    packages = {"author", "batch", "course", "judge", "render", "run", "templates"}
+    packages = {"author", "batch", "course", "judge", "render", "run", "serve", "templates"}
     modules = {f"{m}.py" for m in CORE | INTERFACE | {"engine"}}
     assert set(entries) == packages | modules
 

@@ -47,6 +47,26 @@ class Adjusted:
     late: str = ""  # when it was handed in and the late penalty, if any
 
 
+def feedback_page(
+    student: str,
+    report: Report,
+    submission: Submission | None,
+    adjusted: Adjusted | None = None,
+) -> str:
+    """A student's feedback page as HTML: what `write_feedback` writes and `grader serve`
+    shows, the same content both ways, with the instructor's overrides and comments when
+    there are any."""
+    items = [Item(t, excerpt(submission, t)) for t in report.targets]
+    return render_template(
+        "feedback.html.j2",
+        student=student,
+        report=report,
+        filename=Path(report.submission).name,
+        items=items,
+        adjusted=adjusted,
+    )
+
+
 def write_feedback(
     out: Path,
     student: str,
@@ -56,15 +76,7 @@ def write_feedback(
 ) -> Path:
     """OUT/feedback/<student>.html: the verdicts, the student's own code around each line
     pointed at, and the instructor's overrides and comments when there are any."""
-    items = [Item(t, excerpt(submission, t)) for t in report.targets]
-    page = render_template(
-        "feedback.html.j2",
-        student=student,
-        report=report,
-        filename=Path(report.submission).name,
-        items=items,
-        adjusted=adjusted,
-    )
+    page = feedback_page(student, report, submission, adjusted)
     path = out / "feedback" / f"{safe_name(student)}.html"
     try:
         path.write_text(page, encoding="utf-8")

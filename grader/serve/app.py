@@ -1,0 +1,352 @@
+"""The web pages: sign-in, a student's uploads and feedback, the instructor's class view.
+
+Every page is rendered on the server from the templates in templates/serve (autoescaped, as
+every page of the grader); the only script is static/poll.js, which reloads a page when what
+it shows has changed. Whatever names an upload in a URL is its number, and a student asking
+for a number that is not theirs gets the same 404 as for one that does not exist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from markupsafe import escape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, UploadFile
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import Route
+
+from grader.render.html import render_template
+from grader.serve.checks import Limits, refusal, uploaded_name
+from grader.serve.grading import Grading
+from grader.serve.headers import SecurityHeaders
+from grader.serve.store import Person, Session, Store
+
+COOKIE = "grader_session"
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass
+class Service:
+    """What the pages work with: the store, the limits, and the grader (None: uploads only
+    wait in the queue, as while the workers start)."""
+
+    store: Store
+    limits: Limits
+    grading: Grading | None = None
+    secure_cookies: bool = False
+    grace: float = 10.0
+
+
+class Denied(Exception):
+    """The request may not do this (no session, wrong role, bad CSRF token)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def when(stamp: float) -> str:
+    """A time as the pages show it."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def _page(
+    template: str, status: int = 200, session: Session | None = None, **context: Any
+) -> HTMLResponse:
+    context.setdefault("error", "")
+    body = render_template(
+        f"serve/{template}",
+        person=session.person if session else None,
+        csrf=session.csrf if session else "",
+        when=when,
+        **context,
+    )
+    return HTMLResponse(body, status_code=status)
+
+
+def _session(request: Request) -> Session | None:
+    service: Service = request.app.state.service
+    key = request.cookies.get(COOKIE, "")
+    return service.store.session(key) if key else None
+
+
+def _set_cookie(request: Request, response: Response, key: str) -> Response:
+    service: Service = request.app.state.service
+    secure = service.secure_cookies or request.url.scheme == "https"
+    response.set_cookie(COOKIE, key, httponly=True, samesite="lax", secure=secure, path="/")
+    return response
+
+
+def _signed_in(request: Request, role: str) -> tuple[Session, Person]:
+    session = _session(request)
+    if session is None or session.person is None:
+        raise Denied(401, "Sign in first.")
+    if session.person.role != role:
+        raise Denied(403, "This page is not for you.")
+    return session, session.person
+
+
+async def _form(request: Request, session: Session | None) -> FormData:
+    """The posted form, refused unless it carries the session's CSRF token."""
+    form = await request.form(max_files=1, max_fields=4)
+    sent = form.get("csrf")
+    if session is None or not isinstance(sent, str) or not _same(sent, session.csrf):
+        raise Denied(403, "The form was out of date: reload the page and try again.")
+    return form
+
+
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+def _signed_in_as(request: Request, person: Person) -> Response:
+    service: Service = request.app.state.service
+    old = request.cookies.get(COOKIE, "")
+    if old:
+        service.store.end_session(old)
+    # A fresh session at sign-in: a session id planted before it is worth nothing after.
+    return _set_cookie(request, RedirectResponse("/", 303), service.store.new_session(person))
+
+
+async def home(request: Request) -> Response:
+    """The sign-in form, a student's page, or (instructor) the class."""
+    service: Service = request.app.state.service
+    session = _session(request)
+    if session is None:
+        key = service.store.new_session(None)
+        session = service.store.session(key)
+        return _set_cookie(request, _page("login.html.j2", session=session, title="Sign in"), key)
+    if session.person is None:
+        return _page("login.html.j2", session=session, title="Sign in")
+    if session.person.role == "instructor":
+        return RedirectResponse("/class", 303)
+    return _student_page(service, session, session.person)
+
+
+def _student_page(
+    service: Service, session: Session, person: Person, error: str = "", status: int = 200
+) -> Response:
+    attempts, _ = service.store.attempts(person.id)
+    return _page(
+        "student.html.j2",
+        status,
+        session,
+        title="Submit",
+        error=error,
+        limits=service.limits,
+        attempts=attempts,
+        uploads=service.store.history(person.id),
+    )
+
+
+async def login(request: Request) -> Response:
+    """Sign in with a token typed in the form."""
+    service: Service = request.app.state.service
+    session = _session(request)
+    form = await _form(request, session)
+    token = form.get("token")
+    person = service.store.person_for_token(token) if isinstance(token, str) else None
+    if person is None:
+        error = "That token is not known: check it, or ask your instructor for a new one."
+        return _page("login.html.j2", 401, session, title="Sign in", error=error)
+    return _signed_in_as(request, person)
+
+
+async def link(request: Request) -> Response:
+    """Sign in with a personal link (/t/TOKEN)."""
+    service: Service = request.app.state.service
+    person = service.store.person_for_token(request.path_params["token"])
+    if person is None:
+        message = "This link is not valid (any more): ask your instructor for a new one."
+        return _page("message.html.j2", 404, title="Unknown link", message=message)
+    return _signed_in_as(request, person)
+
+
+async def logout(request: Request) -> Response:
+    """Sign out."""
+    service: Service = request.app.state.service
+    await _form(request, _session(request))
+    service.store.end_session(request.cookies.get(COOKIE, ""))
+    response = RedirectResponse("/", 303)
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+async def upload(request: Request) -> Response:
+    """Accept a student's notebook: checked, stored, queued, then on to its page."""
+    service: Service = request.app.state.service
+    session, person = _signed_in(request, "student")
+    limits = service.limits
+    size = request.headers.get("content-length", "")
+    if not size.isdigit() or int(size) > limits.max_bytes + limits.form_overhead:
+        error = f"The file is too large: at most {limits.max_kb} KB."
+        return _student_page(service, session, person, error, 413)
+    form = await _form(request, session)
+    sent = form.get("notebook")
+    if not isinstance(sent, UploadFile):
+        return _student_page(service, session, person, "Choose a notebook to upload.", 400)
+    name = uploaded_name(sent.filename or "")
+    data = await sent.read(limits.max_bytes + 1)
+    problem = await run_in_threadpool(refusal, service.store, person.id, name, data, limits)
+    if problem is not None:
+        status, message = problem
+        return _student_page(service, session, person, message, status)
+    upload_id = await run_in_threadpool(service.store.accept, person.id, name, data)
+    if service.grading is not None:
+        service.grading.wake()
+    return RedirectResponse(f"/submissions/{upload_id}", 303)
+
+
+def _visible_upload(request: Request) -> tuple[Session, int]:
+    """The upload in the URL, if this session may see it (its student, or an instructor)."""
+    service: Service = request.app.state.service
+    session = _session(request)
+    if session is None or session.person is None:
+        raise Denied(401, "Sign in first.")
+    found = service.store.upload(request.path_params["upload"])
+    person = session.person
+    if found is None or (person.role != "instructor" and found.student != person.id):
+        raise Denied(404, "There is no such submission.")
+    return session, found.id
+
+
+async def submission(request: Request) -> Response:
+    """An upload's feedback page when graded, else where it stands (reloaded when it moves)."""
+    service: Service = request.app.state.service
+    session, upload_id = _visible_upload(request)
+    found = service.store.upload(upload_id)
+    assert found is not None
+    if found.status == "graded":
+        page = service.store.page(upload_id) or ""
+        stamp = escape(when(found.received_at))
+        back = f'<nav><a href="/">← back</a> · submission {found.id}, {stamp}</nav>\n'
+        return HTMLResponse(page.replace("<body>\n", f"<body>\n{back}", 1))
+    return _page("waiting.html.j2", session=session, title="Submission", upload=found)
+
+
+async def submission_state(request: Request) -> Response:
+    """Where an upload stands, for poll.js."""
+    service: Service = request.app.state.service
+    _, upload_id = _visible_upload(request)
+    found = service.store.upload(upload_id)
+    assert found is not None
+    return JSONResponse({"state": found.status})
+
+
+def _class_state(service: Service) -> str:
+    counts = service.store.counts()
+    return ",".join(f"{k}={counts[k]}" for k in sorted(counts)) + f";{service.store.last_id()}"
+
+
+async def class_view(request: Request) -> Response:
+    """The instructor's live view: each student's attempts, last status and score."""
+    service: Service = request.app.state.service
+    session, _ = _signed_in(request, "instructor")
+    latest = service.store.latest()
+    grading = service.grading
+    return _page(
+        "class.html.j2",
+        session=session,
+        title="Class",
+        students=service.store.people("student"),
+        latest=latest,
+        attempts=service.store.attempt_counts(),
+        counts=service.store.counts(),
+        state=_class_state(service),
+        failed=grading.failed if grading else "",
+    )
+
+
+async def class_state(request: Request) -> Response:
+    """What the class view shows has changed when this has (for poll.js)."""
+    service: Service = request.app.state.service
+    _signed_in(request, "instructor")
+    return JSONResponse({"state": _class_state(service)})
+
+
+async def student_history(request: Request) -> Response:
+    """One student's attempts, for the instructor."""
+    service: Service = request.app.state.service
+    session, _ = _signed_in(request, "instructor")
+    student = service.store.person(request.path_params["student"])
+    if student is None or student.role != "student":
+        raise Denied(404, "There is no such student.")
+    uploads = service.store.history(student.id)
+    return _page(
+        "person.html.j2", session=session, title=student.id, student=student, uploads=uploads
+    )
+
+
+async def regrade(request: Request) -> Response:
+    """Queue every student's latest upload again."""
+    service: Service = request.app.state.service
+    session, _ = _signed_in(request, "instructor")
+    await _form(request, session)
+    service.store.regrade_latest()
+    if service.grading is not None:
+        service.grading.wake()
+    return RedirectResponse("/class", 303)
+
+
+POLL_JS = resources.files("grader").joinpath("templates/serve/poll.js").read_bytes()
+
+
+async def poll_js(request: Request) -> Response:
+    """The pages' one script."""
+    return Response(POLL_JS, media_type="text/javascript")
+
+
+async def _denied(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Denied)
+    if exc.status == 401:
+        return RedirectResponse("/", 303)
+    session = _session(request)
+    title = "Not found" if exc.status == 404 else "Not allowed"
+    return _page("message.html.j2", exc.status, session, title=title, message=str(exc))
+
+
+def make_app(service: Service) -> Starlette:
+    """The service's ASGI application. The grader (if any) starts and stops with it."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if service.grading is not None:
+            service.grading.start()
+        try:
+            yield
+        finally:
+            if service.grading is not None:
+                await run_in_threadpool(service.grading.stop, service.grace)
+
+    routes = [
+        Route("/", home),
+        Route("/login", login, methods=["POST"]),
+        Route("/t/{token}", link),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/upload", upload, methods=["POST"]),
+        Route("/submissions/{upload:int}", submission),
+        Route("/submissions/{upload:int}/status", submission_state),
+        Route("/class", class_view),
+        Route("/class/state", class_state),
+        Route("/class/students/{student}", student_history),
+        Route("/class/regrade", regrade, methods=["POST"]),
+        Route("/static/poll.js", poll_js),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={Denied: _denied})
+    app.state.service = service
+    app.add_middleware(SecurityHeaders)
+    return app

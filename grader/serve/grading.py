@@ -1,0 +1,146 @@
+"""The service's grader: a thread that takes queued uploads from the store, runs them on the
+batch's pool of warm sandboxed workers, judges them here and records each result with its
+feedback page. Stopping lets the uploads in hand finish (up to a grace period); what is left
+stays queued in the database for the next start."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.batch.grade import Entry, log_fault
+from grader.batch.pool import Done, Job, Pool
+from grader.course.cases import CaseSet, build_cases
+from grader.course.config import AssignmentSpec, Config
+from grader.engine import finish, with_choice
+from grader.judge.expected import Expected, build_expected
+from grader.render.feedback import feedback_page
+from grader.run import bwrap
+from grader.serve.store import Store, Upload
+
+IN_FLIGHT_PER_WORKER = 2
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What is recorded for one upload: a score and its page, or a problem."""
+
+    score: float | None
+    max_score: float | None
+    page: str
+    problem: str
+
+
+class Grading:
+    """The thread that grades the queue. `wake` after an upload is accepted."""
+
+    def __init__(self, config: Config, store: Store, support: bwrap.Support, jobs: int) -> None:
+        self.config, self.store, self.support, self.jobs = config, store, support, jobs
+        self.wakeup = threading.Event()
+        self.stopping = threading.Event()
+        self.ready = threading.Event()
+        self.failed = ""
+        self.grace = 0.0
+        self.thread = threading.Thread(target=self._main, name="grader-serve", daemon=True)
+
+    def start(self) -> None:
+        """Start the workers and grade whatever is queued, this start's and the last's."""
+        self.store.requeue_running()
+        self.thread.start()
+
+    def wake(self) -> None:
+        """Something was queued."""
+        self.wakeup.set()
+
+    def stop(self, grace: float = 10.0) -> None:
+        """Stop taking uploads; let those in hand finish for up to `grace` seconds."""
+        self.grace = grace
+        self.stopping.set()
+        self.wakeup.set()
+        self.thread.join(grace + 15)
+
+    def _main(self) -> None:
+        assignments = list(self.config.assignments.values())
+        try:
+            pool = Pool(self.config, None, self.jobs, assignments, self.support)
+        except Exception as exc:  # the service stays up and says so on the class page
+            self.failed = f"the grading workers could not start: {exc}"
+            self.ready.set()
+            return
+        try:
+            prepared = {a.id: _prepare(a, pool) for a in assignments}
+            self.ready.set()
+            self._loop(pool, prepared)
+        except Exception as exc:
+            self.failed = f"grading stopped (grader fault: {exc!r:.200})"
+            log_fault(self.store.out, Entry("(service)", None, None, fault=traceback.format_exc()))
+        finally:
+            self.ready.set()
+            pool.close()
+
+    def _loop(self, pool: Pool, prepared: dict[str, tuple[CaseSet, Expected]]) -> None:
+        running: dict[Future[Done], Upload] = {}
+        limit = IN_FLIGHT_PER_WORKER * self.jobs
+        deadline: float | None = None
+        while True:
+            if self.stopping.is_set():
+                deadline = deadline or time.monotonic() + self.grace
+                if not running or time.monotonic() > deadline:
+                    return  # the rest is 'running' in the store: queued again on restart
+            else:
+                for upload in self.store.claim(limit - len(running)):
+                    running[pool.submit(self._job(upload))] = upload
+            if not running:
+                self.wakeup.wait(1.0)
+                self.wakeup.clear()
+                continue
+            finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in finished:
+                upload = running.pop(future)
+                outcome = self._outcome(upload, future, prepared, pool)
+                self.store.finish(
+                    upload.id, outcome.score, outcome.max_score, outcome.page, outcome.problem
+                )
+
+    def _job(self, upload: Upload) -> Job:
+        # The student's file name is shown, never opened: the bytes come from the store.
+        path = Path(upload.filename)
+        try:
+            data = self.store.blob(upload.content_hash).read_bytes()
+        except OSError as exc:
+            return Job(upload.student, path, problem=f"the upload cannot be read ({exc.strerror})")
+        return Job(upload.student, path, data)
+
+    def _outcome(
+        self,
+        upload: Upload,
+        future: Future[Done],
+        prepared: dict[str, tuple[CaseSet, Expected]],
+        pool: Pool,
+    ) -> Outcome:
+        try:
+            done = future.result()
+            if done.submission is None or done.run is None:
+                return Outcome(None, None, "", done.problem)
+            spec = self.config.assignment(done.assignment)
+            if spec.id not in prepared:
+                prepared[spec.id] = _prepare(spec, pool)
+            case_set, expected = prepared[spec.id]
+            report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
+            report = with_choice(report, done.chosen)
+            page = feedback_page(upload.student, report, done.submission)
+            return Outcome(report.score, report.max_score, page, "")
+        except Exception as exc:  # one upload's grader fault must not stop the service
+            entry = Entry(upload.student, None, None, fault=traceback.format_exc())
+            log_fault(self.store.out, entry)
+            return Outcome(None, None, "", f"could not be graded (grader fault: {exc!r:.200})")
+
+
+def _prepare(spec: AssignmentSpec, pool: Pool) -> tuple[CaseSet, Expected]:
+    """An assignment's cases and what is expected on them (the course's code, sandboxed)."""
+    case_set = build_cases(spec)
+    return case_set, build_expected(spec, case_set, pool.workers)

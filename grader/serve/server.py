@@ -1,0 +1,80 @@
+"""Run the service: the store, the grader and the pages, on uvicorn. SIGTERM (or Ctrl-C)
+stops taking requests, lets the uploads being graded finish for a grace period, and leaves
+the rest queued in the store for the next start."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from grader.course.config import Config
+from grader.render.escape import spreadsheet_row
+from grader.run import bwrap
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
+from grader.serve.grading import Grading
+from grader.serve.roster import Student, read_roster
+from grader.serve.store import Store
+
+
+def serve(
+    config: Config,
+    out: Path,
+    host: str,
+    port: int,
+    jobs: int,
+    support: bwrap.Support,
+    limits: Limits,
+    secure_cookies: bool = False,
+    grace: float = 10.0,
+) -> None:
+    """Serve until SIGTERM or Ctrl-C; every accepted upload is graded, now or at the next
+    start."""
+    import uvicorn
+
+    store = Store(out)
+    grading = Grading(config, store, support, jobs)
+    service = Service(store, limits, grading, secure_cookies, grace)
+    print(f"serving {config.path.parent} on http://{host}:{port} (data in {out})", flush=True)
+    try:
+        uvicorn.run(
+            make_app(service),
+            host=host,
+            port=port,
+            log_level="warning",
+            proxy_headers=True,  # X-Forwarded-Proto from a TLS proxy on this machine
+            timeout_graceful_shutdown=int(grace) + 5,
+        )
+    finally:
+        store.close()
+
+
+def issue_tokens(
+    out: Path,
+    roster: Path | None,
+    instructors: Sequence[str],
+    base_url: str,
+    into: TextIO | None = None,
+) -> int:
+    """New tokens for the roster's students and the named instructors, written as CSV
+    (id, name, role, token, link) to `into` (default stdout); returns how many."""
+    store = Store(out)
+    try:
+        issued = [(s, t, "student") for s, t in store.issue(_students(roster), "student")]
+        staff = [Student(name, name) for name in instructors]
+        issued += [(s, t, "instructor") for s, t in store.issue(staff, "instructor")]
+    finally:
+        store.close()
+    writer = csv.writer(into or sys.stdout)
+    writer.writerow(["id", "name", "role", "token", "link"])
+    for person, token, role in issued:
+        link = f"{base_url.rstrip('/')}/t/{token}"
+        writer.writerow(spreadsheet_row([person.id, person.name, role, token, link]))
+    return len(issued)
+
+
+def _students(roster: Path | None) -> list[Student]:
+    return read_roster(roster) if roster is not None else []

@@ -1,0 +1,348 @@
+"""The service's storage in its output folder: `serve.sqlite` (people, sessions, uploads and
+their queue) and `uploads/<sha256>` (each upload's bytes, named by their hash).
+
+An upload's bytes are on disk (fsync'd) and its row committed before the student gets an
+answer; the queue is the `uploads` table, so a server killed at any point finds every
+accepted upload again on restart. A result is written in the same transaction that marks its
+upload graded, and only for an upload still running: each upload is recorded once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from grader.errors import UsageError
+from grader.serve.roster import Student
+from grader.serve.tokens import new_token, same_hash, token_hash
+
+Role = Literal["student", "instructor"]
+Status = Literal["queued", "running", "graded", "problem"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS people (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('student', 'instructor')),
+    token_hash TEXT UNIQUE
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    key_hash TEXT PRIMARY KEY,
+    person TEXT REFERENCES people(id),
+    csrf TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS uploads (
+    id INTEGER PRIMARY KEY,
+    student TEXT NOT NULL REFERENCES people(id),
+    filename TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    received_at REAL NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'graded', 'problem')),
+    graded_at REAL,
+    score REAL,
+    max_score REAL,
+    page TEXT,
+    problem TEXT,
+    recorded INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS uploads_queue ON uploads (status, id);
+CREATE INDEX IF NOT EXISTS uploads_by_student ON uploads (student, id);
+"""
+SESSION_SECONDS = 14 * 24 * 3600
+ANONYMOUS_SECONDS = 3600  # a sign-in form's session, before anyone signed in
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone who may sign in."""
+
+    id: str
+    name: str
+    role: Role
+
+
+@dataclass(frozen=True)
+class Session:
+    """A browser's session: who signed in (None: nobody yet) and its CSRF token."""
+
+    person: Person | None
+    csrf: str
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One accepted upload and where it stands."""
+
+    id: int
+    student: str
+    filename: str
+    content_hash: str
+    received_at: float
+    status: Status
+    score: float | None
+    max_score: float | None
+    problem: str | None
+    recorded: int
+
+
+_UPLOAD_COLUMNS = (
+    "id, student, filename, content_hash, received_at, status, score, max_score, problem, recorded"
+)
+
+
+class Store:
+    """serve.sqlite and the uploads folder. One connection, shared by the web handlers and
+    the grading thread under a lock (every statement is short)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.blobs = out / "uploads"
+        self.blobs.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.Lock()
+        path = out / "serve.sqlite"
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")  # committed means on disk
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise UsageError(f"{path}: not the service's database ({exc})") from None
+
+    def close(self) -> None:
+        """Close the database."""
+        with self.lock:
+            self.db.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # --- people and tokens ---------------------------------------------------------------
+
+    def issue(self, people: list[Student], role: Role) -> list[tuple[Student, str]]:
+        """New tokens for these people (added when new; an old token stops working)."""
+        issued = [(p, new_token()) for p in people]
+        with self._transaction() as db:
+            for person, token in issued:
+                row = db.execute("SELECT role FROM people WHERE id=?", (person.id,)).fetchone()
+                if row is not None and row[0] != role:
+                    raise UsageError(f"{person.id} is already a {row[0]}, not a {role}")
+                db.execute(
+                    "INSERT INTO people VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    "name=excluded.name, token_hash=excluded.token_hash",
+                    (person.id, person.name, role, token_hash(token)),
+                )
+                db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
+        return issued
+
+    def person_for_token(self, token: str) -> Person | None:
+        """Who this token signs in, if anyone."""
+        wanted = token_hash(token)
+        with self.lock:
+            row = self.db.execute(
+                "SELECT id, name, role, token_hash FROM people WHERE token_hash=?", (wanted,)
+            ).fetchone()
+        if row is None or not same_hash(row[3], token):
+            return None
+        return Person(row[0], row[1], row[2])
+
+    def people(self, role: Role) -> list[Person]:
+        """Everyone of a role, by id."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT id, name, role FROM people WHERE role=? ORDER BY id", (role,)
+            ).fetchall()
+        return [Person(*row) for row in rows]
+
+    def person(self, person_id: str) -> Person | None:
+        """One person by id."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT id, name, role FROM people WHERE id=?", (person_id,)
+            ).fetchone()
+        return Person(*row) if row else None
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def new_session(self, person: Person | None) -> str:
+        """A session (signed in as `person`, or nobody yet); returns the cookie's value."""
+        key, now = new_token(), time.time()
+        with self._transaction() as db:
+            db.execute(
+                "DELETE FROM sessions WHERE created < ? OR (person IS NULL AND created < ?)",
+                (now - SESSION_SECONDS, now - ANONYMOUS_SECONDS),
+            )
+            db.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?)",
+                (token_hash(key), person.id if person else None, new_token(), now),
+            )
+        return key
+
+    def session(self, key: str) -> Session | None:
+        """The session a cookie names, if it exists and has not expired."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT s.csrf, s.created, p.id, p.name, p.role FROM sessions s "
+                "LEFT JOIN people p ON p.id = s.person WHERE s.key_hash=?",
+                (token_hash(key),),
+            ).fetchone()
+        if row is None or time.time() - row[1] > SESSION_SECONDS:
+            return None
+        person = Person(row[2], row[3], row[4]) if row[2] is not None else None
+        return Session(person, row[0])
+
+    def end_session(self, key: str) -> None:
+        """Sign out."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM sessions WHERE key_hash=?", (token_hash(key),))
+
+    # --- uploads and the queue ------------------------------------------------------------
+
+    def blob(self, content: str) -> Path:
+        """Where an upload's bytes are: named by their hash, never by the student's name."""
+        return self.blobs / content
+
+    def accept(self, student: str, filename: str, data: bytes) -> int:
+        """Keep an upload: its bytes on disk, then its row in the queue, both durable before
+        this returns its id."""
+        content = hashlib.sha256(data).hexdigest()
+        path = self.blob(content)
+        if not path.exists():
+            scratch = path.with_name(f".{content}.{os.getpid()}.{threading.get_ident()}")
+            with scratch.open("wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(scratch, path)
+            folder = os.open(self.blobs, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO uploads (student, filename, content_hash, size, received_at, status)"
+                " VALUES (?, ?, ?, ?, ?, 'queued')",
+                (student, filename, content, len(data), time.time()),
+            )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def requeue_running(self) -> int:
+        """On start: what a stopped server was grading goes back to the queue."""
+        with self._transaction() as db:
+            return db.execute("UPDATE uploads SET status='queued' WHERE status='running'").rowcount
+
+    def claim(self, count: int) -> list[Upload]:
+        """Take up to `count` queued uploads, oldest first, and mark them running."""
+        if count <= 0:
+            return []
+        with self._transaction() as db:
+            rows = db.execute(
+                f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE status='queued' ORDER BY id LIMIT ?",
+                (count,),
+            ).fetchall()
+            db.executemany(
+                "UPDATE uploads SET status='running' WHERE id=?", [(r[0],) for r in rows]
+            )
+        return [replace(Upload(*row), status="running") for row in rows]
+
+    def finish(
+        self, upload: int, score: float | None, max_score: float | None, page: str, problem: str
+    ) -> bool:
+        """Record an upload's result (graded when there is a score, else a problem); False
+        when it was not running any more (recorded already)."""
+        status = "graded" if score is not None else "problem"
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE uploads SET status=?, graded_at=?, score=?, max_score=?, page=?, "
+                    "problem=?, recorded=recorded+1 WHERE id=? AND status='running'",
+                    (status, time.time(), score, max_score, page, problem, upload),
+                ).rowcount
+                == 1
+            )
+
+    def regrade_latest(self) -> int:
+        """Queue each student's latest upload again (after the course changed)."""
+        with self._transaction() as db:
+            return db.execute(
+                "UPDATE uploads SET status='queued' WHERE status IN ('graded', 'problem') AND id IN"
+                " (SELECT MAX(id) FROM uploads GROUP BY student)"
+            ).rowcount
+
+    def upload(self, upload_id: int) -> Upload | None:
+        """One upload by id."""
+        with self.lock:
+            row = self.db.execute(
+                f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE id=?", (upload_id,)
+            ).fetchone()
+        return Upload(*row) if row else None
+
+    def page(self, upload_id: int) -> str | None:
+        """An upload's feedback page, once graded."""
+        with self.lock:
+            row = self.db.execute("SELECT page FROM uploads WHERE id=?", (upload_id,)).fetchone()
+        return row[0] if row else None
+
+    def history(self, student: str) -> list[Upload]:
+        """A student's uploads, newest first."""
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE student=? ORDER BY id DESC",
+                (student,),
+            ).fetchall()
+        return [Upload(*row) for row in rows]
+
+    def latest(self) -> dict[str, Upload]:
+        """Each student's latest upload."""
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE id IN "
+                "(SELECT MAX(id) FROM uploads GROUP BY student)"
+            ).fetchall()
+        return {row[1]: Upload(*row) for row in rows}
+
+    def counts(self) -> dict[str, int]:
+        """How many uploads there are in each status (the class view's live state)."""
+        with self.lock:
+            rows = self.db.execute("SELECT status, COUNT(*) FROM uploads GROUP BY status")
+            return {str(r[0]): int(r[1]) for r in rows}
+
+    def attempts(self, student: str) -> tuple[int, float | None]:
+        """A student's number of uploads and when the last one came."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=?", (student,)
+            ).fetchone()
+        return int(row[0]), row[1]
+
+    def attempt_counts(self) -> dict[str, int]:
+        """Each student's number of uploads."""
+        with self.lock:
+            rows = self.db.execute("SELECT student, COUNT(*) FROM uploads GROUP BY student")
+            return {str(r[0]): int(r[1]) for r in rows}
+
+    def last_id(self) -> int:
+        """The newest upload's id (0: none yet)."""
+        with self.lock:
+            return int(self.db.execute("SELECT COALESCE(MAX(id), 0) FROM uploads").fetchone()[0])

@@ -1,0 +1,26 @@
+"""Sign-in tokens: random, shown once, stored only as a hash, compared in constant time."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+TOKEN_BYTES = 24
+
+
+def new_token() -> str:
+    """A fresh token (192 random bits, URL-safe: it also makes the personal link)."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a token. The tokens are random and long, so a plain SHA-256
+    is enough: there is no dictionary to try against it."""
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def same_hash(stored: str, token: str) -> bool:
+    """Whether `token` is the one `stored` was made from, in time that does not depend on
+    where they differ."""
+    return hmac.compare_digest(stored.encode(), token_hash(token).encode())
