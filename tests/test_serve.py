@@ -1,0 +1,253 @@
+"""`grader serve`'s pages through Starlette's TestClient, no grading: sign-in, uploads, the
+limits, and what each person may see. (tests/test_serve_grading.py grades for real.)"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from grader.cli import main
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
+from grader.serve.roster import read_roster
+from grader.serve.store import Store
+from grader.serve.tokens import token_hash
+
+from conftest import REPO
+from serving import CLASS, csrf, issue, sign_in
+
+SOLUTION = (REPO / "solutions" / "self_attention.ipynb").read_bytes()
+LIMITS = Limits(max_kb=256, max_attempts=3, min_interval=0)
+
+
+class Class:
+    """A served class: its store, tokens by id, and a client per person."""
+
+    def __init__(self, out: Path, limits: Limits = LIMITS, secure: bool = False) -> None:
+        self.store = Store(out)
+        self.tokens = issue(self.store)
+        self.app = make_app(Service(self.store, limits, None, secure))
+
+    def client(self, base_url: str = "http://testserver") -> TestClient:
+        return TestClient(self.app, base_url=base_url, follow_redirects=False)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Class]:
+    served = Class(tmp_path / "out")
+    yield served
+    served.store.close()
+
+
+def upload(client: TestClient, token: str, name: str = "mine.ipynb", data: bytes = SOLUTION):
+    """Sign in as `token`'s student and upload."""
+    form = sign_in(client, token)
+    return client.post("/upload", data={"csrf": form}, files={"notebook": (name, data)})
+
+
+def test_tokens_are_stored_hashed_and_a_new_one_replaces_the_old(served: Class) -> None:
+    dump = "\n".join(served.store.db.iterdump())
+    for token in served.tokens.values():
+        assert token not in dump and token_hash(token) in dump
+    assert served.store.person_for_token(served.tokens["alice"]).id == "alice"  # type: ignore[union-attr]
+    assert served.store.person_for_token(served.tokens["alice"][:-1] + "x") is None
+    old = served.tokens["alice"]
+    ((_, new),) = served.store.issue(CLASS[:1], "student")
+    assert served.store.person_for_token(old) is None
+    assert served.store.person_for_token(new) is not None
+
+
+def test_tokens_command_prints_a_link_per_person_and_reads_the_roster(tmp_path: Path) -> None:
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name,email\nalice,Alice,a@x\n=cmd,Eve,e@x\n")
+    assert [s.id for s in read_roster(roster)] == ["alice", "=cmd"]
+    out = tmp_path / "out"
+    args = ["serve", "tokens", "--roster", str(roster), "--instructor", "ada", "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--base-url", "https://grader.example.edu/"])
+    assert result.exit_code == 0, result.output
+    rows = result.stdout.strip().splitlines()
+    assert rows[0] == "id,name,role,token,link" and len(rows) == 4
+    assert rows[2].startswith("'=cmd,")  # no cell of the export is a spreadsheet formula
+    ada = rows[3].split(",")
+    assert ada[2] == "instructor" and ada[4] == f"https://grader.example.edu/t/{ada[3]}"
+    store = Store(out)
+    assert store.person_for_token(ada[3]) is not None
+    store.close()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("student,name\nalice,Alice\n")
+    result = CliRunner().invoke(main, ["serve", "tokens", "--roster", str(bad), "--out", str(out)])
+    assert result.exit_code == 2 and "columns id and name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_sign_in_by_form_and_by_link_with_safe_cookies(served: Class) -> None:
+    client = served.client()
+    first = client.get("/")
+    cookie = first.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" not in cookie
+    form = csrf(first.text)
+    wrong = client.post("/login", data={"csrf": form, "token": "guess"})
+    assert wrong.status_code == 401 and "not known" in wrong.text
+    planted = client.cookies["grader_session"]
+    right = client.post("/login", data={"csrf": form, "token": served.tokens["alice"]})
+    assert right.status_code == 303
+    assert client.cookies["grader_session"] != planted  # a new session at sign-in
+    assert "Alice Liddell" in client.get("/").text
+    assert served.client().get("/t/not-a-token").status_code == 404
+    behind_tls = served.client("https://testserver").get(f"/t/{served.tokens['bob']}")
+    assert "Secure" in behind_tls.headers["set-cookie"]
+
+
+def test_every_form_carries_a_csrf_token_and_every_post_checks_it(served: Class) -> None:
+    student, teacher = served.client(), served.client()
+    sign_in(student, served.tokens["alice"])
+    sign_in(teacher, served.tokens["ada"])
+    pages = [student.get("/").text, teacher.get("/class").text, served.client().get("/").text]
+    forms = [f for page in pages for f in re.findall(r"<form.*?</form>", page, re.S)]
+    assert len(forms) == 5  # sign in; upload, sign out; regrade, sign out
+    assert all(re.search(r'name="csrf" value="[^"]{20,}"', f) for f in forms)
+    posts = {r.path for r in served.app.routes if isinstance(r, Route) and "POST" in r.methods}
+    assert posts == {"/login", "/logout", "/upload", "/class/regrade"}
+    for client in (student, teacher):
+        for path in posts:
+            for token in ({}, {"csrf": "forged-token-value-of-a-good-length"}):
+                answer = client.post(path, data={**token, "token": served.tokens["alice"]})
+                assert answer.status_code in (403, 303 if path == "/upload" else 403), path
+                assert answer.status_code != 303 or answer.headers["location"] == "/"
+    assert served.store.last_id() == 0 and served.store.counts() == {}
+
+
+def test_an_upload_is_on_disk_and_queued_before_the_answer(served: Class) -> None:
+    client = served.client()
+    answer = upload(client, served.tokens["alice"], "../../evil<script>.ipynb")
+    assert answer.status_code == 303 and answer.headers["location"] == "/submissions/1"
+    found = served.store.upload(1)
+    assert found is not None and found.status == "queued" and found.student == "alice"
+    assert found.filename == "evil<script>.ipynb"  # shown, escaped; never a path
+    blob = served.store.out / "uploads" / found.content_hash
+    assert blob.read_bytes() == SOLUTION
+    assert sorted(p.name for p in served.store.out.iterdir()) == [
+        "serve.sqlite",
+        "serve.sqlite-shm",
+        "serve.sqlite-wal",
+        "uploads",
+    ]
+    page = client.get("/submissions/1").text
+    assert "evil&lt;script&gt;.ipynb" in page and "<script>." not in page
+    assert '<script src="/static/poll.js"' in page
+    assert re.findall(r"<script(?![^>]*\bsrc=)", page) == []  # no inline script at all
+    assert client.get("/submissions/1/status").json() == {"state": "queued"}
+    history = client.get("/").text
+    assert 'href="/submissions/1"' in history and "queued" in history
+
+
+def test_every_page_sends_the_security_headers(served: Class) -> None:
+    client = served.client()
+    sign_in(client, served.tokens["alice"])
+    for path in ("/", "/submissions/99", "/static/poll.js", "/nowhere"):
+        headers = client.get(path).headers
+        policy = headers["content-security-policy"]
+        assert "script-src 'self';" in policy and "default-src 'none'" in policy
+        assert "frame-ancestors 'none'" in policy
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "no-referrer"
+
+
+def _graded(store: Store, upload_id: int, secret: str) -> None:
+    """Mark an upload graded, with a page holding `secret`, as the grading thread would."""
+    (claimed,) = store.claim(1)
+    assert claimed.id == upload_id
+    assert store.finish(upload_id, 3.0, 10.0, f"<html><body>\n{secret}</body></html>", "")
+
+
+def test_a_student_sees_only_their_own_submissions_on_every_route(served: Class) -> None:
+    alice, bob, nobody = served.client(), served.client(), served.client()
+    assert upload(alice, served.tokens["alice"]).status_code == 303
+    _graded(served.store, 1, "ALICE-SECRET-FEEDBACK")
+    assert "ALICE-SECRET-FEEDBACK" in alice.get("/submissions/1").text
+    form = sign_in(bob, served.tokens["bob"])
+    missing = bob.get("/submissions/424242")
+    values = {"upload": "1", "student": "alice", "token": "x"}
+    tried = 0
+    # Signing out last: bob stays signed in for every other route.
+    for route in sorted(served.app.routes, key=lambda r: getattr(r, "path", "") == "/logout"):
+        assert isinstance(route, Route)
+        path = route.path
+        for name, value in values.items():
+            path = path.replace(f"{{{name}:int}}", value).replace(f"{{{name}}}", value)
+        for client, who in ((bob, "bob"), (nobody, "nobody")):
+            method = "POST" if "POST" in route.methods else "GET"
+            answer = client.request(method, path, data={"csrf": form})
+            tried += 1
+            assert "ALICE-SECRET-FEEDBACK" not in answer.text, (who, path)
+            assert "Alice Liddell" not in answer.text, (who, path)
+            if "{upload" in route.path and who == "bob":
+                assert answer.status_code == 404 and answer.text == missing.text, path
+            if route.path.startswith("/class"):
+                assert answer.status_code in (403, 303), path  # 303: to the sign-in page
+    assert tried == 2 * len(served.app.routes)
+    assert served.store.upload(1).status == "graded"  # type: ignore[union-attr]
+    assert [u.id for u in served.store.history("bob")] == []
+
+
+def test_upload_limits_size_kind_attempts_and_rate(tmp_path: Path) -> None:
+    served = Class(tmp_path / "out", Limits(max_kb=64, max_attempts=2, min_interval=0))
+    client = served.client()
+    token = served.tokens["alice"]
+    big = upload(client, token, data=b" " * (65 * 1024))
+    assert big.status_code == 413 and "at most 64 KB" in big.text
+    assert upload(client, token, "notes.txt", SOLUTION[:1000]).status_code == 400
+    assert upload(client, token, "a.ipynb", b"").status_code == 400
+    small = (REPO / "exercises" / "self_attention.ipynb").read_bytes()
+    assert [upload(client, token, data=small).status_code for _ in range(3)] == [303, 303, 429]
+    assert "all 2 attempts" in upload(client, token, data=small).text
+    slow = Class(tmp_path / "slow", Limits(max_kb=64, max_attempts=9, min_interval=60))
+    client = slow.client()
+    codes = [upload(client, slow.tokens["bob"], data=small).status_code for _ in range(2)]
+    assert codes == [303, 429]
+    assert [u.id for u in slow.store.history("bob")] == [1]
+
+
+def test_a_notebook_bomb_is_refused_and_the_service_keeps_serving(served: Class) -> None:
+    client = served.client()
+    nested = b'{"cells": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    started = time.monotonic()
+    answer = upload(client, served.tokens["alice"], data=nested)
+    assert answer.status_code == 400 and "cannot be graded" in answer.text
+    cells = {"cells": [{"cell_type": "code", "source": "x = 1\n", "metadata": {}}] * 50_000}
+    wide = json.dumps({**cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+    assert len(wide) > LIMITS.max_bytes  # huge: refused on its size, before it is read
+    assert upload(client, served.tokens["alice"], data=wide).status_code == 413
+    assert time.monotonic() - started < 10
+    assert upload(client, served.tokens["alice"]).status_code == 303
+    assert [u.status for u in served.store.history("alice")] == ["queued"]
+
+
+def test_instructor_sees_the_class_each_history_and_regrades(served: Class) -> None:
+    for student in ("alice", "bob"):
+        assert upload(served.client(), served.tokens[student]).status_code == 303
+    _graded(served.store, 1, "alice's page")
+    teacher = served.client()
+    form = sign_in(teacher, served.tokens["ada"])
+    page = teacher.get("/class").text
+    assert "Alice Liddell" in page and "Bob &lt;b&gt;Builder&lt;/b&gt;" in page
+    assert "3 / 10" in page and "queued" in page
+    state = teacher.get("/class/state").json()["state"]
+    assert "alice's page" in teacher.get("/submissions/1").text  # an instructor sees all
+    history = teacher.get("/class/students/alice").text
+    assert 'href="/submissions/1"' in history and "/submissions/2" not in history
+    assert teacher.get("/class/students/ada").status_code == 404
+    assert teacher.post("/class/regrade", data={"csrf": form}).status_code == 303
+    assert served.store.upload(1).status == "queued"  # type: ignore[union-attr]
+    assert teacher.get("/class/state").json()["state"] != state
+    db = sqlite3.connect(served.store.out / "serve.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM uploads").fetchone() == (2,)
