@@ -331,6 +331,9 @@ def make_app(service: Service) -> Starlette:
         finally:
             if service.grading is not None:
                 await run_in_threadpool(service.grading.stop, service.grace)
+                left = service.store.counts()
+                waiting = left.get("queued", 0) + left.get("running", 0)
+                print(f"stopped; {waiting} uploads wait for the next start", flush=True)
 
     routes = [
         Route("/", home),

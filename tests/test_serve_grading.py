@@ -1,0 +1,100 @@
+"""`grader serve` grading for real, in the sandbox: the feedback a student reads is the batch's
+page, and a server killed outright grades every accepted upload exactly once on restart."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from grader.batch.grade import grade_batch
+from grader.course.config import Config
+from grader.engine import require
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
+from grader.serve.grading import Grading
+from grader.serve.store import Store
+
+import students
+from conftest import write_notebook
+from serving import free_port, issue, sign_in, start_server, stop
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+
+def wait_graded(client: TestClient | httpx.Client, upload: str, seconds: float = 90) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = client.get(f"{upload}/status").json()["state"]
+        if state in ("graded", "problem"):
+            return str(state)
+        time.sleep(0.05)
+    raise AssertionError(f"{upload} not graded in {seconds} s")
+
+
+def test_a_student_reads_the_same_feedback_as_the_batch_writes(
+    tmp_path: Path, config: Config
+) -> None:
+    (tmp_path / "class").mkdir()
+    notebook = write_notebook(
+        tmp_path / "class" / "alice.ipynb", students.cells(scaled=students.SCALE_HARDCODED)
+    )
+    batch = grade_batch(notebook.parent, config, tmp_path / "batch", sandbox="required")
+    assert batch.graded == 1
+    expected = (tmp_path / "batch" / "feedback" / "alice.html").read_text()
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    app = make_app(Service(store, Limits(min_interval=0), grading))
+    with TestClient(app) as client:
+        form = sign_in(client, tokens["alice"])
+        sent = {"notebook": ("alice.ipynb", notebook.read_bytes())}
+        answer = client.post("/upload", data={"csrf": form}, files=sent, follow_redirects=False)
+        where = answer.headers["location"]
+        assert wait_graded(client, where) == "graded"
+        page = client.get(where).text
+    served = "\n".join(line for line in page.splitlines() if not line.startswith("<nav>"))
+    assert served == expected.rstrip("\n") and "scale" in served
+    assert store.upload(1).recorded == 1  # type: ignore[union-attr]
+    store.close()
+
+
+def test_a_killed_server_grades_every_accepted_upload_once_after_restart(
+    tmp_path: Path,
+) -> None:
+    out, port = tmp_path / "out", free_port()
+    store = Store(out)
+    tokens = issue(store)
+    store.close()
+    notebook = write_notebook(tmp_path / "nb.ipynb", students.cells()).read_bytes()
+    server = start_server(out, port)
+    base = f"http://127.0.0.1:{port}"
+    accepted = []
+    for student in ("alice", "bob") * 4:
+        with httpx.Client(base_url=base) as client:
+            form = sign_in(client, tokens[student])
+            sent = {"notebook": (f"{student}.ipynb", notebook)}
+            answer = client.post("/upload", data={"csrf": form}, files=sent)
+            assert answer.status_code == 303
+            accepted.append(answer.headers["location"])
+    assert stop(server, signal.SIGKILL) == -signal.SIGKILL  # mid-grading, with no warning
+    db = sqlite3.connect(out / "serve.sqlite")
+    left = db.execute("SELECT COUNT(*) FROM uploads WHERE status != 'graded'").fetchone()[0]
+    assert left > 0  # the workers were still warming up: the kill came mid-queue
+    server = start_server(out, port)
+    try:
+        with httpx.Client(base_url=base) as client:
+            sign_in(client, tokens["ada"])
+            assert {wait_graded(client, where) for where in accepted} == {"graded"}
+    finally:
+        # A graceful stop: uvicorn ends by re-raising the signal, as a process stopped by it
+        assert stop(server, signal.SIGTERM) == -signal.SIGTERM
+        assert server.stdout is not None
+        assert "stopped; 0 uploads wait for the next start" in server.stdout.read().decode()
+    rows = db.execute("SELECT status, recorded, score = max_score FROM uploads").fetchall()
+    assert rows == [("graded", 1, 1)] * len(accepted), (left, rows)
