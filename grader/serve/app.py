@@ -310,6 +310,11 @@ async def poll_js(request: Request) -> Response:
     return Response(POLL_JS, media_type="text/javascript")
 
 
+async def no_icon(request: Request) -> Response:
+    """No favicon (a browser asks for one on every page; a 404 would be a console error)."""
+    return Response(status_code=204)
+
+
 async def _denied(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Denied)
     if exc.status == 401:
@@ -348,6 +353,7 @@ def make_app(service: Service) -> Starlette:
         Route("/class/students/{student}", student_history),
         Route("/class/regrade", regrade, methods=["POST"]),
         Route("/static/poll.js", poll_js),
+        Route("/favicon.ico", no_icon),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={Denied: _denied})
     app.state.service = service

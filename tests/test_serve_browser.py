@@ -1,0 +1,114 @@
+"""`grader serve` in a real browser (Debian's chromium, as the report's test): a student signs
+in with their link, uploads, and reads the feedback when it comes, without reloading by hand;
+the instructor's class view updates itself too. Any CSP violation would be a console error."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from grader.serve.store import Store
+
+import students
+from conftest import write_notebook
+from serving import free_port, issue, sign_in, start_server, stop
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.sandbox]
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver_path, "chromium and chromium-driver are needed: run `make browser`"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def until(check: Callable[[], bool], seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "the page did not change in time"
+        time.sleep(0.1)
+
+
+def test_a_student_uploads_and_reads_the_feedback_as_the_class_view_updates(
+    tmp_path: Path, browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    out, port = tmp_path / "out", free_port()
+    store = Store(out)
+    tokens = issue(store)
+    store.close()
+    base = f"http://127.0.0.1:{port}"
+    cells = students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS)
+    notebook = write_notebook(tmp_path / "my homework.ipynb", cells)
+    server = start_server(out, port)
+    try:
+        teacher = httpx.Client(base_url=base)
+        sign_in(teacher, tokens["ada"])
+        browser.get(f"{base}/t/{tokens['alice']}")
+        assert "Alice Liddell" in browser.find_element(By.TAG_NAME, "nav").text
+        browser.find_element(By.ID, "notebook").send_keys(str(notebook))
+        browser.find_element(By.ID, "submit").click()
+        until(lambda: browser.current_url.startswith(f"{base}/submissions/"))
+        until(lambda: bool(browser.find_elements(By.CSS_SELECTOR, "div.target")))
+        heading = browser.find_element(By.TAG_NAME, "h1").text
+        assert heading.startswith("self_attention:") and "/ 10 points" in heading
+
+        def names(status: str) -> list[str]:
+            found = browser.find_elements(By.CSS_SELECTOR, f"div.target.{status}")
+            return [f.find_element(By.TAG_NAME, "code").text for f in found]
+
+        assert names("failed")[0] == "softmax_cols" and "qkv_loop" in names("passed")
+        assert "my homework.ipynb" in browser.page_source
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+        browser.find_element(By.LINK_TEXT, "← back").click()
+        history = browser.find_element(By.ID, "history").text
+        assert "graded" in history and "my homework.ipynb" in history
+        # The instructor's view, open while a second upload is graded, shows it on its own.
+        browser.find_element(By.ID, "logout").click()
+        browser.get(f"{base}/t/{tokens['ada']}")
+        assert browser.current_url == f"{base}/class"
+        assert "alice" in browser.find_element(By.ID, "class").text
+        form = sign_in(bob := httpx.Client(base_url=base), tokens["bob"])
+        sent = {"notebook": ("bob.ipynb", notebook.read_bytes())}
+        assert bob.post("/upload", data={"csrf": form}, files=sent).status_code == 303
+
+        def bob_graded() -> bool:
+            rows = browser.find_elements(By.CSS_SELECTOR, "#class tr")
+            return any("bob" in r.text and "graded" in r.text for r in rows)
+
+        until(bob_graded)
+        assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+        teacher.close()
+        bob.close()
+    finally:
+        stop(server, signal.SIGTERM)
