@@ -8,6 +8,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,30 @@ def test_instructor_sees_the_class_each_history_and_regrades(served: Class) -> N
     assert teacher.get("/class/state").json()["state"] != state
     db = sqlite3.connect(served.store.out / "serve.sqlite")
     assert db.execute("SELECT COUNT(*) FROM uploads").fetchone() == (2,)
+
+
+def test_serve_without_a_sandbox_refuses_to_start_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grader.run import bwrap
+
+    monkeypatch.setattr(bwrap, "support", lambda: bwrap.Support(False, "simulated"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["serve", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert (
+        result.stderr.startswith("Error: the sandbox is required") and "simulated" in result.stderr
+    )
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # nothing started, nothing written
+
+
+def test_the_attempt_limit_holds_for_uploads_at_the_same_moment(tmp_path: Path) -> None:
+    store = Store(tmp_path / "out")
+    issue(store)
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda n: store.accept("alice", "a.ipynb", SOLUTION, 3), range(16)))
+    assert sorted(i for i in ids if i is not None) == [1, 2, 3] and ids.count(None) == 13
+    assert store.accept("bob", "b.ipynb", SOLUTION, 9, min_interval=60) == 4
+    assert store.accept("bob", "b.ipynb", SOLUTION, 9, min_interval=60) is None
+    store.close()

@@ -205,7 +205,13 @@ async def upload(request: Request) -> Response:
     if problem is not None:
         status, message = problem
         return _student_page(service, session, person, message, status)
-    upload_id = await run_in_threadpool(service.store.accept, person.id, name, data)
+    accept = service.store.accept
+    upload_id = await run_in_threadpool(
+        accept, person.id, name, data, limits.max_attempts, limits.min_interval
+    )
+    if upload_id is None:  # another upload of theirs came in meanwhile
+        message = "You reached the attempt or rate limit: reload the page to see your attempts."
+        return _student_page(service, session, person, message, 429)
     if service.grading is not None:
         service.grading.wake()
     return RedirectResponse(f"/submissions/{upload_id}", 303)

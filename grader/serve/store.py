@@ -221,9 +221,17 @@ class Store:
         """Where an upload's bytes are: named by their hash, never by the student's name."""
         return self.blobs / content
 
-    def accept(self, student: str, filename: str, data: bytes) -> int:
+    def accept(
+        self,
+        student: str,
+        filename: str,
+        data: bytes,
+        max_attempts: int | None = None,
+        min_interval: float = 0.0,
+    ) -> int | None:
         """Keep an upload: its bytes on disk, then its row in the queue, both durable before
-        this returns its id."""
+        this returns its id. None: the student's attempt or rate limit, checked in the same
+        transaction (two uploads at once cannot both slip under it)."""
         content = hashlib.sha256(data).hexdigest()
         path = self.blob(content)
         if not path.exists():
@@ -239,6 +247,13 @@ class Store:
             finally:
                 os.close(folder)
         with self._transaction() as db:
+            count, last = db.execute(
+                "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=?", (student,)
+            ).fetchone()
+            if max_attempts is not None and count >= max_attempts:
+                return None
+            if last is not None and time.time() - last < min_interval:
+                return None
             cursor = db.execute(
                 "INSERT INTO uploads (student, filename, content_hash, size, received_at, status)"
                 " VALUES (?, ?, ?, ?, ?, 'queued')",
