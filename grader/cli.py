@@ -607,7 +607,7 @@ def export_command(
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("results/serve"),
     show_default=True,
-    help="The service's data: serve.sqlite, uploads/, grader-faults.log.",
+    help="The service's data: serve.sqlite, uploads/, gradebook.sqlite, grader-faults.log.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)

@@ -12,7 +12,9 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from grader.batch.classreport import write_report
 from grader.batch.grade import grade_batch
+from grader.batch.gradebook import Gradebook
 from grader.course.config import Config
 from grader.engine import require
 from grader.serve.app import Service, make_app
@@ -62,6 +64,11 @@ def test_a_student_reads_the_same_feedback_as_the_batch_writes(
     assert served == expected.rstrip("\n") and "scale" in served
     assert store.upload(1).recorded == 1  # type: ignore[union-attr]
     store.close()
+    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
+    ((student, report),) = book.latest()
+    assert student == "alice" and report.score == batch.entries[0].report.score  # type: ignore[union-attr]
+    book.close()
+    assert write_report(tmp_path / "out").is_file()  # `grader report` reads the served class
 
 
 def test_a_killed_server_grades_every_accepted_upload_once_after_restart(

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.grade import Entry, log_fault
+from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.engine import finish, with_choice
 from grader.judge.expected import Expected, build_expected
 from grader.render.feedback import feedback_page
+from grader.report import Report
 from grader.run import bwrap
 from grader.serve.store import Store, Upload
 
@@ -33,6 +35,7 @@ class Outcome:
     max_score: float | None
     page: str
     problem: str
+    report: Report | None = None
 
 
 class Grading:
@@ -71,18 +74,31 @@ class Grading:
             self.failed = f"the grading workers could not start: {exc}"
             self.ready.set()
             return
+        book = None
         try:
+            # The course's gradebook too, as a batch writes it: `grader report OUT` and the
+            # exports read the served class as they read a graded one.
+            book = Gradebook(self.store.out / "gradebook.sqlite")
+            settings = config_hash(self.config, assignments)
             prepared = {a.id: _prepare(a, pool) for a in assignments}
             self.ready.set()
-            self._loop(pool, prepared)
+            self._loop(pool, prepared, book, settings)
         except Exception as exc:
             self.failed = f"grading stopped (grader fault: {exc!r:.200})"
             log_fault(self.store.out, Entry("(service)", None, None, fault=traceback.format_exc()))
         finally:
             self.ready.set()
             pool.close()
+            if book is not None:
+                book.close()
 
-    def _loop(self, pool: Pool, prepared: dict[str, tuple[CaseSet, Expected]]) -> None:
+    def _loop(
+        self,
+        pool: Pool,
+        prepared: dict[str, tuple[CaseSet, Expected]],
+        book: Gradebook,
+        settings: str,
+    ) -> None:
         running: dict[Future[Done], Upload] = {}
         limit = IN_FLIGHT_PER_WORKER * self.jobs
         deadline: float | None = None
@@ -102,9 +118,13 @@ class Grading:
             for future in finished:
                 upload = running.pop(future)
                 outcome = self._outcome(upload, future, prepared, pool)
-                self.store.finish(
+                recorded = self.store.finish(
                     upload.id, outcome.score, outcome.max_score, outcome.page, outcome.problem
                 )
+                if recorded and outcome.report is not None:
+                    path = Path(upload.filename)
+                    book.record(upload.student, path, upload.content_hash, settings, outcome.report)
+                    book.flush()
 
     def _job(self, upload: Upload) -> Job:
         # The student's file name is shown, never opened: the bytes come from the store.
@@ -133,7 +153,7 @@ class Grading:
             report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
             report = with_choice(report, done.chosen)
             page = feedback_page(upload.student, report, done.submission)
-            return Outcome(report.score, report.max_score, page, "")
+            return Outcome(report.score, report.max_score, page, "", report)
         except Exception as exc:  # one upload's grader fault must not stop the service
             entry = Entry(upload.student, None, None, fault=traceback.format_exc())
             log_fault(self.store.out, entry)
