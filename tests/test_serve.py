@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from grader.cli import main
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
-from grader.serve.roster import read_roster
+from grader.serve.roster import Student, read_roster
 from grader.serve.store import Store
 from grader.serve.tokens import token_hash
 
@@ -184,7 +184,8 @@ def test_a_student_sees_only_their_own_submissions_on_every_route(served: Class)
         assert isinstance(route, Route)
         path = route.path
         for name, value in values.items():
-            path = path.replace(f"{{{name}:int}}", value).replace(f"{{{name}}}", value)
+            for kind in (":int", ":path", ""):
+                path = path.replace(f"{{{name}{kind}}}", value)
         for client, who in ((bob, "bob"), (nobody, "nobody")):
             method = "POST" if "POST" in route.methods else "GET"
             answer = client.request(method, path, data={"csrf": form})
@@ -247,6 +248,9 @@ def test_instructor_sees_the_class_each_history_and_regrades(served: Class) -> N
     history = teacher.get("/class/students/alice").text
     assert 'href="/submissions/1"' in history and "/submissions/2" not in history
     assert teacher.get("/class/students/ada").status_code == 404
+    served.store.issue([Student("x/../y", "Slashed")], "student")
+    assert 'href="/class/students/x/../y"' not in teacher.get("/class").text
+    assert "Slashed" in teacher.get("/class/students/x%2F..%2Fy").text
     assert teacher.post("/class/regrade", data={"csrf": form}).status_code == 303
     assert served.store.upload(1).status == "queued"  # type: ignore[union-attr]
     assert teacher.get("/class/state").json()["state"] != state

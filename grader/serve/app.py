@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import escape
 from starlette.applications import Starlette
@@ -264,11 +265,15 @@ async def class_view(request: Request) -> Response:
     session, _ = _signed_in(request, "instructor")
     latest = service.store.latest()
     grading = service.grading
+    people = service.store.people("student")
+    # Quoted whole: an id with a slash in it stays one segment of the URL.
+    links = {s.id: f"/class/students/{quote(s.id, safe='')}" for s in people}
     return _page(
         "class.html.j2",
         session=session,
         title="Class",
-        students=service.store.people("student"),
+        students=people,
+        links=links,
         latest=latest,
         attempts=service.store.attempt_counts(),
         counts=service.store.counts(),
@@ -356,7 +361,7 @@ def make_app(service: Service) -> Starlette:
         Route("/submissions/{upload:int}/status", submission_state),
         Route("/class", class_view),
         Route("/class/state", class_state),
-        Route("/class/students/{student}", student_history),
+        Route("/class/students/{student:path}", student_history),
         Route("/class/regrade", regrade, methods=["POST"]),
         Route("/static/poll.js", poll_js),
         Route("/favicon.ico", no_icon),
