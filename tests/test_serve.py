@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from grader.cli import main
 from grader.serve.app import Service, make_app
-from grader.serve.checks import Limits
+from grader.serve.checks import Limits, graded_as, uploaded_name
 from grader.serve.roster import Student, read_roster
 from grader.serve.store import Store
 from grader.serve.tokens import token_hash
@@ -283,3 +283,13 @@ def test_the_attempt_limit_holds_for_uploads_at_the_same_moment(tmp_path: Path) 
     assert store.accept("bob", "b.ipynb", SOLUTION, 9, min_interval=60) == 4
     assert store.accept("bob", "b.ipynb", SOLUTION, 9, min_interval=60) is None
     store.close()
+
+
+def test_an_upload_is_read_as_a_script_or_a_notebook_the_same_way_when_graded() -> None:
+    assert graded_as("Mine.PY") == Path("Mine.PY.py")
+    assert graded_as("hw.py") == Path("hw.py") and graded_as("hw.ipynb") == Path("hw.ipynb")
+    assert graded_as("hw.IPYNB") == Path("hw.IPYNB.ipynb")
+    assert uploaded_name("C:\\Users\\eve\\..\\hw.ipynb") == "hw.ipynb"
+    assert uploaded_name("a/b/\x1b[2Jx.ipynb").endswith("x.ipynb") and "\x1b" not in uploaded_name(
+        "\x1b.py"
+    )

@@ -40,6 +40,13 @@ def uploaded_name(sent: str) -> str:
     return one_line(last)[-NAME_CHARS:] or "notebook.ipynb"
 
 
+def graded_as(name: str) -> Path:
+    """The path a stored upload is parsed under: its name, with the suffix that decides how
+    it is read (a script or a notebook) written as the parser knows it. Never opened."""
+    suffix = ".py" if name.lower().endswith(".py") else ".ipynb"
+    return Path(name) if name.endswith(suffix) else Path(f"{name}{suffix}")
+
+
 def refusal(
     store: Store, student: str, name: str, data: bytes, limits: Limits
 ) -> tuple[int, str] | None:
@@ -56,9 +63,8 @@ def refusal(
     if last is not None and time.time() - last < limits.min_interval:
         wait = limits.min_interval - (time.time() - last)
         return 429, f"One upload every {limits.min_interval:g} s: try again in {wait:.0f} s."
-    suffix = ".py" if name.lower().endswith(".py") else ".ipynb"
     try:  # parsed here only to refuse what cannot be graded; the workers' side parses again
-        load_submission(Path(f"upload{suffix}"), data)
+        load_submission(graded_as(name), data)
     except GraderError as exc:
         return 400, f"This file cannot be graded: {one_line(str(exc))}"
     except (RecursionError, MemoryError, ValueError):

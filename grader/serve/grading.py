@@ -22,6 +22,7 @@ from grader.judge.expected import Expected, build_expected
 from grader.render.feedback import feedback_page
 from grader.report import Report
 from grader.run import bwrap
+from grader.serve.checks import graded_as
 from grader.serve.store import Store, Upload
 
 IN_FLIGHT_PER_WORKER = 2
@@ -114,7 +115,8 @@ class Grading:
                 self.wakeup.wait(1.0)
                 self.wakeup.clear()
                 continue
-            finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            # Short: an upload queued while all are busy is claimed within this.
+            finished, _ = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
             for future in finished:
                 upload = running.pop(future)
                 outcome = self._outcome(upload, future, prepared, pool)
@@ -128,7 +130,7 @@ class Grading:
 
     def _job(self, upload: Upload) -> Job:
         # The student's file name is shown, never opened: the bytes come from the store.
-        path = Path(upload.filename)
+        path = graded_as(upload.filename)
         try:
             data = self.store.blob(upload.content_hash).read_bytes()
         except OSError as exc:
