@@ -18,6 +18,7 @@ from grader.batch.pool import Done, Job, Pool
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.engine import finish, with_choice
+from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
 from grader.render.feedback import feedback_page
 from grader.report import Report
@@ -48,6 +49,7 @@ class Grading:
         self.stopping = threading.Event()
         self.ready = threading.Event()
         self.failed = ""
+        self.unprepared: set[str] = set()
         self.grace = 0.0
         self.thread = threading.Thread(target=self._main, name="grader-serve", daemon=True)
 
@@ -81,7 +83,9 @@ class Grading:
             # exports read the served class as they read a graded one.
             book = Gradebook(self.store.out / "gradebook.sqlite")
             settings = config_hash(self.config, assignments)
-            prepared = {a.id: _prepare(a, pool) for a in assignments}
+            # Each assignment's expected outputs are made when an upload needs them, or when
+            # the queue is empty: a restart grades what waits without making all of them first.
+            prepared: dict[str, tuple[CaseSet, Expected]] = {}
             self.ready.set()
             self._loop(pool, prepared, book, settings)
         except Exception as exc:
@@ -112,8 +116,9 @@ class Grading:
                 for upload in self.store.claim(limit - len(running)):
                     running[pool.submit(self._job(upload))] = upload
             if not running:
-                self.wakeup.wait(1.0)
-                self.wakeup.clear()
+                if not self._prepare_one(pool, prepared):
+                    self.wakeup.wait(1.0)
+                    self.wakeup.clear()
                 continue
             # Short: an upload queued while all are busy is claimed within this.
             finished, _ = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
@@ -127,6 +132,19 @@ class Grading:
                     path = Path(upload.filename)
                     book.record(upload.student, path, upload.content_hash, settings, outcome.report)
                     book.flush()
+
+    def _prepare_one(self, pool: Pool, prepared: dict[str, tuple[CaseSet, Expected]]) -> bool:
+        """Prepare one assignment not prepared yet (while idle); False when none is left. A
+        course whose solution fails is told on the class page, as soon as it is found."""
+        for spec in self.config.assignments.values():
+            if spec.id not in prepared and spec.id not in self.unprepared:
+                try:
+                    prepared[spec.id] = _prepare(spec, pool)
+                except GraderError as exc:
+                    self.unprepared.add(spec.id)
+                    self.failed = f"{spec.id} cannot be graded: {exc}"
+                return True
+        return False
 
     def _job(self, upload: Upload) -> Job:
         # The student's file name is shown, never opened: the bytes come from the store.
