@@ -67,7 +67,6 @@ def feedback_page(
     )
 
 
-<<<<<<< HEAD
 def write_feedback(
     out: Path,
     student: str,
@@ -78,11 +77,6 @@ def write_feedback(
     """OUT/feedback/<student>.html: the verdicts, the student's own code around each line
     pointed at, and the instructor's overrides and comments when there are any."""
     page = feedback_page(student, report, submission, adjusted)
-=======
-def write_feedback(out: Path, student: str, report: Report, submission: Submission | None) -> Path:
-    """Write OUT/feedback/<student>.html (the name made safe for a file)."""
-    page = feedback_page(student, report, submission)
->>>>>>> docs: grader serve for students, instructors and contributors; README
     path = out / "feedback" / f"{safe_name(student)}.html"
     try:
         path.write_text(page, encoding="utf-8")
