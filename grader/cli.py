@@ -127,6 +127,12 @@ def main() -> None:
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True
 )
 @SANDBOX_OPTION
+@click.option(
+    "--student",
+    default=None,
+    help="Whose notebook it is (roster id): an assignment with per-student inputs "
+    "grades each student on their own public cases.",
+)
 @_errors_to_exit_codes
 def check(
     notebook: Path,
@@ -134,6 +140,7 @@ def check(
     config_path: Path | None,
     fmt: str,
     sandbox: Mode | None,
+    student: str | None,
 ) -> None:
     """Grade one NOTEBOOK (.ipynb or .py) and say what to fix.
 
@@ -143,9 +150,10 @@ def check(
     /autograder/results/ when that folder exists), markdown (pull-request comment).
     Exit code: 0 all passed, 1 something failed, 2 bad input or config, 3 internal error.
     Example:  grader check self_attention.ipynb --format json
+    Per-student inputs:  GRADER_COURSE_SECRET=… grader check nb.ipynb --student s123
     """
     config = _course(config_path, notebook)
-    report = grade_path(notebook, config, assignment, sandbox=sandbox)
+    report = grade_path(notebook, config, assignment, sandbox=sandbox, student=student)
     text = RENDERERS[fmt](report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"
     if fmt == "gradescope" and results_dir.is_dir():

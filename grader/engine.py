@@ -9,6 +9,7 @@ from pathlib import Path
 from grader.course.cases import Case, CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode, TargetSpec
 from grader.course.notebook import Submission, load_submission
+from grader.course.per_student import course_secret, for_student
 from grader.course.recognise import choose_assignment
 from grader.errors import UsageError
 from grader.judge.evidence import explain
@@ -39,16 +40,26 @@ def grade_path(
     assignment_id: str | None = None,
     public_only: bool = False,
     sandbox: Mode | None = None,
+    student: str | None = None,
 ) -> Report:
     """Grade one notebook file: the assignment asked for, else the one it is recognised as.
 
     `public_only` grades on the public cases only (what a student's `check()` sees);
     `sandbox` (default: the config's `sandbox:`) 'required' makes a machine without the
     sandbox a UsageError (exit 2). The assignment's `files:` are in the notebook's folder.
+    `student`: whose notebook it is, which an assignment with per-student inputs needs
+    (UsageError without it, ConfigError without the course secret).
     """
     path = Path(path)
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
+    if assignment.per_student_inputs:
+        if not student:
+            raise UsageError(
+                f"assignment {assignment.id} has per-student inputs: say whose notebook it "
+                "is (grader check --student ID)"
+            )
+        assignment = for_student(assignment, student, course_secret(config))
     if public_only:
         assignment = assignment.public()
     report = grade_submission(submission, assignment, sandbox or config.sandbox)

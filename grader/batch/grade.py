@@ -39,6 +39,7 @@ from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.deadline import Late
 from grader.course.notebook import Submission, assignment_hint, load_submission
+from grader.course.per_student import course_secret, needs_secret, settings_tag
 from grader.engine import finish, require, with_choice
 from grader.judge.aggregate import scores_only
 from grader.judge.expected import Expected, build_expected
@@ -247,8 +248,11 @@ def grade_batch(
     started = time.monotonic()
     sweep_scratch()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
+    # Per-student inputs: the secret first (no secret, exit 2 before anything is written).
+    secret = course_secret(config) if needs_secret(config, specs) else None
+    settings = config_hash(config, specs) + settings_tag(secret)
     book = Gradebook(out / "gradebook.sqlite") if out else None
-    recorder = _Recorder(Batch(), book, out, config_hash(config, specs), on_entry, keep_reports)
+    recorder = _Recorder(Batch(), book, out, settings, on_entry, keep_reports)
     recorder.config = config
     try:
         # A scratch folder only to unpack a .zip into: a grader killed outright leaves none
@@ -275,7 +279,7 @@ def grade_batch(
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 present = specs if assignment else _assignments_in(todo, config)
                 support = require(sandbox or config.sandbox)
-                pool = Pool(config, assignment, workers, present, support)
+                pool = Pool(config, assignment, workers, present, support, secret)
                 try:
                     # The course's own code first, on the class's workers: a solution that
                     # fails is the course's error (exit 2), not one fault per student.
@@ -486,10 +490,13 @@ def _read(job: Job, recorder: _Recorder) -> Job:
 def _judge(done: Done, config: Config, prepared: Prepared, workers: Workers) -> Entry:
     if done.submission is None or done.run is None:
         return Entry(done.job.student, done.job.path, None, done.problem, fault=done.fault)
-    spec = config.assignment(done.assignment)
-    if spec.id not in prepared:  # an assignment the batch did not expect: prepared now
-        prepared[spec.id] = _prepare(spec, workers)
-    case_set, expected = prepared[spec.id]
+    spec = done.spec or config.assignment(done.assignment)
+    if spec.public_seed is not None:  # the student's own cases (build_* cache by seed)
+        case_set, expected = _prepare(spec, workers)
+    else:
+        if spec.id not in prepared:  # an assignment the batch did not expect: prepared now
+            prepared[spec.id] = _prepare(spec, workers)
+        case_set, expected = prepared[spec.id]
     report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
 

@@ -9,9 +9,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch.keep import base_of
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission, load_submission
+from grader.course.per_student import for_student
 from grader.course.recognise import choose_assignment
 from grader.errors import GraderError
 from grader.run import bwrap
@@ -40,6 +42,7 @@ class Done:
     run: ChildRun | None = None
     problem: str = ""
     fault: str = ""  # the traceback, when the problem is a bug of the grader's own
+    spec: AssignmentSpec | None = None  # as run: with the student's own public seed, if any
 
 
 class Pool:
@@ -52,8 +55,9 @@ class Pool:
         jobs: int,
         assignments: Sequence[AssignmentSpec],
         support: bwrap.Support,
+        secret: bytes | None = None,
     ) -> None:
-        self.config, self.requested = config, requested
+        self.config, self.requested, self.secret = config, requested, secret
         plans = [build_cases(a).plan(a) for a in assignments]
         preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
         files = [file for a in assignments for file in a.files]
@@ -70,6 +74,7 @@ class Pool:
         try:
             submission = load_submission(job.path, job.data)
             assignment, chosen = choose_assignment(self.config, submission, self.requested)
+            assignment = for_student(assignment, base_of(job.student), self.secret)
         except GraderError as exc:
             return Done(job, problem=str(exc))
         except Exception as exc:  # a grader fault on one file must not stop the class
@@ -77,7 +82,7 @@ class Pool:
             return Done(job, problem=problem, fault=traceback.format_exc())
         plan = build_cases(assignment).plan(assignment)
         run = self.workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
-        return Done(job, submission, assignment.id, chosen, run)
+        return Done(job, submission, assignment.id, chosen, run, spec=assignment)
 
     def close(self) -> None:
         """Stop the workers (even mid-submission) and the threads."""

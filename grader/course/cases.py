@@ -1,6 +1,7 @@
-"""Seeded cases for every target: the same for every student, of several shapes (the
-builders that make each call's arguments are in inputs.py), and the probes that perturb one
-argument at a time."""
+"""Seeded cases for every target: the same for every student (but for the public cases of an
+assignment with per-student inputs, drawn from the student's own seed), of several shapes
+(the builders that make each call's arguments are in inputs.py), and the probes that perturb
+one argument at a time."""
 
 from __future__ import annotations
 
@@ -51,22 +52,34 @@ def _fresh(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def target_cases(seed: int, target: TargetSpec) -> tuple[Case, ...]:
-    """The cases of one target; each case has its own stream so edits elsewhere change nothing."""
+def case_seed(seed: int, target: TargetSpec, index: int, public_seed: int | None = None) -> int:
+    """The seed case `index` of `target` is drawn from: `public_seed` (a student's own) for a
+    public case when there is one, else the assignment's `seed`."""
+    public = target.public_cases or len(target.sizes)
+    return public_seed if public_seed is not None and index < public else seed
+
+
+def target_cases(seed: int, target: TargetSpec, public_seed: int | None = None) -> tuple[Case, ...]:
+    """The cases of one target; each case has its own stream so edits elsewhere change nothing
+    (and the hidden cases stay the same whatever `public_seed` is)."""
     if target.variable:
         return (Case(target.name, 0, {}, (), variable=True),)
     build = BUILDERS[target.inputs]
     name_key = zlib.crc32(target.name.encode())
     cases = []
     for index, sizes in enumerate(target.sizes):
-        rng = np.random.default_rng([seed, name_key, index])
+        stream = case_seed(seed, target, index, public_seed)
+        rng = np.random.default_rng([stream, name_key, index])
         cases.append(Case(target.name, index, dict(sizes), build(rng, sizes, index)))
     return tuple(cases)
 
 
 def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:
-    """Every target's cases, by target name, built from the assignment's seed."""
-    return {t.name: target_cases(assignment.seed, t) for t in assignment.targets}
+    """Every target's cases, by target name, built from the assignment's seed (and the
+    student's public seed, with per-student inputs)."""
+    return {
+        t.name: target_cases(assignment.seed, t, assignment.public_seed) for t in assignment.targets
+    }
 
 
 def _perturb(value: Any, rng: Rng) -> Any:
@@ -122,6 +135,15 @@ def build_cases(assignment: AssignmentSpec) -> CaseSet:
     key = repr(assignment)
     if key not in _CASE_SETS:
         cases = assignment_cases(assignment)
-        probes = {name: probe_cases(assignment.seed, c) for name, c in cases.items()}
+        probes = {
+            t.name: probe_cases(_probe_seed(assignment, t, cases[t.name]), cases[t.name])
+            for t in assignment.targets
+        }
         _CASE_SETS[key] = CaseSet(cases, probes)
     return _CASE_SETS[key]
+
+
+def _probe_seed(assignment: AssignmentSpec, target: TargetSpec, cases: tuple[Case, ...]) -> int:
+    """The probes perturb their base case with the seed that case was drawn from."""
+    index = probe_base(cases).index
+    return case_seed(assignment.seed, target, index, assignment.public_seed)

@@ -94,6 +94,10 @@ class AssignmentSpec:
     files: tuple[DataFile, ...] = ()
     late: LatePolicy | None = None  # `due:` and `late:`; None: nothing is late
     keep: Literal["latest", "best"] = "latest"  # of a student's several notebooks
+    per_student_inputs: bool = False  # public cases drawn per student (per_student.py)
+    # The seed of this student's public cases (derived from their id and the course secret);
+    # None: the public cases use `seed`, like the hidden ones.
+    public_seed: int | None = None
 
     def public(self) -> AssignmentSpec:
         """The assignment as a student's own check() sees it: only the public cases."""
@@ -118,6 +122,7 @@ class Config:
     path: Path
     assignments: Mapping[str, AssignmentSpec]
     sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
+    secret_file: Path | None = None  # `secret_file:`, where per-student inputs' secret is
 
     def assignment(self, assignment_id: str) -> AssignmentSpec:
         """The assignment with this id; ConfigError listing the known ids when there is none."""
@@ -412,5 +417,12 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             files=files[aid],
             late=late_policy(spec),
             keep=spec.get("keep", "latest"),
+            per_student_inputs=spec.get("per_student_inputs", False),
         )
-    return Config(path=path, assignments=assignments, sandbox=raw.get("sandbox", "auto"))
+    secret = base / raw["secret_file"] if "secret_file" in raw else None
+    return Config(
+        path=path,
+        assignments=assignments,
+        sandbox=raw.get("sandbox", "auto"),
+        secret_file=secret,
+    )

@@ -225,6 +225,15 @@ _ASSIGNMENT = {
             "one is kept: latest (the default: the last by submission time, else by name) or "
             "best (the highest score after any late penalty; ties: the latest).",
         },
+        "per_student_inputs": {
+            "type": "boolean",
+            "description": "true: each student's public cases (a target's first "
+            "`public_cases`, or all of them) are drawn from a seed derived by HMAC-SHA256 from "
+            "the student's id and the course secret ($GRADER_COURSE_SECRET, else "
+            "`secret_file`), so no two students see the same values; the hidden cases keep "
+            "`seed`. Grading needs the secret (without it: exit 2) and the student's id "
+            "(`grader check --student ID`). Default false.",
+        },
         "targets": {
             "type": "object",
             "minProperties": 1,
@@ -247,6 +256,12 @@ SCHEMA: dict[str, Any] = {
             "bubblewrap sandbox where one can be made, else with process limits alone and a "
             "note saying so; required: no sandbox is an error (exit 2); none: never try. "
             "`grader check|grade --sandbox` overrides it.",
+        },
+        "secret_file": {
+            "type": "string",
+            "description": "A file (relative to the course folder) holding the course secret "
+            "that per-student inputs derive seeds from, used when $GRADER_COURSE_SECRET is "
+            "unset. Keep it out of anything students get; it is never written to an output.",
         },
         "defaults": {
             "type": "object",
