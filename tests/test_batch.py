@@ -375,9 +375,11 @@ def test_workers_prepare_for_the_assignments_the_notebooks_name(
     prepared_for: list[list[str]] = []
     real_pool = batch_module.Pool
 
-    def spy(config: Config, requested: object, jobs: int, specs: list[Any], support: Any) -> Any:
+    def spy(
+        config: Config, requested: object, jobs: int, specs: list[Any], support: Any, *more: Any
+    ) -> Any:
         prepared_for.append([s.id for s in specs])
-        return real_pool(config, requested, jobs, specs, support)  # type: ignore[arg-type]
+        return real_pool(config, requested, jobs, specs, support, *more)  # type: ignore[arg-type]
 
     monkeypatch.setattr(batch_module, "Pool", spy)
     folder = tmp_path / "class"
