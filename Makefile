@@ -11,7 +11,7 @@ LINT_DIRS := $(wildcard grader tests bench)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,serve]'
+	$(BIN)/pip install --quiet -e '.[dev,serve,cluster]'
 	touch $(STAMP)
 
 demo: $(STAMP) sandbox

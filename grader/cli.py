@@ -195,6 +195,13 @@ def check(
     help="CSV student,timestamp (ISO 8601 with a zone): when each student handed in.",
 )
 @SANDBOX_OPTION
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
+    "attention-grader[cluster]); --jobs is then ignored.",
+)
 @_errors_to_exit_codes
 def grade(
     submissions: Path,
@@ -206,6 +213,7 @@ def grade(
     allow_ungraded: bool,
     submitted_at: Path | None,
     sandbox: Mode | None,
+    cluster: str | None,
 ) -> None:
     """Grade a class and print the gradebook.
 
@@ -219,6 +227,7 @@ def grade(
       grader grade submissions/ --out results/
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
       grader grade submissions/ --out results/ --submitted-at times.csv
+      grader grade submissions/ --out results/ --cluster tcp://scheduler:8786
     With `due:` and `late:` in the config, each submission's lateness and penalty are
     in every output; the time comes from --submitted-at, the LMS's file names, the last git
     commit, else the file's modification time (said so).
@@ -250,7 +259,12 @@ def grade(
             keep_reports=out is None,  # with --out, whole reports are in the gradebook
             sandbox=sandbox,
             submitted_at=given,
+            cluster=cluster,
         )
+    except GraderError:  # e.g. a cluster's scheduler lost: the error's one line, not a bar
+        if progress:
+            progress[0].close()
+        raise
     except KeyboardInterrupt:
         if progress:
             progress[0].close()

@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
@@ -30,7 +31,7 @@ from grader.batch.lateness import (
     save_late,
     stored_late,
 )
-from grader.batch.pool import Done, Job, Pool
+from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.batch.records import Comment, Override, comments, overrides, save_roster
 from grader.batch.roster import Student, course_roster, match
 from grader.batch.standing import NO_SUBMISSION, Standing, standings, write_grades
@@ -41,12 +42,17 @@ from grader.course.deadline import Late
 from grader.course.notebook import Submission, assignment_hint, load_submission
 from grader.course.per_student import course_secret, needs_secret, settings_tag
 from grader.engine import finish, require, with_choice
+from grader.errors import UsageError
 from grader.judge.aggregate import scores_only
 from grader.judge.expected import Expected, build_expected
 from grader.render.escape import one_line, safe_lines, safe_name
 from grader.render.feedback import Adjusted, write_feedback
 from grader.report import Report
+from grader.run import bwrap
 from grader.run.workers import Workers
+
+if TYPE_CHECKING:
+    from grader.batch.cluster import ClusterPool
 
 
 @dataclass(frozen=True)
@@ -240,11 +246,14 @@ def grade_batch(
     keep_reports: bool = True,
     sandbox: Mode | None = None,
     submitted_at: Mapping[str, datetime] | None = None,
+    cluster: str | None = None,
 ) -> Batch:
     """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
     are in the gradebook and the feedback pages, and a class of thousands then grades in
     flat memory. `sandbox`: the config's `sandbox:` unless given. `submitted_at`: when
-    students handed in, by student (see grader/batch/lateness.py for the other sources)."""
+    students handed in, by student (see grader/batch/lateness.py for the other sources).
+    `cluster`: a Dask scheduler's address; the notebooks then run on its workers (see
+    cluster.py)."""
     started = time.monotonic()
     sweep_scratch()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
@@ -278,8 +287,14 @@ def grade_batch(
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 present = specs if assignment else _assignments_in(todo, config)
-                support = require(sandbox or config.sandbox)
-                pool = Pool(config, assignment, workers, present, support, secret)
+                mode = sandbox or config.sandbox
+                support = require(mode)
+                if cluster is None:
+                    pool = Pool(config, assignment, workers, present, support, secret)
+                else:  # Dask is imported only here: without --cluster it is never needed
+                    pool = _cluster_pool(cluster, config, assignment, present, support, mode)
+                    pool.secret = secret
+                    workers = pool.slots
                 try:
                     # The course's own code first, on the class's workers: a solution that
                     # fails is the course's error (exit 2), not one fault per student.
@@ -407,6 +422,24 @@ def _unchanged_first(
     return todo
 
 
+def _cluster_pool(
+    address: str,
+    config: Config,
+    assignment: str | None,
+    present: Sequence[AssignmentSpec],
+    support: bwrap.Support,
+    mode: Mode,
+) -> ClusterPool:
+    """The pool on the Dask cluster at `address`; a UsageError when Dask is not installed."""
+    try:
+        from grader.batch.cluster import ClusterPool
+    except ImportError as exc:
+        raise UsageError(
+            f"--cluster needs Dask ({exc}): pip install 'attention-grader[cluster]'"
+        ) from None
+    return ClusterPool(address, config, assignment, present, support, mode)
+
+
 def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]:
     """The assignments the notebooks name in their metadata, so that workers preload and
     warm up for those only; every assignment as soon as one notebook names none (it is
@@ -469,6 +502,8 @@ def _run(
             try:
                 done = future.result()
                 entry = _judge(done, config, prepared, pool.workers)
+            except PoolLost:
+                raise
             except Exception as exc:  # a grader bug on one notebook must not stop the class
                 problem = f"{job.path}: could not be judged (grader fault: {exc!r:.200})"
                 entry = Entry(job.student, job.path, None, problem, fault=traceback.format_exc())

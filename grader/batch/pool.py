@@ -18,7 +18,7 @@ from grader.course.recognise import choose_assignment
 from grader.errors import GraderError
 from grader.run import bwrap
 from grader.run.sandbox import ChildRun
-from grader.run.workers import Workers
+from grader.run.workers import Plan, Workers
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class Done:
     spec: AssignmentSpec | None = None  # as run: with the student's own public seed, if any
 
 
+class PoolLost(GraderError):
+    """Where the children run is gone as a whole (a cluster's scheduler): the batch stops,
+    keeping what it graded; the same command grades the rest."""
+
+
 class Pool:
     """Batch grading: each job is parsed here (trusted) and run on a sandboxed worker."""
 
@@ -56,13 +61,16 @@ class Pool:
         assignments: Sequence[AssignmentSpec],
         support: bwrap.Support,
         secret: bytes | None = None,
+        threads: int | None = None,
     ) -> None:
+        """`jobs` sandboxed workers on this machine; `threads` jobs handled at a time (as
+        many as the workers unless given); `secret`: the course's, for per-student inputs."""
         self.config, self.requested, self.secret = config, requested, secret
         plans = [build_cases(a).plan(a) for a in assignments]
         preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
         files = [file for a in assignments for file in a.files]
         self.workers = Workers(jobs, support, plans, preload, files)
-        self.threads = ThreadPoolExecutor(jobs, thread_name_prefix="grader-job")
+        self.threads = ThreadPoolExecutor(threads or jobs, thread_name_prefix="grader-job")
 
     def submit(self, job: Job) -> Future[Done]:
         """Grade `job` on the next free worker."""
@@ -81,8 +89,15 @@ class Pool:
             problem = f"{job.path}: could not be read (grader fault: {exc!r:.200})"
             return Done(job, problem=problem, fault=traceback.format_exc())
         plan = build_cases(assignment).plan(assignment)
-        run = self.workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
+        run = self.execute(job, submission, assignment, plan)
         return Done(job, submission, assignment.id, chosen, run, spec=assignment)
+
+    def execute(
+        self, job: Job, submission: Submission, assignment: AssignmentSpec, plan: Plan
+    ) -> ChildRun:
+        """Run the submission's cells and `plan`'s calls in a sandboxed child; only the
+        child's numbers come back (a cluster pool runs them elsewhere)."""
+        return self.workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
 
     def close(self) -> None:
         """Stop the workers (even mid-submission) and the threads."""

@@ -104,6 +104,14 @@ def _as_run(header: dict[str, Any], raw: bytes) -> ChildRun:
     return ChildRun(raw=raw, seconds=float(seconds), ending=ending, **flags, **text)  # type: ignore[arg-type]
 
 
+def checked_run(header: dict[str, Any], raw: bytes) -> ChildRun:
+    """A child's run that another process reports (a cluster's worker), checked as a reply
+    on a local worker's pipe is; WorkerLost when it is out of form."""
+    if not isinstance(raw, bytes) or len(raw) > MAX_OUTPUT:
+        raise WorkerLost("an answer of a bad size")
+    return _as_run(header, raw)
+
+
 # Workers are started by one long-lived thread: bubblewrap's --die-with-parent follows the
 # thread that started it, and a worker must not die with a request's or a batch's thread.
 _SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="grader-spawner")

@@ -1,0 +1,228 @@
+"""Past one machine: a batch's notebooks run on Dask distributed workers.
+
+Each Dask worker process starts the warm sandboxed pool once (`GradingPlugin`); a task
+carries one notebook's bytes and its case plan, and returns what a local worker's pipe
+returns: a few flags, two short texts, a number and the child's raw frames. Parsing, choosing
+the assignment, the course's own code, judging and the gradebook stay with the client, which
+checks each answer as it checks a local worker's and decodes the frames itself (numbers
+only). Dask moves tasks off a worker that dies; the client records each answer once.
+
+Only this module imports Dask: it is the `cluster` extra, needed for `--cluster` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import shutil
+import tempfile
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, WorkerPlugin, get_worker
+from distributed.comm.core import CommClosedError
+from distributed.scheduler import KilledWorker
+
+from grader.batch.gradebook import grader_version
+from grader.batch.pool import Job, Pool, PoolLost
+from grader.course.cases import build_cases
+from grader.course.config import AssignmentSpec, Config, Mode, TimeLimit
+from grader.course.files import DataFile
+from grader.course.notebook import CodeCell, Submission, load_submission
+from grader.engine import require
+from grader.errors import GraderError, UsageError
+from grader.run import bwrap
+from grader.run.sandbox import ChildRun
+from grader.run.workers import Plan, WorkerLost, Workers, checked_run, lost_run
+
+CONNECT_SECONDS = 30.0  # to reach the scheduler, and for a first worker to join it
+IN_FLIGHT_PER_SLOT = 4  # tasks handed out per Dask thread: none waits for the next job
+_NOTE_CHARS = 1000
+
+
+class GradingPlugin(WorkerPlugin):
+    """Installed on every Dask worker (present and future): starts one sandboxed worker per
+    Dask thread, warmed up on the batch's cases, with the course's data files beside it."""
+
+    def __init__(
+        self,
+        mode: Mode,
+        plans: Sequence[Plan],
+        preload: Sequence[str],
+        files: Sequence[tuple[str, bytes]],
+    ) -> None:
+        """What the workers need: the sandbox mode (each machine makes its own sandbox), the
+        cases to warm up on, the modules to preload and the data files' names and bytes."""
+        self.mode, self.plans, self.preload = mode, list(plans), list(preload)
+        self.file_data = list(files)
+        self.version = grader_version()
+        self.workers: Workers | None = None
+        self.files: dict[str, DataFile] = {}
+        self.folder = ""
+
+    async def setup(self, worker: Any) -> None:
+        """Start the sandboxed pool off the worker's event loop (it takes a second or two)."""
+        await asyncio.to_thread(self.start, worker.state.nthreads)
+
+    def start(self, count: int) -> None:
+        """Write the data files to a private folder and start `count` sandboxed workers."""
+        if self.version != grader_version():
+            raise GraderError(
+                f"this Dask worker has grader {grader_version()}, the client {self.version}: "
+                "install the same version on every machine"
+            )
+        self.folder = tempfile.mkdtemp(prefix="grader-cluster-")
+        for name, data in self.file_data:
+            path = Path(self.folder, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            path.chmod(0o444)
+            self.files[name] = DataFile(name, path)
+        files = list(self.files.values())
+        self.workers = Workers(count, require(self.mode), self.plans, self.preload, files)
+
+    def teardown(self, worker: Any) -> None:
+        """Stop the sandboxed workers and remove the data files."""
+        if self.workers is not None:
+            self.workers.close()
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def run(
+        self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit, names: Sequence[str]
+    ) -> ChildRun:
+        """One student's run on the next free sandboxed worker of this process."""
+        if self.workers is None:
+            raise GraderError("the grading plugin has not started on this Dask worker")
+        files = [self.files[name] for name in names]
+        return self.workers.run(cells, plan, limits, files)
+
+
+def run_submission(
+    plugin: str,
+    name: str,
+    data: bytes,
+    plan: Plan,
+    limits: tuple[float, float, float],
+    files: tuple[str, ...],
+) -> tuple[dict[str, Any], bytes]:
+    """A task, on a Dask worker: parse the notebook's bytes (as the client did), run its
+    cells and `plan`'s calls in a sandboxed child, and answer as a local worker's pipe does."""
+    grading = get_worker().plugins[plugin]
+    assert isinstance(grading, GradingPlugin)
+    cells = load_submission(Path(name), data).cells
+    run = grading.run(cells, plan, TimeLimit(*limits), files)
+    header: dict[str, Any] = {
+        "kind": "done",
+        "finished": run.finished,
+        "timed_out": run.timed_out,
+        "went_silent": run.went_silent,
+        "isolated": run.isolated,
+        "exit_description": run.exit_description,
+        "wire_error": run.wire_error,
+        "seconds": run.seconds,
+        "ending": run.ending,
+        "note": run.note,
+    }
+    return header, run.raw
+
+
+def _answer(header: Any, raw: Any, limits: TimeLimit) -> ChildRun:
+    """The task's answer, believed only in its checked form: junk is the student's run,
+    stopped (as from a local worker that sent junk)."""
+    try:
+        if not isinstance(header, dict):
+            raise WorkerLost("an answer that is not an object")
+        run = checked_run(header, raw)
+    except WorkerLost as exc:
+        return lost_run(limits, f"a Dask worker sent {exc}")
+    note = header.get("note")
+    run.note = note if isinstance(note, str) and len(note) < _NOTE_CHARS else ""
+    return run
+
+
+class ClusterPool(Pool):
+    """A batch's pool whose children run on a Dask cluster: parsing happens here (trusted,
+    bounded), the course's own code on one local sandboxed worker, each student's cells on
+    the cluster."""
+
+    def __init__(
+        self,
+        address: str,
+        config: Config,
+        requested: str | None,
+        assignments: Sequence[AssignmentSpec],
+        support: bwrap.Support,
+        mode: Mode,
+    ) -> None:
+        """Connect to the scheduler at `address`, install the plugin on its workers, and
+        start the one local worker for the course's own code."""
+        self.address = address
+        self.client = _connect(address)
+        try:
+            self.slots = max(1, sum(self.client.nthreads().values()))
+            self.plugin = f"attention-grader-{uuid.uuid4().hex}"
+            plans = [build_cases(a).plan(a) for a in assignments]
+            preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
+            files = dict.fromkeys(file for a in assignments for file in a.files)
+            data = [(file.name, file.source.read_bytes()) for file in files]
+            plugin = GradingPlugin(mode, plans, preload, data)
+            self.client.register_plugin(plugin, name=self.plugin)
+            threads = IN_FLIGHT_PER_SLOT * self.slots
+            super().__init__(config, requested, 1, assignments, support, threads=threads)
+        except BaseException:
+            self.client.close()
+            raise
+
+    def execute(
+        self, job: Job, submission: Submission, assignment: AssignmentSpec, plan: Plan
+    ) -> ChildRun:
+        """Run the notebook on the cluster: a worker that dies mid-task has the task moved
+        to another by Dask; a lost scheduler stops the batch (PoolLost)."""
+        limits = assignment.time_limit
+        numbers = (limits.submission, limits.cell, limits.call)
+        names = tuple(file.name for file in assignment.files)
+        args = (self.plugin, job.path.name, job.data, plan, numbers, names)
+        try:
+            future = self.client.submit(run_submission, *args, pure=False)
+            header, raw = future.result()
+        except KilledWorker:  # the task killed worker after worker: not retried further
+            return lost_run(limits, "Dask workers died running it, one after another")
+        except (concurrent.futures.CancelledError, CommClosedError, OSError) as exc:
+            if self.client.status == "running":
+                raise
+            raise PoolLost(
+                f"the Dask scheduler at {self.address} stopped answering "
+                f"({type(exc).__name__}); what was graded is kept in the gradebook, and the "
+                "same command grades the rest"
+            ) from None
+        return _answer(header, raw, limits)
+
+    def close(self) -> None:
+        """Take the plugin off the workers (their sandboxed pools stop), disconnect, and
+        stop the local worker."""
+        if self.client.status == "running":
+            with contextlib.suppress(Exception):
+                self.client.unregister_worker_plugin(self.plugin)
+        self.client.close()
+        super().close()
+
+
+def _connect(address: str) -> Client:
+    """A client of the scheduler at `address` that has a worker at least; UsageError (one
+    line) when there is none."""
+    try:
+        client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(
+            f"--cluster {address}: cannot reach a Dask scheduler there ({exc})"
+        ) from None
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise UsageError(f"--cluster {address}: no Dask worker joined it ({exc})") from None
+    return client
