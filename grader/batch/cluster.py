@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import shutil
 import tempfile
 import uuid
@@ -214,6 +215,9 @@ class ClusterPool(Pool):
 def _connect(address: str) -> Client:
     """A client of the scheduler at `address` that has a worker at least; UsageError (one
     line) when there is none."""
+    # The grader says in one line what went wrong with the cluster: Dask's own log of a lost
+    # connection (tracebacks, on stderr) would bury it.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
     try:
         client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

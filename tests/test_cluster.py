@@ -1,0 +1,245 @@
+"""`grader grade --cluster`: the notebooks run on Dask distributed workers, judged here.
+
+A LocalCluster of two worker processes grades as the local pool does; a worker killed in the
+middle of a batch has its notebooks graded by the other, each recorded once; a scheduler lost
+in the middle stops the batch with one line, and the same command finishes the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from distributed import Client, LocalCluster
+
+from grader.batch import cluster as cluster_module
+from grader.batch.grade import Batch, Entry, grade_batch
+from grader.cli import main
+from grader.course.config import Config, TimeLimit
+from grader.run.sandbox import MAX_OUTPUT
+
+import students
+from conftest import REPO, write_notebook
+
+DEMO = REPO / "demo" / "submissions"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    """Two Dask worker processes of one thread each, with their nannies (which restart a
+    worker that dies)."""
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as local:
+        yield local
+
+
+def slow_class(folder: Path, count: int, seconds: float = 0.3) -> Path:
+    """`count` correct notebooks that each sleep a little: a batch that takes a while."""
+    folder.mkdir()
+    for i in range(count):
+        cells = students.cells()
+        cells.insert(1, f"import time\ntime.sleep({seconds})  # student {i}")
+        write_notebook(folder / f"s{i:02d}.ipynb", cells)
+    return folder
+
+
+def outcomes(batch: Batch) -> list[tuple[str, object, str]]:
+    """Each student's grade as data: score, and per target status, score and mistakes."""
+    found: list[tuple[str, object, str]] = []
+    for entry in batch.entries:
+        report = entry.report
+        if report is None:
+            found.append((entry.student, None, entry.problem))
+            continue
+        targets = [(t.name, t.status, t.score, tuple(t.mistakes)) for t in report.targets]
+        found.append((entry.student, (report.score, targets), ""))
+    return found
+
+
+def recorded(out: Path) -> Counter[str]:
+    """How many gradebook rows each student has."""
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        return Counter(row[0] for row in db.execute("SELECT student FROM submissions"))
+
+
+@pytest.mark.slow
+def test_importing_the_cli_and_the_batch_imports_no_dask() -> None:
+    code = (
+        "import sys, grader.cli, grader.batch.grade\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_the_cluster_grades_as_the_local_pool(config: Config, cluster: LocalCluster) -> None:
+    local = grade_batch(DEMO, config, None, "self_attention", jobs=2)
+    remote = grade_batch(DEMO, config, None, "self_attention", cluster=cluster.scheduler_address)
+    assert outcomes(remote) == outcomes(local)
+    # the demo class has every kind of outcome: full marks, mistakes, errors, unreadable
+    scores = {o[1][0] for o in outcomes(local) if o[1] is not None}  # type: ignore[index]
+    assert len(scores) > 3 and any(o[1] is None for o in outcomes(local))
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_batch_leaves_each_submission_graded_once(
+    config: Config, cluster: LocalCluster, tmp_path: Path
+) -> None:
+    count = 12
+    folder = slow_class(tmp_path / "class", count)
+    out = tmp_path / "out"
+    with Client(cluster.scheduler_address) as client:
+        before = client.run(os.getpid)
+    killed: list[int] = []
+    seen: list[str] = []
+
+    def on_entry(entry: Entry) -> None:
+        seen.append(entry.student)
+        if len(seen) == 2:  # both workers are busy with the next ones
+            killed.append(next(iter(before.values())))
+            os.kill(killed[0], signal.SIGKILL)
+
+    batch = grade_batch(
+        folder, config, out, "self_attention", on_entry=on_entry, cluster=cluster.scheduler_address
+    )
+    assert killed
+    with Client(cluster.scheduler_address) as client:
+        client.wait_for_workers(2, timeout=60)
+        after = client.run(os.getpid)
+    assert killed[0] not in after.values()  # the nanny started a fresh worker in its place
+    names = [f"s{i:02d}" for i in range(count)]
+    assert sorted(seen) == names  # each answer recorded once
+    assert recorded(out) == Counter(names)
+    full = {e.student: e.report.score == e.report.max_score for e in batch.entries if e.report}
+    assert full == dict.fromkeys(names, True)  # graded elsewhere, not lost
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start(*command: str) -> subprocess.Popen[bytes]:
+    """A Dask scheduler or worker, in a process group of its own."""
+    return subprocess.Popen(
+        [sys.executable, "-m", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def start_cluster(address: str, port: int) -> list[subprocess.Popen[bytes]]:
+    """A scheduler at `port` and one worker process of two threads, ready to grade."""
+    scheduler = start("distributed.cli.dask_scheduler", "--port", str(port), "--no-dashboard")
+    worker = start(
+        "distributed.cli.dask_worker", address, "--nthreads", "2", "--no-dashboard", "--no-nanny"
+    )
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(1, timeout=60)
+    return [scheduler, worker]
+
+
+def graded_rows(out: Path) -> int:
+    try:
+        return sum(recorded(out).values())
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+@pytest.mark.slow
+def test_a_lost_scheduler_is_one_line_and_the_same_command_finishes(tmp_path: Path) -> None:
+    count = 16
+    folder = slow_class(tmp_path / "class", count)
+    out = tmp_path / "out"
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out)]
+    command += ["--course", str(REPO), "--assignment", "self_attention", "--cluster", address]
+    processes = start_cluster(address, port)
+    try:
+        batch = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while graded_rows(out) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stop(processes[0])  # the scheduler
+        _, err = batch.communicate(timeout=120)
+        lines = err.decode().strip().splitlines()
+        assert batch.returncode == 3
+        assert [line for line in lines if "Error" in line or "Traceback" in line] == [lines[-1]]
+        assert f"the Dask scheduler at {address} stopped answering" in lines[-1]
+        assert "the same command grades the rest" in lines[-1]
+        kept = graded_rows(out)
+        assert 2 <= kept < count
+        stop(processes[1])
+        processes = start_cluster(address, port)  # the cluster is back, at the same address
+        again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert f"{count - kept} graded, {kept} unchanged" in again.stdout
+        assert recorded(out) == Counter(f"s{i:02d}" for i in range(count))
+    finally:
+        for process in processes:
+            stop(process)
+
+
+@pytest.mark.slow
+def test_no_scheduler_at_the_address_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster_module, "CONNECT_SECONDS", 1.0)
+    address = f"tcp://127.0.0.1:{free_port()}"
+    args = ["grade", str(DEMO), "--course", str(REPO), "--cluster", address]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if "Error" in line]
+    assert len(errors) == 1 and "Traceback" not in result.output
+    assert errors[0].startswith(f"Error: --cluster {address}: cannot reach a Dask scheduler")
+
+
+def test_an_answer_out_of_form_is_the_students_run_stopped() -> None:
+    limits = TimeLimit()
+    good = {
+        "kind": "done",
+        "finished": True,
+        "timed_out": False,
+        "went_silent": False,
+        "isolated": True,
+        "exit_description": "",
+        "wire_error": "",
+        "seconds": 0.5,
+        "ending": "",
+        "note": "",
+    }
+    run = cluster_module._answer(good, b"", limits)
+    assert (run.finished, run.ending, run.seconds) == (True, "", 0.5)
+    for bad_header, raw in [
+        ({**good, "finished": "yes"}, b""),
+        ({**good, "ending": "rm -rf"}, b""),
+        ({**good, "exit_description": "x" * 5000}, b""),
+        (["not", "a", "dict"], b""),
+        (good, "frames as text"),
+        (good, b"\0" * (MAX_OUTPUT + 1)),
+    ]:
+        stopped = cluster_module._answer(bad_header, raw, limits)
+        assert (stopped.ending, stopped.finished) == ("lost", False)
+        assert "a Dask worker sent" in stopped.exit_description
