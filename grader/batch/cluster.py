@@ -1,7 +1,8 @@
 """Past one machine: a batch's notebooks run on Dask distributed workers.
 
 Each Dask worker process starts the warm sandboxed pool once (`GradingPlugin`); a task
-carries one notebook's bytes and its case plan, and returns what a local worker's pipe
+carries one notebook's bytes and its case plan (or the name of one the plugin carried to
+every worker once: 50 KiB less per task), and returns what a local worker's pipe
 returns: a few flags, two short texts, a number and the child's raw frames. Parsing, choosing
 the assignment, the course's own code, judging and the gradebook stay with the client, which
 checks each answer as it checks a local worker's and decodes the frames itself (numbers
@@ -19,7 +20,7 @@ import logging
 import shutil
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,9 @@ from grader.run import bwrap
 from grader.run.sandbox import ChildRun
 from grader.run.workers import Plan, WorkerLost, Workers, checked_run, lost_run
 
-CONNECT_SECONDS = 30.0  # to reach the scheduler, and for a first worker to join it
+CONNECT_SECONDS = 10.0  # to reach the scheduler (again, once lost: then the batch stops)
+WORKERS_SECONDS = 30.0  # for a first worker to join it
+CLOSE_SECONDS = 5.0
 IN_FLIGHT_PER_SLOT = 4  # tasks handed out per Dask thread: none waits for the next job
 _NOTE_CHARS = 1000
 
@@ -51,13 +54,13 @@ class GradingPlugin(WorkerPlugin):
     def __init__(
         self,
         mode: Mode,
-        plans: Sequence[Plan],
+        plans: Mapping[str, Plan],
         preload: Sequence[str],
         files: Sequence[tuple[str, bytes]],
     ) -> None:
         """What the workers need: the sandbox mode (each machine makes its own sandbox), the
         cases to warm up on, the modules to preload and the data files' names and bytes."""
-        self.mode, self.plans, self.preload = mode, list(plans), list(preload)
+        self.mode, self.plans, self.preload = mode, dict(plans), list(preload)
         self.file_data = list(files)
         self.version = grader_version()
         self.workers: Workers | None = None
@@ -83,7 +86,8 @@ class GradingPlugin(WorkerPlugin):
             path.chmod(0o444)
             self.files[name] = DataFile(name, path)
         files = list(self.files.values())
-        self.workers = Workers(count, require(self.mode), self.plans, self.preload, files)
+        plans = list(self.plans.values())
+        self.workers = Workers(count, require(self.mode), plans, self.preload, files)
 
     def teardown(self, worker: Any) -> None:
         """Stop the sandboxed workers and remove the data files."""
@@ -93,20 +97,26 @@ class GradingPlugin(WorkerPlugin):
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def run(
-        self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit, names: Sequence[str]
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan | str,
+        limits: TimeLimit,
+        names: Sequence[str],
     ) -> ChildRun:
-        """One student's run on the next free sandboxed worker of this process."""
+        """One student's run on the next free sandboxed worker of this process; `plan`, or
+        the plan this plugin carries under that name."""
         if self.workers is None:
             raise GraderError("the grading plugin has not started on this Dask worker")
         files = [self.files[name] for name in names]
-        return self.workers.run(cells, plan, limits, files)
+        cases = self.plans[plan] if isinstance(plan, str) else plan
+        return self.workers.run(cells, cases, limits, files)
 
 
 def run_submission(
     plugin: str,
     name: str,
     data: bytes,
-    plan: Plan,
+    plan: Plan | str,
     limits: tuple[float, float, float],
     files: tuple[str, ...],
 ) -> tuple[dict[str, Any], bytes]:
@@ -166,11 +176,12 @@ class ClusterPool(Pool):
         try:
             self.slots = max(1, sum(self.client.nthreads().values()))
             self.plugin = f"attention-grader-{uuid.uuid4().hex}"
-            plans = [build_cases(a).plan(a) for a in assignments]
+            plans = {a.id: build_cases(a).plan(a) for a in assignments}
             preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
             files = dict.fromkeys(file for a in assignments for file in a.files)
             data = [(file.name, file.source.read_bytes()) for file in files]
             plugin = GradingPlugin(mode, plans, preload, data)
+            self.plans = set(plans)
             self.client.register_plugin(plugin, name=self.plugin)
             threads = IN_FLIGHT_PER_SLOT * self.slots
             super().__init__(config, requested, 1, assignments, support, threads=threads)
@@ -186,7 +197,10 @@ class ClusterPool(Pool):
         limits = assignment.time_limit
         numbers = (limits.submission, limits.cell, limits.call)
         names = tuple(file.name for file in assignment.files)
-        args = (self.plugin, job.path.name, job.data, plan, numbers, names)
+        # the plan the plugin carries, by name; one it does not (an assignment the batch did
+        # not expect), itself
+        carried = assignment.id if assignment.id in self.plans else plan
+        args = (self.plugin, job.path.name, job.data, carried, numbers, names)
         try:
             future = self.client.submit(run_submission, *args, pure=False)
             header, raw = future.result()
@@ -208,7 +222,8 @@ class ClusterPool(Pool):
         if self.client.status == "running":
             with contextlib.suppress(Exception):
                 self.client.unregister_worker_plugin(self.plugin)
-        self.client.close()
+        with contextlib.suppress(Exception):  # a lost scheduler: nothing more to say to it
+            self.client.close(timeout=CLOSE_SECONDS)
         super().close()
 
 
@@ -217,7 +232,9 @@ def _connect(address: str) -> Client:
     line) when there is none."""
     # The grader says in one line what went wrong with the cluster: Dask's own log of a lost
     # connection (tracebacks, on stderr) would bury it.
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] == "distributed":
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
@@ -225,7 +242,7 @@ def _connect(address: str) -> Client:
             f"--cluster {address}: cannot reach a Dask scheduler there ({exc})"
         ) from None
     try:
-        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        client.wait_for_workers(1, timeout=WORKERS_SECONDS)
     except (OSError, TimeoutError) as exc:
         client.close()
         raise UsageError(f"--cluster {address}: no Dask worker joined it ({exc})") from None
