@@ -7,6 +7,7 @@ in the middle stops the batch with one line, and the same command finishes the r
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -39,7 +40,11 @@ def cluster() -> Iterator[LocalCluster]:
     """Two Dask worker processes of one thread each, with their nannies (which restart a
     worker that dies)."""
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.CRITICAL,
     ) as local:
         yield local
 
