@@ -27,6 +27,7 @@ from grader.batch import cluster as cluster_module
 from grader.batch.grade import Batch, Entry, grade_batch
 from grader.cli import main
 from grader.course.config import Config, TimeLimit
+from grader.errors import GraderError
 from grader.run.sandbox import MAX_OUTPUT
 
 import students
@@ -130,6 +131,19 @@ def test_a_worker_killed_mid_batch_leaves_each_submission_graded_once(
     assert recorded(out) == Counter(names)
     full = {e.student: e.report.score == e.report.max_score for e in batch.entries if e.report}
     assert full == dict.fromkeys(names, True)  # graded elsewhere, not lost
+
+
+@pytest.mark.slow
+def test_workers_of_another_grader_version_are_refused_in_one_line(
+    config: Config, cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster_module, "grader_version", lambda: "0.0.1-elsewhere")
+    address = cluster.scheduler_address
+    with pytest.raises(GraderError, match=r"the client 0\.0\.1-elsewhere: install the same"):
+        grade_batch(DEMO, config, None, "self_attention", cluster=address)
+    with Client(address) as client:  # the refused plugin is not left for later workers
+        plugins = client.run(lambda dask_worker: list(dask_worker.plugins))
+    assert not any(name.startswith("attention-grader-") for v in plugins.values() for name in v)
 
 
 def free_port() -> int:

@@ -173,9 +173,10 @@ class ClusterPool(Pool):
         start the one local worker for the course's own code."""
         self.address = address
         self.client = _connect(address)
+        # one name per batch: several batches (courses) may share a cluster
+        self.plugin = f"attention-grader-{uuid.uuid4().hex}"
         try:
             self.slots = max(1, sum(self.client.nthreads().values()))
-            self.plugin = f"attention-grader-{uuid.uuid4().hex}"
             plans = {a.id: build_cases(a).plan(a) for a in assignments}
             preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
             files = dict.fromkeys(file for a in assignments for file in a.files)
@@ -185,7 +186,9 @@ class ClusterPool(Pool):
             self.client.register_plugin(plugin, name=self.plugin)
             threads = IN_FLIGHT_PER_SLOT * self.slots
             super().__init__(config, requested, 1, assignments, support, threads=threads)
-        except BaseException:
+        except BaseException:  # e.g. a worker of another grader version refused it
+            with contextlib.suppress(Exception):  # not left for workers that join later
+                self.client.unregister_worker_plugin(self.plugin)
             self.client.close()
             raise
 
