@@ -234,7 +234,8 @@ def grade(
     Exit codes: 0 every submission was graded · 1 some could not be graded, or matched
     no roster student (they are listed; --allow-ungraded exits 0 for them) · 2 bad input,
     or --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
-    (tracebacks in OUT/grader-faults.log, the rest is graded) or internal error ·
+    (tracebacks in OUT/grader-faults.log, the rest is graded), a --cluster scheduler
+    lost (what was graded is kept), or internal error ·
     130 interrupted.
     """
     from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
