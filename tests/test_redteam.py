@@ -139,9 +139,7 @@ for top in ("/", "/proc/self/root"):
         if os.path.normpath(root) == os.path.normpath(top):
             dirs[:] = [d for d in dirs if d not in SYSTEM]
         kinds = (".ipynb", ".yaml", ".sqlite")
-        package = "__init__.py" in files  # its .yaml are a package's own (dask's settings)
-        seen = [f for f in files if f.endswith(kinds) and not (package and f.endswith(".yaml"))]
-        FOUND += [os.path.join(root, f) for f in seen]
+        FOUND += [os.path.join(root, f) for f in files if f.endswith(kinds)]
 ALLOWED = ("/", "/usr", "/etc/ld.so.cache", "/tmp", "/dev", "/proc", "/sandbox/")
 TABLE = [line.split() for line in open("/proc/self/mountinfo")]
 MOUNTS = [f[4] for f in TABLE if not (f[4] == "/" or f[4].startswith(ALLOWED[1:]))]
