@@ -143,6 +143,9 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
             f"{int(bad.sum())} of {val.size} entries are NaN or infinite "
             "where the expected values are finite",
         )
+    unlike = _non_finite_mismatch(val, exp)
+    if unlike.any():
+        return Verdict(False, _non_finite_words(val, exp, unlike))
     close = _close(val, exp, tol)
     if close.all():
         return PASS
@@ -161,16 +164,37 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
 
 
 def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
-    """Entry by entry: |val - exp| <= atol + rtol * |exp| (the caller silences NaN warnings)."""
-    result: np.ndarray = np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)
+    """Entry by entry: |val - exp| <= atol + rtol * |exp| where the expected value is finite;
+    an expected ±inf is matched only by the same infinity (the tolerance there would be
+    infinite and accept any finite number); an expected NaN by nothing (see `_close`).
+    The caller silences NaN warnings."""
+    result: np.ndarray = (np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)) & np.isfinite(exp)
+    result |= val == exp  # equal infinities, sign included
     return result
 
 
 def _close(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
-    """np.isclose(val, exp, rtol, atol, equal_nan=True), without its overhead per call."""
+    """`_within`, and NaN where NaN is expected (the NaN policy, stated in docs/student.md)."""
     with np.errstate(all="ignore"):
         close = _within(val, exp, tol)
-        close |= val == exp  # equal infinities
         close |= np.isnan(val) & np.isnan(exp)
     result: np.ndarray = close
     return result
+
+
+def _non_finite_mismatch(val: np.ndarray, exp: np.ndarray) -> np.ndarray:
+    """Where an entry expected to be ±inf or NaN is not exactly that (inf: same sign)."""
+    with np.errstate(all="ignore"):
+        wrong: np.ndarray = ~np.isfinite(exp) & ~((val == exp) | (np.isnan(val) & np.isnan(exp)))
+    return wrong
+
+
+def _non_finite_words(val: np.ndarray, exp: np.ndarray, wrong: np.ndarray) -> str:
+    """How many entries should be non-finite and are not, and the first of them."""
+    first = tuple(int(i) for i in np.argwhere(wrong)[0])
+    where = f" at index {first}" if first else ""
+    return (
+        f"{int(wrong.sum())} of {val.size} entries differ where the expected value is "
+        "infinite or NaN (these must match exactly, sign included); "
+        f"first{where}: got {val[first]:.6g}, expected {exp[first]:.6g}"
+    )
