@@ -34,6 +34,7 @@ FindingKind = Literal[
     "static",  # what the code shows, without a named mistake
     "relation",  # how the output relates to the expected one
     "scalar",  # a 0-d array the grader had to turn into a number
+    "crash",  # the code that sets it raised: the error and its line
 ]
 FINDING_KINDS: tuple[FindingKind, ...] = get_args(FindingKind)
 

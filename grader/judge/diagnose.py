@@ -87,6 +87,8 @@ class Evidence:
     probes: dict[int, str | None] = field(default_factory=dict)  # digests, by argument
     base_digest: str | None = None
     reference_probes: dict[int, Value] = field(default_factory=dict)
+    is_stub: bool = False  # the body is the exercise's stub, or computes nothing (stubs.py)
+    crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
 
 
 @dataclass(frozen=True)
@@ -132,35 +134,60 @@ def _resolve(matched: list[Fingerprint], hint_kinds: set[HintKind]) -> list[Fing
     return plain or matched
 
 
-def _untouched_stub(ev: Evidence) -> str | None:
-    """A stub that returns zeros, or hands back its first input, on every case."""
+def _untouched(ev: Evidence) -> str | None:
+    """'returns only zeros' or 'returns its input unchanged' when it does so on every case."""
     arrays = [None if isinstance(a, _NoAnswer) else stack(a) for a in ev.answers]
     if any(a is None for a in arrays):
         return None
     if all(a is not None and not np.any(a) for a in arrays):
-        return "returns only zeros: is this still the unfinished stub?"
+        return "returns only zeros"
     firsts = [stack(inputs[0]) if inputs else None for inputs in ev.reference.inputs]
     if all(
         a is not None and f is not None and a.shape == f.shape and np.array_equal(a, f)
         for a, f in zip(arrays, firsts, strict=True)
     ):
-        return "returns its input unchanged: is this still the unfinished stub?"
+        return "returns its input unchanged"
     return None
 
 
+def _stub_or_filler(ev: Evidence) -> Diagnosis | None:
+    """The unfinished stub, said only of a body that is one; otherwise the plain fact (zeros
+    on every case) with the crash or the code's own evidence, never a guess."""
+    untouched = _untouched(ev)
+    if untouched is None:
+        return None
+    where = ev.function.location() if ev.function else None
+    if ev.is_stub:
+        text = f"not implemented yet: {untouched}: the body is still the unfinished stub"
+        finding = Finding("not_implemented", text, "not_implemented", where)
+        return Diagnosis(("not_implemented",), (finding,), where)
+    if ev.function is None:
+        text = "holds only zeros: the values computed never reach it"
+    else:
+        text = (
+            f"{untouched} on every case, though the body computes something: "
+            "the computed values never reach what it returns"
+        )
+    base = _static_only(ev, [], [])
+    return Diagnosis(base.mistakes, (Finding("relation", text), *base.findings), base.location)
+
+
 def diagnose(ev: Evidence) -> Diagnosis:
-    """Name the mistakes of one failing target from its evidence: an untouched stub, an answer
-    matching a catalogued or derived mistake (after normalising), a wrong callee, a partly wrong
-    tuple, else relations and static hints."""
+    """The mistakes named for one failing target; a crash that explains it comes first."""
+    found = _diagnose(ev)
+    if not ev.crashes:
+        return found
+    crashes = tuple(Finding("crash", text) for text in ev.crashes)
+    return Diagnosis(found.mistakes, (*crashes, *found.findings), found.location)
+
+
+def _diagnose(ev: Evidence) -> Diagnosis:
     if all(isinstance(a, _NoAnswer) for a in ev.answers):
         if ev.failing_callees:  # it raised inside, or because of, a broken callee
             return _root_cause(ev, [], ev.failing_callees[0], proven=False)
         return _static_only(ev, [], [])
-    if stub := _untouched_stub(ev):
-        where = ev.function.location() if ev.function else None
-        text = f"not implemented yet: {stub}"
-        finding = Finding("not_implemented", text, "not_implemented", where)
-        return Diagnosis(("not_implemented",), (finding,), where)
+    if filler := _stub_or_filler(ev):
+        return filler
     hint_kinds = {h.kind for h in ev.hints}
     for ids, chain in CHAINS:
         normalised = _apply(chain, ev.answers)

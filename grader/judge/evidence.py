@@ -9,8 +9,9 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
-from grader.judge.score import Answers
+from grader.judge.score import Answers, describe_error
 from grader.judge.static import called_names, find_function, function_hints, notebook_globals
+from grader.judge.stubs import crashed_cells, exercise_stubs, is_exercise_stub
 from grader.report import TargetResult, messages_of
 
 
@@ -29,6 +30,15 @@ def _answer(answers: Answers, target: str, index: int) -> Answer:
     return found[1].get("value")
 
 
+def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, ...]:
+    """For a variable: each cell that sets it and crashed, told as the crash it was."""
+    return tuple(
+        f"`{name}` is set in cell {cell}, which stopped with an error, so its value is not "
+        f"what that cell would compute: {describe_error(answers.cell_errors[cell])}"
+        for cell in crashed_cells(submission, name, answers.cell_errors)
+    )
+
+
 def explain(
     results: tuple[TargetResult, ...],
     assignment: AssignmentSpec,
@@ -41,6 +51,7 @@ def explain(
     its summary line (a diagnosis never changes a status or a score)."""
     failing = {r.name for r in results if r.status != "passed"}
     global_names = notebook_globals(submission)
+    stubs = exercise_stubs(assignment.exercise)
     explained = []
     for result in results:
         if result.status not in ("failed", "error") or "not_implemented" in result.mistakes:
@@ -52,8 +63,9 @@ def explain(
         probes = {
             p.index - PROBE_OFFSET: _digest(answers, name, p.index) for p in case_set.probes[name]
         }
+        spec = assignment.target(name)
         evidence = Evidence(
-            spec=assignment.target(name),
+            spec=spec,
             cases=cases,
             reference=expected.references[name],
             answers=tuple(_answer(answers, name, c.index) for c in cases),
@@ -69,6 +81,8 @@ def explain(
             probes=probes,
             base_digest=_digest(answers, name, probe_base(cases).index),
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
+            is_stub=is_exercise_stub(function, stubs),
+            crashes=_crashes(submission, name, answers) if spec.variable else (),
         )
         diagnosis = diagnose(evidence)
         summary, details = result.findings[:1], result.findings[1:]

@@ -1,0 +1,126 @@
+"""Never misleading about stubs and crashes: what the code and the notebook's errors show.
+
+"Still the unfinished stub" is said only when a function's body is, statement for statement,
+the body the exercise notebook gave (compared as ASTs: comments, blank lines and the
+docstring do not count). A variable whose cell crashed is told so, with the crash and its
+line, before any guess about its numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from grader.course.notebook import Submission, load_submission
+from grader.errors import GraderError
+from grader.judge.static import FunctionSource
+
+
+def body_key(node: ast.FunctionDef) -> str:
+    """The body of a function as an AST dump without positions or a leading docstring."""
+    body = list(node.body)
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+        and len(body) > 1
+    ):
+        body = body[1:]
+    return "\n".join(ast.dump(statement) for statement in body)
+
+
+@lru_cache(maxsize=32)
+def _stubs_at(path: Path, stamp: int) -> dict[str, str]:
+    """Each top-level function of the exercise notebook at `path`, by its body key."""
+    del stamp  # part of the cache key only: a changed exercise is read again
+    try:
+        exercise = load_submission(path)
+    except (GraderError, OSError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for cell in exercise.cells:
+        tree = exercise.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef):
+                found[node.name] = body_key(node)
+    return found
+
+
+def exercise_stubs(path: Path | None) -> dict[str, str]:
+    """The exercise's function bodies by name; empty without an exercise notebook."""
+    if path is None or not path.is_file():
+        return {}
+    return _stubs_at(path, path.stat().st_mtime_ns)
+
+
+def is_exercise_stub(function: FunctionSource | None, stubs: Mapping[str, str]) -> bool:
+    """Whether the student's function is still the body the exercise handed out, or a body
+    that computes nothing at all (the textbook's own stubs: `return data_in`, zeros)."""
+    if function is None:
+        return False
+    if function.node.name in stubs and body_key(function.node) == stubs[function.node.name]:
+        return True
+    return _computes_nothing(function.node)
+
+
+_PLACEHOLDERS = {"zeros", "zeros_like", "copy", "empty", "empty_like"}
+
+
+def _placeholder(node: ast.expr, names: set[str]) -> bool:
+    """A parameter or placeholder name, its `.copy()`, or `np.zeros(…)`-like filler."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "copy" and not node.args:
+            return _placeholder(node.func.value, names)
+        return node.func.attr in _PLACEHOLDERS and isinstance(node.func.value, ast.Name)
+    return False
+
+
+def _computes_nothing(node: ast.FunctionDef) -> bool:
+    """Only `pass`, placeholders assigned to names, and a return of one of them."""
+    names = {a.arg for a in node.args.args}
+    for statement in node.body:
+        if isinstance(statement, ast.Pass) or (
+            isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        ):
+            continue
+        if isinstance(statement, ast.Assign) and _placeholder(statement.value, names):
+            names |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+            continue
+        if isinstance(statement, ast.Return) and statement.value is not None:
+            return _placeholder(statement.value, names)
+        return False
+    return False
+
+
+def _binds(tree: ast.Module, name: str) -> bool:
+    """Whether top-level code of a cell assigns `name` or fills it (`name.append(…)`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+            and node.func.attr in ("append", "extend", "insert")
+        ):
+            return True
+    return False
+
+
+def crashed_cells(
+    submission: Submission, name: str, cell_errors: Mapping[int, Mapping[str, Any]]
+) -> list[int]:
+    """The cells that set or fill the variable `name` and raised before they finished."""
+    cells = []
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        if cell.index in cell_errors and tree is not None and _binds(tree, name):
+            cells.append(cell.index)
+    return cells
