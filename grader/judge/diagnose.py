@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -202,6 +202,10 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         own = _resolve([f for f in found if f.via is None], hint_kinds)
         if own:
             return _static_only(ev, list(ids), [f.mistake for f in own])
+        # The callee's mistake, made here: its own code is fine, or it is not called at all.
+        borrowed = _resolve([f for f in found if f.via is not None], hint_kinds)
+        if borrowed:
+            return _static_only(ev, list(ids), [_borrowed(f) for f in borrowed])
     if partial := _itemwise(ev):
         items = ", ".join(f"[{k}]" for k in partial[0])
         base = _static_only(ev, [], partial[1])
@@ -210,6 +214,13 @@ def _diagnose(ev: Evidence) -> Diagnosis:
     if ev.failing_callees:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
     return _relations(ev, _static_only(ev, [], []))
+
+
+def _borrowed(fingerprint: Fingerprint) -> Mistake:
+    """A callee's catalogued mistake, said of the caller that makes it in its own code."""
+    mistake = fingerprint.mistake
+    message = f"{mistake.message} (a mistake shared with `{fingerprint.via}`)"
+    return replace(mistake, target=fingerprint.via or mistake.target, message=message)
 
 
 def _items(values: Sequence[object], k: int, n: int) -> list[Any] | None:
@@ -262,7 +273,11 @@ def _root_cause(ev: Evidence, ids: list[str], callee: str, proven: bool) -> Diag
 
 def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagnosis:
     """Combine structural ids, matched variants and what the code itself shows."""
-    catalogue = {m.id: m for m in (f.mistake for f in ev.fingerprints if f.via is None)}
+    # The hand-written words win over those carried from another target.
+    ordered = sorted(
+        (f for f in ev.fingerprints if f.via is None), key=lambda f: f.origin == "catalogue"
+    )
+    catalogue = {f.mistake.id: f.mistake for f in ordered}
     chosen: dict[str, Mistake | None] = {i: catalogue.get(i) for i in ids}
     chosen.update({m.id: m for m in variants})
     kinds: dict[HintKind, Hint] = {}

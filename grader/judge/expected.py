@@ -7,12 +7,15 @@ fingerprints come from running the course's own code in a sandboxed child, like 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader.course.cases import CaseSet
-from grader.course.config import AssignmentSpec
+from grader.course.config import AssignmentSpec, Tolerance
+from grader.judge.compare import compare
 from grader.judge.fingerprints import Fingerprint, catalogue_for, compute_fingerprints
 from grader.judge.reference import Reference, compute_references
+from grader.run.wire import Value
 from grader.run.workers import Workers
 
 
@@ -42,5 +45,46 @@ def build_expected(assignment: AssignmentSpec, case_set: CaseSet, workers: Worke
         fingerprints = compute_fingerprints(
             assignment, case_set, catalogue_for(assignment), workers
         )
-        _EXPECTED[key] = Expected(references, probes, fingerprints)
+        distinct = {
+            t.name: distinct_fingerprints(
+                fingerprints[t.name], references[t.name].outputs, t.compare, t.tolerance
+            )
+            for t in assignment.targets
+        }
+        _EXPECTED[key] = Expected(references, probes, distinct)
     return _EXPECTED[key]
+
+
+def _same_outputs(
+    a: Sequence[Value | Exception], b: Sequence[Value | Exception], mode: str, tol: Tolerance
+) -> bool:
+    """Whether two runs answered every case alike (a failed call is like no other)."""
+    return all(
+        not isinstance(x, Exception)
+        and not isinstance(y, Exception)
+        and compare(x, y, mode, tol).ok
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def distinct_fingerprints(
+    found: Sequence[Fingerprint],
+    reference: Sequence[Value],
+    mode: str,
+    tol: Tolerance,
+) -> list[Fingerprint]:
+    """The catalogue's fingerprints as they are; a derived one (inherited, mutant) only when
+    it differs from the reference and from every fingerprint kept before it."""
+    kept: list[Fingerprint] = []
+    for fingerprint in found:
+        if fingerprint.origin != "catalogue" and (
+            _same_outputs(fingerprint.outputs, reference, mode, tol)
+            or any(
+                k.via == fingerprint.via
+                and _same_outputs(k.outputs, fingerprint.outputs, mode, tol)
+                for k in kept
+            )
+        ):
+            continue
+        kept.append(fingerprint)
+    return kept

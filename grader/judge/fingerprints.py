@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from grader.course.cases import Case, CaseSet
 from grader.course.config import AssignmentSpec
@@ -23,6 +24,7 @@ from grader.judge.course_code import (
     run_course_code,
 )
 from grader.judge.reference import called_globals, load_solution
+from grader.judge.transplant import inherited_mistakes
 from grader.run.wire import Value
 from grader.run.workers import Workers
 
@@ -48,6 +50,11 @@ def _grader_with_callee(fn, callee, replacement):
 """
 
 
+# Where a fingerprint's mistake comes from: the hand-written catalogue, another target's
+# catalogue carried over (transplant.py), or a mutant of the reference (mutants.py).
+Origin = Literal["catalogue", "inherited", "mutant"]
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """A mistake's outputs on a target's cases (`via`: the callee it is inherited from)."""
@@ -55,6 +62,7 @@ class Fingerprint:
     mistake: Mistake
     outputs: tuple[Value | Exception, ...]
     via: str | None = None  # the callee whose mistake this is, for inherited fingerprints
+    origin: Origin = "catalogue"
 
 
 def catalogue_for(assignment: AssignmentSpec) -> Catalogue:
@@ -72,6 +80,7 @@ class _Call:
     target: str
     mistake: Mistake
     via: str | None
+    origin: Origin = "catalogue"
 
 
 def _calls(
@@ -113,6 +122,9 @@ def compute_fingerprints(
         for t in assignment.targets
     }
     calls = _calls(assignment, catalogue, callees)
+    functions = [t.name for t in assignment.targets if not t.variable]
+    carried = inherited_mistakes(solution, catalogue, functions)
+    calls += [_Call(m.function, m.target, m, None, "inherited") for m in carried]
     derived = "\n".join(
         f"{c.name} = _grader_with_callee({c.target}, {c.via!r}, {c.mistake.function})"
         for c in calls
@@ -123,6 +135,7 @@ def compute_fingerprints(
         added_cell(0, _CATALOGUE_STAND_IN),
         added_cell(1, catalogue.source),
         added_cell(2, _WITH_CALLEE + derived),
+        added_cell(3, "\n\n".join(m.source for m in carried)),
     )
     plan = [(c.name, renamed(case_set.cases[c.target], c.name)) for c in calls]
     outputs = run_course_code(
@@ -132,7 +145,7 @@ def compute_fingerprints(
     for call in calls:
         cases = case_set.cases[call.target]
         result[call.target].append(
-            Fingerprint(call.mistake, _outputs(outputs, call.name, cases), call.via)
+            Fingerprint(call.mistake, _outputs(outputs, call.name, cases), call.via, call.origin)
         )
     return result
 
