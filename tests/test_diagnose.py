@@ -175,8 +175,8 @@ UNKNOWN = [
     ),
     (
         "self_attention",
-        students.SELF_ATTENTION.replace("beta_v + omega_v @ X", "omega_v @ X"),
-        "ignores `beta_v`",
+        students.SELF_ATTENTION.replace("X_prime = values @ attention", "X_prime = X @ attention"),
+        "ignores `omega_v`, `beta_v`",
     ),
     (
         "softmax_cols",
@@ -203,6 +203,18 @@ def test_unknown_mistakes_get_a_relation(
     assert result.status == "failed"
     assert result.mistakes == ()
     assert any(words in m for m in result.messages), result.messages
+
+
+def test_a_mistake_no_catalogue_lists_is_named_from_a_mutant_of_the_reference(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    """Only the value bias left out: no catalogued variant does exactly that (the catalogue's
+    missing_bias drops all three), but a mutant of the reference does, and says where."""
+    source = students.SELF_ATTENTION.replace("beta_v + omega_v @ X", "omega_v @ X")
+    result = one(config, notebook, "self_attention", source)
+    assert result.status == "failed"
+    assert result.mistakes == ("missing_bias",)
+    assert "missing_bias: leaves out `+ beta_v` (computing `values`)" in result.messages[1]
 
 
 def test_only_the_example_size_passes(config: Config, notebook: NotebookFactory) -> None:

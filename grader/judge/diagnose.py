@@ -193,7 +193,7 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         normalised = _apply(chain, ev.answers)
         if _matches(ev, normalised, ev.reference.outputs):
             return _static_only(ev, list(ids), [])
-        found = [f for f in ev.fingerprints if _matches(ev, normalised, f.outputs)]
+        found = [f for f in _hand_made(ev) if _matches(ev, normalised, f.outputs)]
         # Consistent with its own wrong callee: the callee is the mistake, even when some
         # variant of this function happens to give the same numbers.
         inherited = [f for f in found if f.via is not None and f.via in ev.failing_callees]
@@ -213,7 +213,26 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         return Diagnosis(base.mistakes, (Finding("relation", note), *base.findings), base.location)
     if ev.failing_callees:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
+    if derived := _mutant(ev):
+        return derived
     return _relations(ev, _static_only(ev, [], []))
+
+
+def _hand_made(ev: Evidence) -> list[Fingerprint]:
+    """The catalogue's fingerprints and those carried from other targets' catalogues."""
+    return [f for f in ev.fingerprints if f.origin != "mutant"]
+
+
+def _mutant(ev: Evidence) -> Diagnosis | None:
+    """The first mutant of the reference that gives the student's outputs (after the
+    structural normalisers), named with its generated words."""
+    mutants = [f for f in ev.fingerprints if f.origin == "mutant"]
+    for ids, chain in CHAINS:
+        normalised = _apply(chain, ev.answers)
+        for fingerprint in mutants:
+            if _matches(ev, normalised, fingerprint.outputs):
+                return _static_only(ev, list(ids), [fingerprint.mistake])
+    return None
 
 
 def _borrowed(fingerprint: Fingerprint) -> Mistake:
@@ -248,7 +267,7 @@ def _itemwise(ev: Evidence) -> tuple[list[int], list[Mistake]] | None:
             continue
         found = [
             f.mistake
-            for f in ev.fingerprints
+            for f in _hand_made(ev)
             if f.via is None
             and (outputs := _items(f.outputs, k, n)) is not None
             and _matches(ev, answers, outputs)
@@ -275,7 +294,7 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
     """Combine structural ids, matched variants and what the code itself shows."""
     # The hand-written words win over those carried from another target.
     ordered = sorted(
-        (f for f in ev.fingerprints if f.via is None), key=lambda f: f.origin == "catalogue"
+        (f for f in _hand_made(ev) if f.via is None), key=lambda f: f.origin == "catalogue"
     )
     catalogue = {f.mistake.id: f.mistake for f in ordered}
     chosen: dict[str, Mistake | None] = {i: catalogue.get(i) for i in ids}
@@ -316,7 +335,7 @@ def _explain(
     """The finding for one named mistake: its message is `id: [place: ]general[ Fix: …]`."""
     word = STATIC_WORDS.get(mistake_id)
     hint = hints.get(word) if word else None
-    fix = mistake.hint if mistake else None
+    fix = (mistake.hint or None) if mistake else None
     if mistake_id == "scale_discarded" and hint:
         general = (
             f"`{hint.text}` computes the scaled scores and throws them away, so the softmax "

@@ -7,15 +7,19 @@ fingerprints come from running the course's own code in a sandboxed child, like 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.judge.compare import compare
 from grader.judge.fingerprints import Fingerprint, catalogue_for, compute_fingerprints
 from grader.judge.reference import Reference, compute_references
-from grader.run.wire import Value
+from grader.run.wire import Seq, Value
 from grader.run.workers import Workers
 
 
@@ -67,6 +71,31 @@ def _same_outputs(
     )
 
 
+def _key(outputs: Sequence[Value | Exception]) -> str:
+    """Outputs rounded to 7 significant digits, as one digest: equal keys, equal outputs (up
+    to a rounding boundary, where a duplicate is merely kept)."""
+    hasher = hashlib.blake2b(digest_size=16)
+    for value in outputs:
+        _feed(hasher, value)
+        hasher.update(b"|")
+    return hasher.hexdigest()
+
+
+def _feed(hasher: Any, value: Value | Exception) -> None:
+    if isinstance(value, Seq):
+        hasher.update(f"{value.kind}[".encode())
+        for item in value.items:
+            _feed(hasher, item)
+        hasher.update(b"]")
+    elif isinstance(value, np.ndarray):
+        with np.errstate(all="ignore"):
+            scale = 10.0 ** (np.floor(np.log10(np.abs(value) + 1e-300)) - 6)
+            rounded = np.round(value / scale) * scale + 0.0
+        hasher.update(repr(value.shape).encode() + rounded.tobytes())
+    else:
+        hasher.update(repr(value).encode())
+
+
 def distinct_fingerprints(
     found: Sequence[Fingerprint],
     reference: Sequence[Value],
@@ -74,17 +103,17 @@ def distinct_fingerprints(
     tol: Tolerance,
 ) -> list[Fingerprint]:
     """The catalogue's fingerprints as they are; a derived one (inherited, mutant) only when
-    it differs from the reference and from every fingerprint kept before it."""
+    every case answered, and it differs from the reference and from every one kept before."""
     kept: list[Fingerprint] = []
+    seen: set[tuple[str | None, str]] = set()
     for fingerprint in found:
+        key = (fingerprint.via, _key(fingerprint.outputs))
         if fingerprint.origin != "catalogue" and (
-            _same_outputs(fingerprint.outputs, reference, mode, tol)
-            or any(
-                k.via == fingerprint.via
-                and _same_outputs(k.outputs, fingerprint.outputs, mode, tol)
-                for k in kept
-            )
+            key in seen
+            or any(isinstance(o, Exception) for o in fingerprint.outputs)
+            or _same_outputs(fingerprint.outputs, reference, mode, tol)
         ):
             continue
+        seen.add(key)
         kept.append(fingerprint)
     return kept
