@@ -460,7 +460,35 @@ def mutants_of(function: ast.FunctionDef, target: str, globals_: dict[str, int])
         assert value is not None
         index = next(i for i, n in enumerate(body_nodes) if n is value)
         _add(found, seen, _with(function, index, change.node), target, change, value, function)
+    for mutant, change, node in _scaled_result(function):
+        _add(found, seen, mutant, target, change, node, function)
     return found[:MAX_PER_TARGET]
+
+
+def _scaled_result(function: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, Change, ast.AST]]:
+    """The scaling moved from the scores to the result: `x / s` becomes `x`, and what is
+    returned is divided by `s` (after the softmax, say, instead of before it)."""
+    nodes = list(ast.walk(function))
+    returns = [
+        i for i, n in enumerate(nodes)
+        if isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Tuple)
+    ]  # fmt: skip
+    for index, node in enumerate(nodes):
+        if not (
+            isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_root(node.right)
+        ):
+            continue
+        for at in returns:
+            mutant = _with(function, index, node.left)
+            statement = list(ast.walk(mutant))[at]
+            if not (isinstance(statement, ast.Return) and statement.value is not None):
+                continue  # the walk's order moved (a return below the scaling): skip it
+            statement.value = ast.BinOp(statement.value, ast.Div(), copy.deepcopy(node.right))
+            words = (
+                f"divides by `{_code(node.right)}` at the end, after the softmax, instead of "
+                f"scaling the scores in `{_code(node)}`"
+            )
+            yield mutant, Change(statement.value, "scale_misplaced", words), node
 
 
 def _add(

@@ -1,0 +1,141 @@
+"""Mistakes derived from the reference (issue 17, item 1): AST mutants with generated words,
+run in the sandboxed child, deduplicated, and matched after the hand-written catalogue."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.course.cases import build_cases
+from grader.course.config import Config
+from grader.engine import grade_path, require
+from grader.judge.compare import compare
+from grader.judge.expected import build_expected
+from grader.judge.mutants import mutants_of, reference_mutants
+from grader.judge.reference import load_solution
+from grader.report import Report, TargetResult
+from grader.run.workers import shared_workers
+
+import students
+from conftest import REPO, NotebookFactory
+
+ASSIGNMENTS = ["self_attention", "udl_12_1", "masked_attention", "sentence_attention",
+               "multihead_attention"]  # fmt: skip
+
+SAMPLE = """\
+def attend(X, omega_q, omega_k, beta_q, beta_k):
+    queries = omega_q @ X + beta_q
+    keys = omega_k @ X + beta_k
+    scores = keys.T @ queries / np.sqrt(queries.shape[0])
+    return softmax(scores, axis=0)
+"""
+
+
+def target(report: Report, name: str) -> TargetResult:
+    return next(t for t in report.targets if t.name == name)
+
+
+def test_each_operator_makes_its_mutants_with_words_that_say_where() -> None:
+    node = ast.parse(SAMPLE).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    found = mutants_of(node, "attend", {"D": 4})
+    ids = Counter(m.id for m in found)
+    for expected in ("operands_swapped", "operand_transposed", "elementwise_product",
+                     "softmax_wrong_axis", "missing_bias", "wrong_argument", "wrong_variable",
+                     "uses_global", "size_hardcoded", "wrong_dimension", "scale_missing",
+                     "scale_duplicated", "scale_by_d", "scale_misplaced",
+                     "output_transposed"):  # fmt: skip
+        assert ids[expected] >= 1, expected
+    words = {m.message for m in found}
+    assert "uses `beta_k` where `beta_q` is meant (computing `queries`)" in words
+    assert "leaves out `+ beta_k` (computing `keys`)" in words
+    assert "reads the notebook's global `D` where `queries.shape[0]` is meant" in " ".join(words)
+    assert "works along axis 1 in `softmax(scores, axis=0)`, the wrong axis" in " ".join(words)
+    for mistake in found:  # each one a function that parses, under its own name
+        tree = ast.parse(mistake.source)
+        assert isinstance(tree.body[0], ast.FunctionDef)
+        assert tree.body[0].name == mistake.function
+    assert len({m.source.split("\n", 1)[1] for m in found}) == len(found)  # no two alike
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_assignment_gets_distinct_mutants(config: Config, assignment: str) -> None:
+    spec = config.assignment(assignment)
+    functions = [t.name for t in spec.targets if not t.variable]
+    assert reference_mutants(load_solution(spec), functions)
+    case_set = build_cases(spec)
+    expected = build_expected(spec, case_set, shared_workers(require("auto"), spec.files))
+    kept = [f for t in functions for f in expected.fingerprints[t] if f.origin == "mutant"]
+    assert kept  # some survive deduplication against the reference and the catalogue
+    for name in functions:
+        prints = [f for f in expected.fingerprints[name] if f.origin == "mutant"]
+        spec_t = spec.target(name)
+        reference = expected.references[name].outputs
+        for fingerprint in prints:
+            assert not any(isinstance(o, Exception) for o in fingerprint.outputs)
+            verdicts = [
+                compare(want, got, spec_t.compare, spec_t.tolerance).ok  # type: ignore[arg-type]
+                for want, got in zip(reference, fingerprint.outputs, strict=True)
+            ]
+            assert not all(verdicts), fingerprint.mistake.message
+
+
+STUDENTS = [
+    (
+        "qkv_loop",
+        students.QKV_LOOP.replace("key = omega_k @ x + beta_k", "key = omega_k @ x + beta_v"),
+        "wrong_argument",
+        "uses `beta_v` where `beta_k` is meant (computing `all_keys`)",
+    ),
+    (
+        "attention_loop",
+        students.ATTENTION_LOOP.replace("all_values[m] * attention[m]", "all_keys[m] * attention[m]"),
+        "wrong_argument",
+        "uses `all_keys` where `all_values` is meant",
+    ),
+    (
+        "self_attention",
+        students.SELF_ATTENTION.replace("X_prime = values @ attention", "X_prime = queries @ attention"),
+        "wrong_variable",
+        "uses `queries` where `values` is meant (in what is returned)",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "source", "mistake", "words"), STUDENTS, ids=[s[0] for s in STUDENTS])
+def test_a_student_mistake_outside_the_catalogue_is_named_by_its_mutant(
+    config: Config, notebook: NotebookFactory, name: str, source: str, mistake: str, words: str
+) -> None:  # fmt: skip
+    result = target(grade_path(notebook(students.cells(**{name: source})), config), name)
+    assert result.status == "failed"
+    assert result.mistakes == (mistake,)
+    assert words in result.messages[1]
+    assert "no known mistake matches" not in "\n".join(result.messages)
+
+
+def test_the_catalogue_wins_over_a_mutant_with_the_same_outputs(config: Config) -> None:
+    """A mutant that scales by D equals the catalogue's scale_by_d: the catalogue's words."""
+    result = target(
+        grade_path(REPO / "tests/notebooks/self_attention/scale_by_d.ipynb", config),
+        "scaled_dot_product_self_attention",
+    )
+    assert result.mistakes == ("scale_by_d",)
+    assert "Fix:" in result.messages[1]  # only the catalogue's entries carry a fix
+
+
+def test_a_loop_index_from_the_wrong_loop(config: Config, tmp_path: Path) -> None:
+    notebook = nbformat.read(
+        str(REPO / "tests/notebooks/sentence_attention/correct.ipynb"), as_version=4
+    )
+    cell = next(c for c in notebook.cells if "def word_attention" in c.source)
+    assert "Q[i] @ K[j]" in cell.source
+    cell.source = cell.source.replace("Q[i] @ K[j]", "Q[j] @ K[j]")
+    path = tmp_path / "loop.ipynb"
+    nbformat.write(notebook, str(path))
+    result = target(grade_path(path, config, "sentence_attention"), "word_attention")
+    assert result.mistakes == ("wrong_loop_variable",)
+    assert "uses the loop variable `j` where `i` is meant" in result.messages[1]
