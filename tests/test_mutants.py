@@ -23,8 +23,13 @@ from grader.run.workers import shared_workers
 import students
 from conftest import REPO, NotebookFactory
 
-ASSIGNMENTS = ["self_attention", "udl_12_1", "masked_attention", "sentence_attention",
-               "multihead_attention"]  # fmt: skip
+ASSIGNMENTS = [
+    "self_attention",
+    "udl_12_1",
+    "masked_attention",
+    "sentence_attention",
+    "multihead_attention",
+]
 
 SAMPLE = """\
 def attend(X, omega_q, omega_k, beta_q, beta_k):
@@ -44,11 +49,23 @@ def test_each_operator_makes_its_mutants_with_words_that_say_where() -> None:
     assert isinstance(node, ast.FunctionDef)
     found = mutants_of(node, "attend", {"D": 4})
     ids = Counter(m.id for m in found)
-    for expected in ("operands_swapped", "operand_transposed", "elementwise_product",
-                     "softmax_wrong_axis", "missing_bias", "wrong_argument", "wrong_variable",
-                     "uses_global", "size_hardcoded", "wrong_dimension", "scale_missing",
-                     "scale_duplicated", "scale_by_d", "scale_misplaced",
-                     "output_transposed"):  # fmt: skip
+    for expected in (
+        "operands_swapped",
+        "operand_transposed",
+        "elementwise_product",
+        "softmax_wrong_axis",
+        "missing_bias",
+        "wrong_argument",
+        "wrong_variable",
+        "uses_global",
+        "size_hardcoded",
+        "wrong_dimension",
+        "scale_missing",
+        "scale_duplicated",
+        "scale_by_d",
+        "scale_misplaced",
+        "output_transposed",
+    ):
         assert ids[expected] >= 1, expected
     words = {m.message for m in found}
     assert "uses `beta_k` where `beta_q` is meant (computing `queries`)" in words
@@ -93,23 +110,29 @@ STUDENTS = [
     ),
     (
         "attention_loop",
-        students.ATTENTION_LOOP.replace("all_values[m] * attention[m]", "all_keys[m] * attention[m]"),
+        students.ATTENTION_LOOP.replace(
+            "all_values[m] * attention[m]", "all_keys[m] * attention[m]"
+        ),
         "wrong_argument",
         "uses `all_keys` where `all_values` is meant",
     ),
     (
         "self_attention",
-        students.SELF_ATTENTION.replace("X_prime = values @ attention", "X_prime = queries @ attention"),
+        students.SELF_ATTENTION.replace(
+            "X_prime = values @ attention", "X_prime = queries @ attention"
+        ),
         "wrong_variable",
         "uses `queries` where `values` is meant (in what is returned)",
     ),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("name", "source", "mistake", "words"), STUDENTS, ids=[s[0] for s in STUDENTS])
+@pytest.mark.parametrize(
+    ("name", "source", "mistake", "words"), STUDENTS, ids=[s[0] for s in STUDENTS]
+)
 def test_a_student_mistake_outside_the_catalogue_is_named_by_its_mutant(
     config: Config, notebook: NotebookFactory, name: str, source: str, mistake: str, words: str
-) -> None:  # fmt: skip
+) -> None:
     result = target(grade_path(notebook(students.cells(**{name: source})), config), name)
     assert result.status == "failed"
     assert result.mistakes == (mistake,)

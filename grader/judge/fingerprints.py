@@ -23,9 +23,7 @@ from grader.judge.course_code import (
     renamed,
     run_course_code,
 )
-from grader.judge.mutants import reference_mutants
 from grader.judge.reference import called_globals, load_solution
-from grader.judge.transplant import inherited_mistakes
 from grader.run.wire import Value
 from grader.run.workers import Workers
 
@@ -108,6 +106,8 @@ def compute_fingerprints(
 ) -> dict[str, list[Fingerprint]]:
     """Every target's fingerprints: its own variants', then those inherited from callees."""
     result: dict[str, list[Fingerprint]] = {t.name: [] for t in assignment.targets}
+    if not catalogue.mistakes:
+        return result
     solution = load_solution(assignment)
     names = {t.name for t in assignment.targets}
     clash = sorted({m.function for m in catalogue.mistakes} & names)
@@ -121,11 +121,6 @@ def compute_fingerprints(
         for t in assignment.targets
     }
     calls = _calls(assignment, catalogue, callees)
-    functions = [t.name for t in assignment.targets if not t.variable]
-    carried = inherited_mistakes(solution, catalogue, functions)
-    calls += [_Call(m.function, m.target, m, None, "inherited") for m in carried]
-    mutants = reference_mutants(solution, functions)
-    calls += [_Call(m.function, m.target, m, None, "mutant") for m in mutants]
     derived = "\n".join(
         f"{c.name} = _grader_with_callee({c.target}, {c.via!r}, {c.mistake.function})"
         for c in calls
@@ -136,8 +131,6 @@ def compute_fingerprints(
         added_cell(0, _CATALOGUE_STAND_IN),
         added_cell(1, catalogue.source),
         added_cell(2, _WITH_CALLEE + derived),
-        added_cell(3, "\n\n".join(m.source for m in carried)),
-        added_cell(4, "\n\n".join(m.source for m in mutants)),
     )
     plan = [(c.name, renamed(case_set.cases[c.target], c.name)) for c in calls]
     outputs = run_course_code(

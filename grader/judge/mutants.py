@@ -470,9 +470,10 @@ def _scaled_result(function: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef,
     returned is divided by `s` (after the softmax, say, instead of before it)."""
     nodes = list(ast.walk(function))
     returns = [
-        i for i, n in enumerate(nodes)
+        i
+        for i, n in enumerate(nodes)
         if isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Tuple)
-    ]  # fmt: skip
+    ]
     for index, node in enumerate(nodes):
         if not (
             isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_root(node.right)

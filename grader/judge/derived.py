@@ -1,0 +1,271 @@
+"""Fingerprints of derived mistakes — catalogued mistakes carried across targets
+(transplant.py) and mutants of the reference (mutants.py) — run once in a sandboxed child,
+kept only where distinct, and cached on disk by content hash.
+
+The key hashes the solution notebook, the catalogue, the assignment's config (cases, sizes,
+tolerances), the grader's version and the source of the operators, and NumPy's version: any
+change means a new run. The cache holds numbers in the wire format and the mistakes' words as
+JSON, never a pickle; a file that does not decode is ignored and replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.course.cases import CaseSet
+from grader.course.config import AssignmentSpec, Tolerance
+from grader.course.mistakes import Catalogue, Mistake
+from grader.judge import mutants, transplant
+from grader.judge.compare import compare
+from grader.judge.course_code import added_cell, renamed, run_course_code
+from grader.judge.fingerprints import Fingerprint, Origin
+from grader.judge.reference import Reference, load_solution
+from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
+from grader.run.workers import Workers
+
+CACHE_ENV = "GRADER_CACHE_DIR"
+_MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
+
+
+def derived_mistakes(
+    assignment: AssignmentSpec, catalogue: Catalogue
+) -> list[tuple[Mistake, Origin]]:
+    """Every derived mistake of the assignment's function targets, not yet run."""
+    solution = load_solution(assignment)
+    functions = [t.name for t in assignment.targets if not t.variable]
+    carried = transplant.inherited_mistakes(solution, catalogue, functions)
+    made = mutants.reference_mutants(solution, functions)
+    return [(m, "inherited") for m in carried] + [(m, "mutant") for m in made]
+
+
+def derived_fingerprints(
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    catalogue: Catalogue,
+    known: dict[str, list[Fingerprint]],
+    references: dict[str, Reference],
+    workers: Workers,
+) -> dict[str, list[Fingerprint]]:
+    """The distinct derived fingerprints of each target, from the cache or one child run."""
+    path = _cache_path(assignment, catalogue)
+    cached = _load(path) if path else None
+    if cached is not None:
+        return {t.name: cached.get(t.name, []) for t in assignment.targets}
+    found = _run(assignment, case_set, derived_mistakes(assignment, catalogue), workers)
+    kept = {
+        t.name: distinct(
+            found[t.name], known[t.name], references[t.name].outputs, t.compare, t.tolerance
+        )
+        for t in assignment.targets
+    }
+    if path:
+        _save(path, kept)
+    return kept
+
+
+def _run(
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    mistakes: Sequence[tuple[Mistake, Origin]],
+    workers: Workers,
+) -> dict[str, list[Fingerprint]]:
+    result: dict[str, list[Fingerprint]] = {t.name: [] for t in assignment.targets}
+    if not mistakes:
+        return result
+    solution = load_solution(assignment)
+    cells = (*solution.cells, added_cell(0, "\n\n".join(m.source for m, _ in mistakes)))
+    plan = [(m.function, renamed(case_set.cases[m.target], m.function)) for m, _ in mistakes]
+    outputs = run_course_code(cells, plan, assignment, workers, "the derived mistakes")
+    for mistake, origin in mistakes:
+        values = tuple(
+            outputs.get(mistake.function, c.index) for c in case_set.cases[mistake.target]
+        )
+        result[mistake.target].append(Fingerprint(mistake, values, None, origin))
+    return result
+
+
+def _same(
+    a: Sequence[Value | Exception], b: Sequence[Value | Exception], mode: str, tol: Tolerance
+) -> bool:
+    """Whether two runs answered every case alike (a failed call is like no other)."""
+    return all(
+        not isinstance(x, Exception)
+        and not isinstance(y, Exception)
+        and compare(x, y, mode, tol).ok
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _answered(value: Value | Exception) -> bool:
+    """Numbers all the way down (no failure, no `Other`), so it can match and be cached."""
+    if isinstance(value, Seq):
+        return all(_answered(v) for v in value.items)
+    return not isinstance(value, Exception | Other)
+
+
+def distinct(
+    found: Sequence[Fingerprint],
+    known: Sequence[Fingerprint],
+    reference: Sequence[Value],
+    mode: str,
+    tol: Tolerance,
+) -> list[Fingerprint]:
+    """Derived fingerprints that answered every case with numbers and differ from the
+    reference, from the catalogue's (`known`) and from every one kept before them."""
+    seen = {_key(f.outputs) for f in known if f.via is None}
+    kept: list[Fingerprint] = []
+    for fingerprint in found:
+        key = _key(fingerprint.outputs)
+        if (
+            key in seen
+            or not all(_answered(o) for o in fingerprint.outputs)
+            or _same(fingerprint.outputs, reference, mode, tol)
+        ):
+            continue
+        seen.add(key)
+        kept.append(fingerprint)
+    return kept
+
+
+def _key(outputs: Sequence[Value | Exception]) -> str:
+    """Outputs rounded to 7 significant digits, as one digest: equal keys, equal outputs (at
+    a rounding boundary a duplicate is merely kept)."""
+    hasher = hashlib.blake2b(digest_size=16)
+    for value in outputs:
+        _feed(hasher, value)
+        hasher.update(b"|")
+    return hasher.hexdigest()
+
+
+def _feed(hasher: Any, value: Value | Exception) -> None:
+    if isinstance(value, Seq):
+        hasher.update(f"{value.kind}[".encode())
+        for item in value.items:
+            _feed(hasher, item)
+        hasher.update(b"]")
+    elif isinstance(value, np.ndarray):
+        with np.errstate(all="ignore"):
+            scale = 10.0 ** (np.floor(np.log10(np.abs(value) + 1e-300)) - 6)
+            rounded = np.round(value / scale) * scale + 0.0
+        hasher.update(repr(value.shape).encode() + rounded.tobytes())
+    else:
+        hasher.update(repr(value).encode())
+
+
+# ---------------------------------------------------------------- the cache on disk
+
+
+def cache_dir() -> Path | None:
+    """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader."""
+    if given := os.environ.get(CACHE_ENV):
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+    return Path(base) / "grader"
+
+
+def _version() -> str:
+    try:
+        return metadata.version("attention-grader")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
+    """The content hash the derived fingerprints are cached under."""
+    hasher = hashlib.blake2b(digest_size=20)
+    parts: list[bytes] = [
+        repr(assignment).encode(),
+        catalogue.source.encode(),
+        _version().encode(),
+        np.__version__.encode(),
+    ]
+    for path in (
+        assignment.solution,
+        Path(mutants.__file__),
+        Path(transplant.__file__),
+        Path(__file__),
+    ):
+        try:
+            parts.append(path.read_bytes())
+        except OSError:
+            parts.append(b"")
+    for part in parts:
+        hasher.update(len(part).to_bytes(8, "big") + part)
+    return hasher.hexdigest()
+
+
+def _cache_path(assignment: AssignmentSpec, catalogue: Catalogue) -> Path | None:
+    folder = cache_dir()
+    return (
+        folder / f"derived-{assignment.id}-{cache_key(assignment, catalogue)}.bin"
+        if folder
+        else None
+    )
+
+
+def _plain(value: Value) -> Any:
+    """A decoded value as the encoder takes it (arrays, lists, tuples, None)."""
+    if isinstance(value, Seq):
+        items = [_plain(v) for v in value.items]
+        return tuple(items) if value.kind == "tuple" else items
+    return value
+
+
+def _save(path: Path, kept: dict[str, list[Fingerprint]]) -> None:
+    """Write the cache atomically; a folder that cannot be written just means no cache."""
+    frames = []
+    for target, prints in kept.items():
+        header = {
+            "target": target,
+            "prints": [
+                {**{k: getattr(f.mistake, k) for k in _MISTAKE_FIELDS}, "origin": f.origin}
+                for f in prints
+            ],
+        }
+        values = {str(i): [_plain(v) for v in f.outputs] for i, f in enumerate(prints)}  # type: ignore[arg-type]
+        frames.append(encode_frame(header, values))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(b"".join(frames))
+        partial.replace(path)
+    except (OSError, ValueError):
+        return
+
+
+def _load(path: Path) -> dict[str, list[Fingerprint]] | None:
+    """The cached fingerprints, or None when there is no readable, well-formed file."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        reader = FrameReader(max_total=len(data) + 1)
+        frames = reader.feed(data)
+        if reader.pending:
+            return None
+        return dict(_fingerprints(header, values) for header, values in frames)
+    except (WireError, KeyError, TypeError, ValueError, json.JSONDecodeError):
+        return None
+
+
+def _fingerprints(
+    header: dict[str, Any], values: dict[str, Value]
+) -> tuple[str, list[Fingerprint]]:
+    prints = []
+    for i, entry in enumerate(header["prints"]):
+        fields = {k: entry[k] for k in _MISTAKE_FIELDS}
+        outputs = values[str(i)]
+        if not isinstance(outputs, Seq) or entry["origin"] not in ("inherited", "mutant"):
+            raise ValueError("malformed cache entry")
+        mistake = Mistake(**fields)
+        prints.append(Fingerprint(mistake, outputs.items, None, entry["origin"]))
+    return str(header["target"]), prints

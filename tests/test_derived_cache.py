@@ -1,0 +1,66 @@
+"""The derived mistakes' fingerprints are cached on disk by content hash (issue 17, item 1):
+a second start reads them instead of running the child, any change of what they depend on
+means a new key, and a damaged file is ignored."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from grader.course.cases import build_cases
+from grader.course.config import Config
+from grader.engine import require
+from grader.judge import derived, expected
+from grader.judge.fingerprints import catalogue_for
+from grader.run.workers import shared_workers
+
+
+def build(config: Config) -> expected.Expected:
+    spec = config.assignment("masked_attention")
+    expected._EXPECTED.clear()
+    return expected.build_expected(spec, build_cases(spec), shared_workers(require("auto"), ()))
+
+
+def test_a_second_start_reads_the_cache(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path))
+    first = build(config)
+    files = list(tmp_path.glob("derived-masked_attention-*.bin"))
+    assert len(files) == 1
+
+    def no_run(*args: object) -> None:
+        raise AssertionError("the child was run although the cache holds the answer")
+
+    monkeypatch.setattr(derived, "_run", no_run)
+    second = build(config)
+    for name, prints in first.fingerprints.items():
+        again = second.fingerprints[name]
+        assert [(f.mistake, f.origin) for f in again] == [(f.mistake, f.origin) for f in prints]
+        assert all(str(a.outputs) == str(b.outputs) for a, b in zip(prints, again, strict=True))
+    assert any(f.origin == "mutant" for p in second.fingerprints.values() for f in p)
+
+
+def test_a_damaged_cache_file_is_ignored(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path))
+    first = build(config)
+    (path,) = tmp_path.glob("derived-*.bin")
+    path.write_bytes(path.read_bytes()[:-20])
+    second = build(config)
+    assert len(second.fingerprints["scaled_dot_product_attention"]) == len(
+        first.fingerprints["scaled_dot_product_attention"]
+    )
+
+
+def test_the_key_changes_with_what_the_mistakes_depend_on(config: Config) -> None:
+    spec = config.assignment("masked_attention")
+    catalogue = catalogue_for(spec)
+    key = derived.cache_key(spec, catalogue)
+    assert derived.cache_key(spec, catalogue) == key
+    assert derived.cache_key(replace(spec, seed=spec.seed + 1), catalogue) != key
+    changed = replace(catalogue, source=catalogue.source + "\n# edited\n")
+    assert derived.cache_key(spec, changed) != key
