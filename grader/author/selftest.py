@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from grader.author.selftest_derived import derived_counts
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec
 from grader.course.mistakes import Mistake
@@ -106,6 +107,9 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
     for mistake in catalogue_for(assignment).mistakes:
         if mistake.target in names:  # a catalogue may serve several assignments
             _check_variant(assignment, solution, mistake, result)
+    derived = derived_counts(assignment)
+    result.lines.append(derived.line())
+    result.problems += [f"derived mistake {m}" for m in derived.misnamed]
     return result
 
 

@@ -168,7 +168,7 @@ def _stub_or_filler(ev: Evidence) -> Diagnosis | None:
             f"{untouched} on every case, though the body computes something: "
             "the computed values never reach what it returns"
         )
-    base = _static_only(ev, [], [])
+    base = _mutant(ev) or _static_only(ev, [], [])
     return Diagnosis(base.mistakes, (Finding("relation", text), *base.findings), base.location)
 
 
