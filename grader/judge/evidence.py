@@ -9,6 +9,8 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
+from grader.judge.mutants import integer_globals
+from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error
 from grader.judge.static import called_names, find_function, function_hints, notebook_globals
 from grader.judge.stubs import crashed_cells, exercise_stubs, is_exercise_stub
@@ -52,6 +54,7 @@ def explain(
     failing = {r.name for r in results if r.status != "passed"}
     global_names = notebook_globals(submission)
     stubs = exercise_stubs(assignment.exercise)
+    own_sizes = integer_globals(submission)
     explained = []
     for result in results:
         if result.status not in ("failed", "error") or "not_implemented" in result.mistakes:
@@ -84,7 +87,7 @@ def explain(
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
         )
-        diagnosis = diagnose(evidence)
+        diagnosis = unmasked(evidence, diagnose(evidence), own_sizes)
         summary, details = result.findings[:1], result.findings[1:]
         findings = (*summary, *diagnosis.findings, *details)
         explained.append(
