@@ -96,6 +96,7 @@ def _matmul(node: ast.expr, ctx: Context) -> Iterator[Change]:
         )
         pair = (new, right) if side == "left" else (left, new)
         yield Change(ast.BinOp(pair[0], ast.MatMult(), pair[1]), "operand_transposed", words)
+    yield Change(_transposed(node), "intermediate_transposed", f"transposes the product `{code}`")
     yield Change(
         ast.BinOp(left, ast.Mult(), right),
         "elementwise_product",
@@ -116,6 +117,33 @@ def _product(node: ast.expr, ctx: Context) -> Iterator[Change]:
     )
 
 
+def _literal(node: ast.expr) -> object:
+    """The value of a literal (`0`, `-1`), else None."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+_LOGS = ("log", "log2", "log10")
+
+
+def _log_base(node: ast.expr, ctx: Context) -> Iterator[Change]:
+    """A logarithm to another base (`np.log` where `np.log2` is meant)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return
+    if node.func.attr not in _LOGS:
+        return
+    for other in _LOGS:
+        if other != node.func.attr:
+            func = ast.Attribute(node.func.value, other, ast.Load())
+            yield Change(
+                ast.Call(func, node.args, node.keywords),
+                "wrong_log_base",
+                f"takes `{other}` where `{node.func.attr}` is meant in `{_code(node)}`",
+            )
+
+
 def _axis(node: ast.expr, ctx: Context) -> Iterator[Change]:
     """Another axis, or none, for a reduction or a softmax."""
     if not isinstance(node, ast.Call):
@@ -127,7 +155,7 @@ def _axis(node: ast.expr, ctx: Context) -> Iterator[Change]:
     mistake = "softmax_wrong_axis" if softmax else "reduction_axis"
     keywords = {k.arg: k for k in node.keywords}
     axis = keywords.get("axis")
-    current = axis.value.value if axis and isinstance(axis.value, ast.Constant) else None
+    current = _literal(axis.value) if axis else None
     rest = [k for k in node.keywords if k.arg != "axis"]
     code = _code(node)
     for value in (0, 1, -1):
@@ -224,8 +252,7 @@ def _size(node: ast.expr, ctx: Context) -> Iterator[Change]:
         isinstance(node, ast.Subscript)
         and isinstance(node.value, ast.Attribute)
         and node.value.attr == "shape"
-        and isinstance(node.slice, ast.Constant)
-        and isinstance(node.slice.value, int)
+        and type(_literal(node.slice)) is int
     )
     length = isinstance(node, ast.Call) and _callee(node) == "len"
     if not (shape or length):
@@ -242,9 +269,9 @@ def _size(node: ast.expr, ctx: Context) -> Iterator[Change]:
             "size_hardcoded",
             f"writes the literal `{value}` where the size `{code}` is meant",
         )
-    if shape and isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+    if shape and isinstance(node, ast.Subscript):
         for index in (0, 1, -1):
-            if index != node.slice.value:
+            if index != _literal(node.slice):
                 other = ast.Subscript(node.value, ast.Constant(index), ast.Load())
                 yield Change(
                     other,
@@ -342,6 +369,32 @@ def _loop_variable(node: ast.expr, ctx: Context) -> Iterator[Change]:
             )
 
 
+def _returned_locals(
+    function: ast.FunctionDef, nodes: Sequence[ast.AST]
+) -> Iterator[tuple[int, Change]]:
+    """A local result returned where another is meant (the scores instead of the weights)."""
+    local = [
+        t.id
+        for statement in ast.walk(function)
+        if isinstance(statement, ast.Assign)
+        for t in statement.targets
+        if isinstance(t, ast.Name)
+    ]
+    local = list(dict.fromkeys(local))
+    inside = {
+        id(n)
+        for r in ast.walk(function)
+        if isinstance(r, ast.Return) and r.value is not None
+        for n in ast.walk(r.value)
+    }
+    for index, node in enumerate(nodes):
+        if isinstance(node, ast.Name) and id(node) in inside and node.id in local:
+            for other in local:
+                if other != node.id:
+                    words = f"returns `{other}` where `{node.id}` is meant"
+                    yield index, Change(ast.Name(other, ast.Load()), "wrong_variable", words)
+
+
 def _result_transposed(node: ast.FunctionDef) -> Iterator[tuple[ast.Return, Change]]:
     for statement in ast.walk(node):
         if isinstance(statement, ast.Return) and statement.value is not None:
@@ -368,6 +421,7 @@ OPERATORS: tuple[Operator, ...] = (
     _misplaced,
     _off_by_one,
     _loop_variable,
+    _log_base,
 )
 
 
@@ -455,6 +509,9 @@ def mutants_of(function: ast.FunctionDef, target: str, globals_: dict[str, int])
                 _add(
                     found, seen, _with(function, index, change.node), target, change, node, function
                 )
+    for index, change in _returned_locals(function, body_nodes):
+        node = body_nodes[index]
+        _add(found, seen, _with(function, index, change.node), target, change, node, function)
     for statement, change in _result_transposed(function):
         value = statement.value
         assert value is not None
@@ -462,7 +519,37 @@ def mutants_of(function: ast.FunctionDef, target: str, globals_: dict[str, int])
         _add(found, seen, _with(function, index, change.node), target, change, value, function)
     for mutant, change, node in _scaled_result(function):
         _add(found, seen, mutant, target, change, node, function)
+    for mutant, change in _bounds_everywhere(function, parameters):
+        _add(found, seen, mutant, target, change, function, function)
     return found[:MAX_PER_TARGET]
+
+
+class _Bound(ast.NodeTransformer):
+    """Every slice bound that is `name` becomes `name ± 1`."""
+
+    def __init__(self, name: str, delta: int) -> None:
+        self.name, self.delta = name, delta
+
+    def visit_Slice(self, node: ast.Slice) -> ast.Slice:
+        for field in ("lower", "upper"):
+            bound = getattr(node, field)
+            if isinstance(bound, ast.Name) and bound.id == self.name:
+                op = ast.Add() if self.delta > 0 else ast.Sub()
+                setattr(node, field, ast.BinOp(bound, op, ast.Constant(1)))
+        return node
+
+
+def _bounds_everywhere(
+    function: ast.FunctionDef, parameters: Sequence[str]
+) -> Iterator[tuple[ast.FunctionDef, Change]]:
+    """A count argument (`k`) off by one in every slice it bounds, as students write it."""
+    for name in parameters:
+        for delta in (1, -1):
+            mutant = _Bound(name, delta).visit(copy.deepcopy(function))
+            if ast.dump(mutant) != ast.dump(function):
+                sign = "+" if delta > 0 else "-"
+                words = f"is off by one: keeps `{name} {sign} 1` where `{name}` is meant"
+                yield mutant, Change(ast.Name(name, ast.Load()), "off_by_one", words)
 
 
 def _scaled_result(function: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, Change, ast.AST]]:
