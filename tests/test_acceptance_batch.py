@@ -193,6 +193,9 @@ def build(workspace: Path) -> Outcome:
         write_notebook(folder / f"{name}.ipynb", cells)
     secret = secrets.token_hex(16)
     env = {**os.environ, SECRET: secret, "HOME": str(home)}
+    # The grader's own cache of derived mistakes (judge/derived.py) is its one legitimate
+    # write: kept beside the workspace, so the home below is watched for students' writes.
+    env["GRADER_CACHE_DIR"] = str(workspace / "grader-cache")
     before = snapshot(course, folder, home)
     runs = {"idle": grade_class(workspace, "out-idle", env)}
     spinning = busy_cores()
