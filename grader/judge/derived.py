@@ -23,7 +23,7 @@ import numpy as np
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
-from grader.judge import mutants, transplant
+from grader.judge import mutant_operators, mutants, transplant
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
@@ -190,6 +190,7 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
     for path in (
         assignment.solution,
         Path(mutants.__file__),
+        Path(mutant_operators.__file__),
         Path(transplant.__file__),
         Path(__file__),
     ):

@@ -41,6 +41,7 @@ class _Substitute(ast.NodeTransformer):
         self.names = names
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
+        """A name bound earlier is replaced by a copy of its value."""
         if isinstance(node.ctx, ast.Load) and node.id in self.names:
             return copy.deepcopy(self.names[node.id])
         return node
@@ -146,6 +147,7 @@ class _Sorted(ast.NodeTransformer):
     """Operands of + and * in one order, so `b + W @ x` and `W @ x + b` compare equal."""
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        """Order the operands of a commutative operator by their dump."""
         self.generic_visit(node)
         if isinstance(node.op, ast.Add | ast.Mult) and ast.dump(node.left) > ast.dump(node.right):
             node.left, node.right = node.right, node.left
