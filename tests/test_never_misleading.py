@@ -135,3 +135,17 @@ def test_a_variable_whose_loop_crashed_on_new_numpy_is_told_the_crash(
     assert "`all_x_prime` is set in cell 7, which stopped with an error" in crash.message
     assert "raised TypeError" in crash.message and "(cell 7, line 4)" in crash.message
     assert "NumPy 2.4 and later refuse to turn a 1×1 array into a number" in crash.message
+
+
+def test_a_variable_computed_from_a_wrong_variable_is_told_to_fix_that_first(
+    config: Config, tmp_path: Path
+) -> None:
+    path = udl_with(tmp_path, "  query = omega_q @ x + beta_q", "  query = omega_q @ x + beta_k")
+    report = grade_path(path, config, "udl_12_1")
+    assert target(report, "all_queries").status == "failed"
+    result = target(report, "all_x_prime")
+    assert result.status == "failed"
+    assert result.messages[1].startswith(
+        "fix `all_queries` first: `all_x_prime` is computed from it and it fails its own checks"
+    )
+    assert "no known mistake" not in "\n".join(result.messages)

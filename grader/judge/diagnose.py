@@ -284,9 +284,12 @@ def _root_cause(ev: Evidence, ids: list[str], callee: str, proven: bool) -> Diag
     then = (
         "its output is exactly what a correct version gives with your `" + callee + "`"
         if proven
-        else "once it passes, check this function again"
+        else f"once it passes, check this {'variable' if ev.spec.variable else 'function'} again"
     )
-    message = f"fix `{callee}` first: `{ev.spec.name}` calls it and it fails its own checks; {then}"
+    uses = "is computed from" if ev.spec.variable else "calls"
+    message = (
+        f"fix `{callee}` first: `{ev.spec.name}` {uses} it and it fails its own checks; {then}"
+    )
     return Diagnosis(base.mistakes, (Finding("callee", message), *base.findings), base.location)
 
 

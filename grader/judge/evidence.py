@@ -12,8 +12,19 @@ from grader.judge.expected import Expected
 from grader.judge.mutants import integer_globals
 from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error
-from grader.judge.static import called_names, find_function, function_hints, notebook_globals
-from grader.judge.stubs import crashed_cells, exercise_stubs, is_exercise_stub
+from grader.judge.static import (
+    FunctionSource,
+    called_names,
+    find_function,
+    function_hints,
+    notebook_globals,
+)
+from grader.judge.stubs import (
+    crashed_cells,
+    exercise_stubs,
+    is_exercise_stub,
+    read_where_set,
+)
 from grader.report import TargetResult, messages_of
 
 
@@ -30,6 +41,20 @@ def _answer(answers: Answers, target: str, index: int) -> Answer:
     if found is None or found[0].get("status") != "ok":
         return NO_ANSWER
     return found[1].get("value")
+
+
+def _upstream(
+    submission: Submission,
+    name: str,
+    function: FunctionSource | None,
+    failing: set[str],
+    variable: bool,
+) -> list[str]:
+    """The failing targets this one is computed from: the functions it calls, or, for a
+    variable, the failing targets its cells read (`all_x_prime` from `all_keys`)."""
+    if variable:
+        return sorted(read_where_set(submission, name) & failing)
+    return sorted(called_names(function) & failing) if function else []
 
 
 def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, ...]:
@@ -79,7 +104,7 @@ def explain(
             fingerprints=expected.fingerprints[name],
             function=function,
             hints=function_hints(function, global_names) if function else [],
-            failing_callees=sorted(called_names(function) & failing) if function else [],
+            failing_callees=_upstream(submission, name, function, failing, spec.variable),
             known_mistakes=result.mistakes,
             probes=probes,
             base_digest=_digest(answers, name, probe_base(cases).index),

@@ -124,3 +124,18 @@ def crashed_cells(
         if cell.index in cell_errors and tree is not None and _binds(tree, name):
             cells.append(cell.index)
     return cells
+
+
+def read_where_set(submission: Submission, name: str) -> set[str]:
+    """The names read by the cells that set or fill the variable `name` (its inputs, when
+    they are other graded variables)."""
+    found: set[str] = set()
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        if tree is not None and _binds(tree, name):
+            found |= {
+                n.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            }
+    return found - {name}
