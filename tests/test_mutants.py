@@ -162,3 +162,16 @@ def test_a_loop_index_from_the_wrong_loop(config: Config, tmp_path: Path) -> Non
     result = target(grade_path(path, config, "sentence_attention"), "word_attention")
     assert result.mistakes == ("wrong_loop_variable",)
     assert "uses the loop variable `j` where `i` is meant" in result.messages[1]
+
+
+def test_a_variable_built_with_the_wrong_bias_is_named_from_a_mutant_of_its_cell(
+    config: Config, tmp_path: Path
+) -> None:
+    notebook = nbformat.read(str(REPO / "tests/notebooks/udl_12_1/correct.ipynb"), as_version=4)
+    cell = next(c for c in notebook.cells if "key = omega_k @ x + beta_k" in c.source)
+    cell.source = cell.source.replace("key = omega_k @ x + beta_k", "key = omega_k @ x + beta_v")
+    path = tmp_path / "keys.ipynb"
+    nbformat.write(notebook, str(path))
+    result = target(grade_path(path, config, "udl_12_1"), "all_keys")
+    assert result.mistakes == ("wrong_argument",)
+    assert "uses `beta_v` where `beta_k` is meant (filling `all_keys`)" in result.messages[1]

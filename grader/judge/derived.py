@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,8 @@ def derived_mistakes(
     functions = [t.name for t in assignment.targets if not t.variable]
     carried = transplant.inherited_mistakes(solution, catalogue, functions)
     made = mutants.reference_mutants(solution, functions)
+    variables = [t.name for t in assignment.targets if t.variable]
+    made += mutants.variable_mutants(solution, variables)
     return [(m, "inherited") for m in carried] + [(m, "mutant") for m in made]
 
 
@@ -82,7 +85,16 @@ def _run(
         return result
     solution = load_solution(assignment)
     cells = (*solution.cells, added_cell(0, "\n\n".join(m.source for m, _ in mistakes)))
-    plan = [(m.function, renamed(case_set.cases[m.target], m.function)) for m, _ in mistakes]
+    # A variable's mutant is a function of no arguments that returns it: called, not read.
+    plan = [
+        (
+            m.function,
+            tuple(
+                replace(c, variable=False) for c in renamed(case_set.cases[m.target], m.function)
+            ),
+        )
+        for m, _ in mistakes
+    ]
     outputs = run_course_code(cells, plan, assignment, workers, "the derived mistakes")
     for mistake, origin in mistakes:
         values = tuple(

@@ -27,6 +27,7 @@ from grader.judge.mutant_operators import (
     siblings,
 )
 from grader.judge.static import find_function
+from grader.judge.stubs import binds
 
 PREFIX = "_grader_mutant_"
 MAX_PER_TARGET = 200  # the operators below make far fewer for any function of a notebook
@@ -93,26 +94,43 @@ def _where(function: ast.FunctionDef, node: ast.AST) -> str:
                 return f" (computing `{statement.targets[0].id}`)"
             if isinstance(statement, ast.Return):
                 return " (in what is returned)"
+            if (
+                isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Call)
+                and isinstance(statement.value.func, ast.Attribute)
+                and isinstance(statement.value.func.value, ast.Name)
+            ):
+                return f" (filling `{statement.value.func.value.id}`)"
             if isinstance(statement, ast.If):
                 continue
     return ""
 
 
-def mutants_of(function: ast.FunctionDef, target: str, globals_: dict[str, int]) -> list[Mistake]:
-    """Every single-change mutant of `function`, as catalogue-like mistakes with sources."""
+def mutants_of(
+    function: ast.FunctionDef,
+    target: str,
+    globals_: dict[str, int],
+    inputs: Sequence[str] = (),
+) -> list[Mistake]:
+    """Every single-change mutant of `function`, as catalogue-like mistakes with sources;
+    `inputs`: globals it reads that may stand for each other as parameters do."""
     args = function.args
     parameters = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+    parameters += tuple(n for n in inputs if n not in parameters)
     context = Context(
         target, parameters, globals_, _loop_names(function, parameters), siblings(function)
     )
     found: list[Mistake] = []
     seen: set[str] = {ast.dump(function)}
     body_nodes = list(ast.walk(function))
+    returned = {id(n.value) for n in body_nodes if isinstance(n, ast.Return)}
     for index, node in enumerate(body_nodes):
         if not isinstance(node, ast.expr) or any(node is d for d in function.args.defaults):
             continue
         for operator in OPERATORS:
             for change in operator(node, context):
+                if change.mistake_id == "intermediate_transposed" and id(node) in returned:
+                    continue  # the result transposed: output_transposed, made below
                 _add(
                     found, seen, _with(function, index, change.node), target, change, node, function
                 )
@@ -216,4 +234,46 @@ def reference_mutants(solution: Submission, targets: Sequence[str]) -> list[Mist
         function = find_function(solution, target)
         if function is not None:
             found += mutants_of(function.node, target, globals_)
+    return found
+
+
+def cell_function(solution: Submission, name: str) -> tuple[ast.FunctionDef, list[str]] | None:
+    """The last solution cell that sets the variable `name`, as a function of no arguments
+    that runs the cell and returns `name`; and the globals the cell reads (its inputs)."""
+    found = None
+    for cell in solution.cells:
+        tree = solution.tree(cell.index)
+        if tree is not None and binds(tree, name):
+            found = tree
+    if found is None:
+        return None
+    stored = {
+        n.id for n in ast.walk(found) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    read = [
+        n.id
+        for n in ast.walk(found)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in stored
+    ]
+    body = [*copy.deepcopy(found.body), ast.Return(ast.Name(name, ast.Load()))]
+    function = ast.FunctionDef(
+        name=f"_grader_cell_{name}",
+        args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=body,
+        decorator_list=[],
+        returns=None,
+    )
+    return ast.fix_missing_locations(function), list(dict.fromkeys(read))
+
+
+def variable_mutants(solution: Submission, variables: Sequence[str]) -> list[Mistake]:
+    """Mutants of the notebook code that computes each graded variable (each called with
+    no arguments in the child, after the solution's cells, returning the variable)."""
+    globals_ = integer_globals(solution)
+    found: list[Mistake] = []
+    for name in variables:
+        made = cell_function(solution, name)
+        if made is not None:
+            function, inputs = made
+            found += mutants_of(function, name, globals_, inputs)
     return found

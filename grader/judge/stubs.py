@@ -98,7 +98,7 @@ def _computes_nothing(node: ast.FunctionDef) -> bool:
     return False
 
 
-def _binds(tree: ast.Module, name: str) -> bool:
+def binds(tree: ast.Module, name: str) -> bool:
     """Whether top-level code of a cell assigns `name` or fills it (`name.append(…)`)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
@@ -121,7 +121,7 @@ def crashed_cells(
     cells = []
     for cell in submission.cells:
         tree = submission.tree(cell.index)
-        if cell.index in cell_errors and tree is not None and _binds(tree, name):
+        if cell.index in cell_errors and tree is not None and binds(tree, name):
             cells.append(cell.index)
     return cells
 
@@ -132,7 +132,7 @@ def read_where_set(submission: Submission, name: str) -> set[str]:
     found: set[str] = set()
     for cell in submission.cells:
         tree = submission.tree(cell.index)
-        if tree is not None and _binds(tree, name):
+        if tree is not None and binds(tree, name):
             found |= {
                 n.id
                 for n in ast.walk(tree)
