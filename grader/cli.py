@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 # How a course is named, in the grader's notes and errors.
-COURSE_HINT = "--course DIR, --config FILE or $GRADER_CONFIG"
+COURSE_HINT = "--course DIR, --config FILE or $GRADER_COURSE"
 
 
 def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the same way
@@ -47,8 +47,9 @@ def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the
         "config_path",
         type=click.Path(path_type=Path),
         default=None,
-        help="config.yaml to use (default: $GRADER_CONFIG, else the bundled course; "
-        "never ./config.yaml).",
+        help="config.yaml to use (default: $GRADER_COURSE's or $GRADER_CONFIG, else the one "
+        "found in the working folder or above it, unless the graded notebooks lie inside its "
+        "folder).",
     )
     folder = click.option(
         "--course",
@@ -60,7 +61,7 @@ def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the
 
 
 def _course(config_path: Path | None, graded: Path | None = None) -> Config:
-    """The named or bundled course (never one found where this runs), refused when it could
+    """The named course, else the one found from the working folder, refused when it could
     be the graded notebooks' own; a config.yaml left out gets a note on stderr."""
     config, notes = load_course(config_path, graded, COURSE_HINT)
     for note in notes:
@@ -113,9 +114,11 @@ def main() -> None:
       grader grade submissions/ --course ~/my_course --out results/
       grader assign --course . --assignment self_attention
 
-    The course is the one named by --course DIR, --config FILE or $GRADER_CONFIG, else the
-    bundled one; a config.yaml in the working folder is never picked up, and one beside the
-    graded notebook is refused.
+    The course is the folder named by --course DIR (or --config FILE, $GRADER_COURSE,
+    $GRADER_CONFIG), else the one found as git finds .git: the working folder or the nearest
+    folder above it holding a config.yaml. A course found that way never grades notebooks
+    inside its own folder (a student's clone has its own config.yaml): name it there, e.g.
+    --course . ; a config beside the graded notebook is always refused.
     """
 
 

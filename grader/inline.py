@@ -22,7 +22,7 @@ from grader.report import Report
 
 CHILD_ENV = "GRADER_CHILD"
 # How a course is named, in the notes and errors check() shows.
-COURSE_HINT = "check(config='path/to/config.yaml') or $GRADER_CONFIG"
+COURSE_HINT = "check(config='path/to/config.yaml') or $GRADER_COURSE"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from grader.course.config import choose_course, ignored_configs, load_course
+from grader.course.config import load_course
+from grader.course.locate import choose_course, ignored_configs
 from grader.engine import grade_path
 from grader.errors import GraderError
 from grader.render.escape import one_line, safe_lines
@@ -33,13 +34,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--grader-config",
         default=None,
-        help="config.yaml to use (default: $GRADER_CONFIG, else the bundled course; "
-        "never ./config.yaml)",
+        help="config.yaml to use (default: $GRADER_COURSE's or $GRADER_CONFIG, else the one "
+        "found in the working folder or above it, unless the notebook lies inside its folder)",
     )
 
 
 # How a course is named, in the grader's notes and errors.
-COURSE_HINT = "--grader-config FILE or $GRADER_CONFIG"
+COURSE_HINT = "--grader-config FILE or $GRADER_COURSE"
 
 
 def _notebooks(config: pytest.Config) -> list[Path]:
@@ -78,9 +79,14 @@ def _given_config(config: pytest.Config) -> Path | None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """A line for each config.yaml beside a notebook or here that is not the course used."""
-    course = choose_course(_given_config(config))
-    notes = (ignored_configs(course, path, COURSE_HINT) for path in _notebooks(config))
-    unique = dict.fromkeys(n for ns in notes for n in ns)
+    notes: list[str] = []
+    for path in _notebooks(config):
+        try:  # no course: the notebook's collection error says so
+            course = choose_course(_given_config(config), path, COURSE_HINT)
+        except GraderError:
+            continue
+        notes += ignored_configs(course, path, COURSE_HINT)
+    unique = dict.fromkeys(notes)
     return [f"grader: note: {one_line(note)}" for note in unique]  # notes name folders
 
 

@@ -41,7 +41,7 @@ def plant(folder: Path, marker: Path) -> Path:
 
 def grader(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m grader ARGS` in `cwd`, with $GRADER_CONFIG only when given here."""
-    clean = {k: v for k, v in os.environ.items() if k != "GRADER_CONFIG"}
+    clean = {k: v for k, v in os.environ.items() if k not in ("GRADER_CONFIG", "GRADER_COURSE")}
     return subprocess.run(
         [sys.executable, "-m", "grader", *args],
         cwd=cwd,
@@ -55,6 +55,7 @@ def grader(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str
 @pytest.fixture(autouse=True)
 def _no_course_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GRADER_CONFIG", raising=False)
+    monkeypatch.delenv("GRADER_COURSE", raising=False)
 
 
 @pytest.mark.slow
@@ -114,10 +115,10 @@ def test_check_grades_against_a_course_named_with_course(tmp_path: Path) -> None
 def test_grade_ignores_the_working_folders_config(tmp_path: Path) -> None:
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
-    klass = tmp_path / "class"
+    klass = clone / "class"  # the class inside the working folder's course: it may be theirs
     klass.mkdir()
     shutil.move(clone / "homework.ipynb", klass / "ana.ipynb")
-    result = grader(clone, "grade", str(klass), "--assignment", "self_attention")
+    result = grader(clone, "grade", "class", "--assignment", "self_attention")
     assert result.returncode == 0, result.stderr
     assert not marker.exists()
     assert "ignored" in result.stderr and str(clone / "config.yaml") in result.stderr

@@ -18,10 +18,12 @@ HEADER = """\
 
 <!-- Generated from grader/course/schema.py by `make docs`; do not edit by hand. -->
 
-A course is named by its `config.yaml` (`--course DIR` or `--config FILE`, else
-`$GRADER_CONFIG`). Paths in it are relative to the folder that holds it. An unknown key, a
-value of the wrong kind or a missing required key is a one-line error naming the key path
-(exit 2). How to write a course: [course-author.md](course-author.md).
+A course is the folder of its `config.yaml`: named (`--course DIR`, `--config FILE`,
+`$GRADER_COURSE` or `$GRADER_CONFIG`) or found from the working folder upward, as git finds
+`.git` ([instructor.md](instructor.md#which-course-is-graded)). Paths in it are relative to
+the folder that holds it. An unknown key, a value of the wrong kind or a missing required key
+is a one-line error naming the key path (exit 2). How to write a course:
+[course-author.md](course-author.md).
 """
 
 

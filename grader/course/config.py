@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -16,14 +15,13 @@ import yaml
 from grader.course.deadline import LatePolicy, parse_time
 from grader.course.files import DataFile, course_files
 from grader.course.inputs import BUILDERS
+from grader.course.locate import choose_course, ignored_configs, refuse_beside
 from grader.course.schema import SCHEMA, TYPE_WORDS
 from grader.errors import ConfigError
 
 # How a notebook is to be sandboxed: `sandbox:` in the config, `--sandbox` on the command line.
 Mode = Literal["auto", "required", "none"]
 MODES: tuple[Mode, ...] = ("auto", "required", "none")
-
-CONFIG_ENV = "GRADER_CONFIG"
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -135,91 +133,10 @@ class Config:
             ) from None
 
 
-def bundled_config_path() -> Path:
-    """The course that comes with the grader: the config.yaml beside the package."""
-    return Path(__file__).resolve().parents[2] / "config.yaml"
-
-
-def default_config_path() -> Path:
-    """$GRADER_CONFIG, else the bundled course. Never ./config.yaml: where the grader runs is
-    often a student's clone, and its config would pick the targets and have its "solution"
-    executed by the grader."""
-    if env := os.environ.get(CONFIG_ENV):
-        return Path(env)
-    return bundled_config_path()
-
-
-@dataclass(frozen=True)
-class Course:
-    """The config a command grades against, and whether someone named it."""
-
-    config: Path
-    named: bool
-
-
-def choose_course(given: Path | None = None) -> Course:
-    """The course named here (an option), else by $GRADER_CONFIG, else the bundled one."""
-    if given is not None:
-        return Course(Path(given), named=True)
-    if env := os.environ.get(CONFIG_ENV):
-        return Course(Path(env), named=True)
-    return Course(bundled_config_path(), named=False)
-
-
-def _notebooks_folder(graded: Path) -> Path | None:
-    """The folder that holds what is graded: a class folder itself, a notebook's folder. A
-    .zip export's notebooks lie in no folder (the zip sits in the instructor's)."""
-    if graded.is_dir():
-        return graded
-    return None if graded.suffix.lower() == ".zip" else graded.parent
-
-
-def _places(path: Path) -> tuple[Path, ...]:
-    """Where a path lies: as given (made absolute) and with its links followed."""
-    return tuple(dict.fromkeys((Path(os.path.abspath(path)), path.resolve())))
-
-
-def refuse_beside(course: Course, graded: Path, hint: str) -> None:
-    """Refuse (ConfigError, exit 2) a course the graded notebooks' side could have supplied:
-    a config in their very folder, named or not, or one nobody named whose folder holds them
-    (a grader installed from a student's clone brings the student's config as its own)."""
-    if not course.config.is_file():
-        return  # load_config says it is missing; there is nothing to refuse
-    homes = {place.parent for place in _places(course.config)}
-    for target in _places(graded):
-        if _notebooks_folder(target) in homes:
-            raise ConfigError(
-                f"{course.config} lies beside {graded}: a notebook's own folder never supplies "
-                f"its course; keep the course in a folder of its own and name it ({hint})"
-            )
-        if not course.named and any(target.is_relative_to(home) for home in homes):
-            raise ConfigError(
-                f"{graded} lies inside the folder of {course.config}, which was not named: it "
-                f"may be a student's own course; name the course to grade against ({hint})"
-            )
-
-
-def ignored_configs(course: Course, graded: Path | None, hint: str) -> list[str]:
-    """A note for each config.yaml in the working folder or the graded notebooks' folder that
-    is not the course, so a course author used to ./config.yaml sees why it did not count."""
-    folders = [Path.cwd()]
-    if graded is not None and (home := _notebooks_folder(_places(graded)[0])) is not None:
-        folders.append(home)
-    used = course.config.resolve()
-    found = dict.fromkeys(folder.resolve() / "config.yaml" for folder in folders)
-    source = "named" if course.named else "the bundled course"
-    return [
-        f"ignored {path}: a config.yaml is never picked up from where the grader runs or a "
-        f"notebook lies; grading against {course.config} ({source}); name a course with {hint}"
-        for path in found
-        if path.is_file() and path != used
-    ]
-
-
 def load_course(given: Path | None, graded: Path | None, hint: str) -> tuple[Config, list[str]]:
     """The course to grade `graded` against (see choose_course), refused when it could be the
     notebooks' own, with the notes on configs left out. `hint` says how to name a course."""
-    course = choose_course(given)
+    course = choose_course(given, graded, hint)
     if graded is not None:
         refuse_beside(course, graded, hint)
     return load_config(course.config), ignored_configs(course, graded, hint)
@@ -227,7 +144,7 @@ def load_course(given: Path | None, graded: Path | None, hint: str) -> tuple[Con
 
 def load_config(path: Path | None = None) -> Config:
     """Read, validate and resolve a config file; every problem is a ConfigError with a key path."""
-    path = Path(path) if path is not None else default_config_path()
+    path = Path(path) if path is not None else choose_course().config
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
