@@ -191,6 +191,7 @@ def judge_target(
             location=defined_at,
             cases_total=len(cases),
             findings=(missing,),
+            public_cases=spec.public_cases,
         )
     unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
     over_time = not run.wire_error and run.ending in OVER_TIME
@@ -236,6 +237,7 @@ def judge_target(
         len(cases),
         tuple(o.kind for o in outcomes),
         tuple(findings),
+        spec.public_cases,
     )
 
 

@@ -102,6 +102,9 @@ class TargetResult:
     cases_total: int = 0
     case_outcomes: tuple[str, ...] = ()  # per case: passed | failed | error | timeout | …
     findings: tuple[Finding, ...] = ()  # what `messages` says, as data (same order)
+    # The first this many cases are public (`public_cases:`), the rest hidden until the
+    # instructor's results are published; None when all are public.
+    public_cases: int | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -33,52 +32,13 @@ def run_bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def unpack(config: Config, tmp_path: Path, assignment: str = "self_attention") -> Path:
+    """The zip unpacked as Gradescope unpacks it into /autograder/source (the machine itself
+    is tests/test_gradescope.py)."""
     bundle = export_gradescope(config, assignment, tmp_path / "autograder.zip")
-    root = tmp_path / "autograder"
+    source = tmp_path / "source"
     with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(root)
-    (root / "submission").mkdir()
-    return root
-
-
-def run_autograder(root: Path) -> dict[str, object]:
-    result = run_bash(f"bash {root / 'run_autograder'}", root, {"AUTOGRADER_ROOT": str(root)})
-    assert result.returncode == 0, result.stderr
-    data: dict[str, object] = json.loads((root / "results" / "results.json").read_text())
-    return data
-
-
-@pytest.mark.slow
-def test_gradescope_bundle_grades_a_submission(config: Config, tmp_path: Path) -> None:
-    root = unpack(config, tmp_path)
-    shutil.copy(BRUNO, root / "submission" / "my_homework.ipynb")
-    results = run_autograder(root)
-    assert results["score"] == 5
-    tests = {t["name"]: t for t in results["tests"]}  # type: ignore[attr-defined]
-    assert tests["scaled_dot_product_self_attention"]["status"] == "failed"
-    assert "scale_discarded" in tests["scaled_dot_product_self_attention"]["output"]
-    bundled = yaml.safe_load((root / "source" / "config.yaml").read_text())
-    assert list(bundled["assignments"]) == ["self_attention"]
-    assert (root / "source" / "grader" / "engine.py").is_file()
-    with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:  # unzip keeps these modes
-        assert archive.getinfo("run_autograder").external_attr >> 16 & 0o111
-        assert archive.getinfo("setup.sh").external_attr >> 16 & 0o111
-
-
-@pytest.mark.slow
-def test_gradescope_bundle_reports_a_missing_or_broken_notebook(
-    config: Config, tmp_path: Path
-) -> None:
-    root = unpack(config, tmp_path)
-    results = run_autograder(root)
-    assert results == {
-        "score": 0,
-        "output": "No .ipynb file was found in the submission.",
-        "tests": [],
-    }
-    (root / "submission" / "broken.ipynb").write_text("{oops")
-    results = run_autograder(root)
-    assert results["score"] == 0 and "invalid JSON" in str(results["output"])
+        archive.extractall(source)
+    return source
 
 
 @pytest.mark.slow
@@ -139,7 +99,7 @@ def test_gradescope_bundle_carries_the_data_files(tmp_path: Path) -> None:
     raw["assignments"]["self_attention"]["files"] = ["data/x.txt"]
     raw["assignments"]["self_attention"].pop("exercise")
     (course / "config.yaml").write_text(yaml.safe_dump(raw))
-    root = unpack(load_config(course / "config.yaml"), tmp_path)
-    assert (root / "source" / "data" / "x.txt").read_text() == "numbers"
-    bundled = load_config(root / "source" / "config.yaml").assignment("self_attention")
+    source = unpack(load_config(course / "config.yaml"), tmp_path)
+    assert (source / "data" / "x.txt").read_text() == "numbers"
+    bundled = load_config(source / "config.yaml").assignment("self_attention")
     assert [f.name for f in bundled.files] == ["data/x.txt"]

@@ -28,6 +28,7 @@ SANDBOX_TESTS = [
     "tests/test_course_files.py",
     "tests/test_acceptance_batch.py",
     "tests/test_view.py",
+    "tests/test_gradescope.py",
 ]
 
 

@@ -1,15 +1,18 @@
 """`grader export-gradescope` and `grader template`: ready-made CI for the places students are.
 
-The Gradescope bundle holds the grader's source, a config with the one assignment, and that
-assignment's solution, mistakes and data files, so the autograder image grades exactly as
-`grader check`.
+The Gradescope autograder is laid out as Gradescope uses it: `setup.sh` and `run_autograder`
+at the root of the zip, which Gradescope unpacks into `/autograder/source`; that folder is
+also the course (a config with the one assignment, its solution, mistakes and data files),
+and `package/` holds the grader as a project `setup.sh` installs, so the autograder image
+grades exactly as `grader check`.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import zipfile
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 import yaml
@@ -18,21 +21,50 @@ from grader.course.config import Config
 from grader.errors import UsageError
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the grader package
+DISTRIBUTION = "attention-grader"
 TEMPLATES = ("github", "gitlab")
 
 
 def template(name: str) -> str:
-    """The text of the bundled CI template `name`; UsageError listing the templates when there is no
-    such one."""
+    """The CI file of a template (`github`, `gitlab`), as `grader template NAME` prints it."""
     if name not in TEMPLATES:
         raise UsageError(f"no template {name!r}; there are: {', '.join(TEMPLATES)}")
     return resources.files("grader").joinpath(f"templates/ci/{name}.yml").read_text("utf-8")
 
 
-def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
-    """Write to `out`, and return it, a Gradescope autograder zip for one assignment: setup and run
-    scripts, a config of that assignment alone, its solution, catalogue and data files, and the
-    grader package."""
+def package_project() -> str:
+    """A pyproject.toml that installs this grader from its own files, however it was installed
+    (a checkout or a wheel): its name, version and runtime dependencies, from its metadata."""
+    requires = [r for r in metadata.requires(DISTRIBUTION) or [] if "extra ==" not in r]
+    version = metadata.version(DISTRIBUTION)
+    python = metadata.metadata(DISTRIBUTION)["Requires-Python"] or ">=3.11"
+    return "\n".join(
+        [
+            "[build-system]",
+            'requires = ["setuptools>=68"]',
+            'build-backend = "setuptools.build_meta"',
+            "",
+            "[project]",
+            f"name = {json.dumps(DISTRIBUTION)}",
+            f"version = {json.dumps(version)}",
+            f"requires-python = {json.dumps(python)}",
+            f"dependencies = {json.dumps(requires)}",
+            "",
+            "[project.scripts]",
+            'grader = "grader.cli:main"',
+            "",
+            "[tool.setuptools.packages.find]",
+            'include = ["grader*"]',
+            "",
+            "[tool.setuptools.package-data]",
+            'grader = ["templates/*.j2", "templates/serve/*", "templates/ci/*.yml", "templates/gradescope/*"]',
+            "",
+        ]
+    )
+
+
+def _course_config(config: Config, assignment_id: str) -> str:
+    """The course's config with only this assignment, its paths inside the autograder."""
     assignment = config.assignment(assignment_id)
     raw_config = yaml.safe_load(config.path.read_text(encoding="utf-8"))
     spec = dict(raw_config["assignments"][assignment_id])
@@ -45,6 +77,14 @@ def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
         "defaults": raw_config.get("defaults", {}),
         "assignments": {assignment_id: spec},
     }
+    if "sandbox" in raw_config:
+        bundle_config["sandbox"] = raw_config["sandbox"]
+    return yaml.safe_dump(bundle_config, sort_keys=False)
+
+
+def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
+    """Write the autograder zip for one assignment (see the module's docstring)."""
+    assignment = config.assignment(assignment_id)
     run = resources.files("grader").joinpath("templates/gradescope/run_autograder")
     setup = resources.files("grader").joinpath("templates/gradescope/setup.sh")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -53,17 +93,17 @@ def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
         # quoted for the shell: an assignment id is any YAML key
         script = run.read_text("utf-8").replace("@ASSIGNMENT@", shlex.quote(assignment_id))
         _add(bundle, "run_autograder", script, executable=True)
-        _add(bundle, "source/config.yaml", yaml.safe_dump(bundle_config, sort_keys=False))
+        _add(bundle, "config.yaml", _course_config(config, assignment_id))
         for path in (assignment.solution, assignment.mistakes):
             if path is not None:
-                _add(bundle, f"source/solutions/{path.name}", path.read_text("utf-8"))
+                _add(bundle, f"solutions/{path.name}", path.read_text("utf-8"))
         for data in assignment.files:  # `files:` names them relative to the config
-            bundle.writestr(f"source/{data.name}", data.source.read_bytes())
-        _add(bundle, "source/pyproject.toml", (PACKAGE_ROOT.parent / "pyproject.toml").read_text())
-        _add(bundle, "source/README.md", f"Autograder for {assignment_id}.\n")
+            bundle.writestr(data.name, data.source.read_bytes())
+        _add(bundle, "package/pyproject.toml", package_project())
+        _add(bundle, "package/README.md", f"The grader, for the autograder of {assignment_id}.\n")
         for file in sorted(PACKAGE_ROOT.rglob("*")):
             if file.is_file() and "__pycache__" not in file.parts:
-                name = f"source/grader/{file.relative_to(PACKAGE_ROOT).as_posix()}"
+                name = f"package/grader/{file.relative_to(PACKAGE_ROOT).as_posix()}"
                 bundle.writestr(name, file.read_bytes())
     return out
 

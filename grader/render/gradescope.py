@@ -12,21 +12,65 @@ from grader.render.escape import json_text, one_line
 from grader.report import Report, TargetResult
 
 
-def _test(target: TargetResult) -> dict[str, Any]:
+def _lines(target: TargetResult) -> list[str]:
+    """What a test's output says of a target: verdict, where, mistakes, messages."""
     lines = [f"{target.status}: {target.score:g} / {target.max_score:g} points"]
     if target.location and target.status != "passed":
         lines.append(f"at {target.location.describe()}")
     if target.mistakes:
         lines.append(f"mistakes: {', '.join(target.mistakes)}")
-    lines += target.messages
+    return lines + list(target.messages)
+
+
+def _test(
+    name: str, score: float, max_score: float, ok: bool, lines: list[str], visibility: str
+) -> dict[str, Any]:
     return {
-        "name": one_line(target.name),
-        "score": target.score,
-        "max_score": target.max_score,
-        "status": "passed" if target.status == "passed" else "failed",
+        "name": one_line(name),
+        "score": round(score, 6),
+        "max_score": round(max_score, 6),
+        "status": "passed" if ok else "failed",
         "output": "\n".join(map(one_line, lines)),
-        "visibility": "visible",
+        "visibility": visibility,
     }
+
+
+def _tests(target: TargetResult) -> list[dict[str, Any]]:
+    """One test per target; a target with hidden cases (`public_cases:`) is two: its public
+    cases, visible now, and its hidden ones, shown `after_published`. Each case is worth an
+    equal share of the points; the two tests add up to the target's score. The public test
+    says nothing learnt from hidden cases: its diagnosis only when a public case failed."""
+    public, total, ok = target.public_cases, target.cases_total, target.status == "passed"
+    if public is None or public >= total:
+        lines = _lines(target)
+        return [_test(target.name, target.score, target.max_score, ok, lines, "visible")]
+    share = target.max_score / total
+    passed = sum(o == "passed" for o in target.case_outcomes[:public])
+    # Never more than the target earned (all-or-nothing scoring gives 0 for any failure).
+    shown = min(share * passed, target.score)
+    said = [f"public cases: {passed} of {public} passed"]
+    if passed < public:
+        said += _lines(target)[1:]
+    hidden = total - public
+    unseen = sum(o == "passed" for o in target.case_outcomes[public:])
+    return [
+        _test(
+            f"{target.name} (public cases)",
+            shown,
+            share * public,
+            passed == public,
+            said,
+            "visible",
+        ),
+        _test(
+            f"{target.name} (hidden cases)",
+            target.score - shown,
+            target.max_score - share * public,
+            unseen == hidden,
+            [f"hidden cases: {unseen} of {hidden} passed", *_lines(target)],
+            "after_published",
+        ),
+    ]
 
 
 def results(report: Report) -> dict[str, Any]:
@@ -38,7 +82,7 @@ def results(report: Report) -> dict[str, Any]:
         "output": "\n".join(map(one_line, output)),
         "visibility": "visible",
         "stdout_visibility": "hidden",
-        "tests": [_test(t) for t in report.targets],
+        "tests": [test for t in report.targets for test in _tests(t)],
     }
 
 

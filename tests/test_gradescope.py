@@ -1,0 +1,175 @@
+"""The Gradescope autograder, run the way Gradescope runs it.
+
+A folder stands for the autograder machine and is bound at `/autograder` in a bubblewrap
+sandbox that sees the system read-only and nothing else of this machine. As Gradescope does:
+the zip is unpacked into `/autograder/source`, `setup.sh` runs there once (it installs the
+grader from the zip into `/autograder/venv`), `run_autograder` is copied to
+`/autograder/run_autograder`; then for each submission `/autograder/submission` holds the
+student's files and `/autograder/run_autograder` runs in `/autograder`, leaving
+`/autograder/results/results.json`. As root the sandbox is made directly; as an ordinary user
+in a user namespace where that user is root, as Gradescope's container runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.author.export import export_gradescope
+from grader.course.config import load_config
+
+from conftest import REPO, repo_config_raw
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+DEMO = REPO / "demo" / "submissions"
+PUBLIC = 2  # cases of each target that students see before the results are published
+
+
+def machine_run(machine: Path, script: str, cwd: str) -> subprocess.CompletedProcess[str]:
+    """`script` in bash on the autograder machine: `machine` at /autograder, the system's
+    /usr, /etc and /opt read-only (Python, pip's configuration and local package index)."""
+    as_root = [] if os.geteuid() == 0 else ["--unshare-user", "--uid", "0", "--gid", "0"]
+    command = [
+        "bwrap", *as_root, "--die-with-parent", "--unshare-pid",
+        "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--ro-bind", "/opt", "/opt",
+        "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
+        "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/root",
+        "--bind", str(machine), "/autograder", "--chdir", cwd,
+        "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+        "--setenv", "HOME", "/root", "--setenv", "PIP_NO_CACHE_DIR", "1",
+        "bash", "-c", script,
+    ]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=500)
+
+
+@pytest.fixture(scope="module")
+def course() -> Iterator[Path]:
+    """The bundled course with only the first PUBLIC cases of each target public."""
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-gs-course-"))
+    folder.chmod(0o755)
+    raw = repo_config_raw()
+    for target in raw["assignments"]["self_attention"]["targets"].values():
+        target["public_cases"] = PUBLIC
+    (folder / "config.yaml").write_text(json.dumps(raw))
+    (folder / "config.yaml").chmod(0o644)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def machine(course: Path) -> Iterator[Path]:
+    """An autograder machine built from the exported zip, as Gradescope builds its image."""
+    root = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-gs-"))
+    root.chmod(0o755)
+    try:
+        zipped = export_gradescope(load_config(course / "config.yaml"), "self_attention",
+                                   root / "upload" / "autograder.zip")  # fmt: skip
+        machine = root / "autograder"
+        machine.mkdir()
+        unzip = ["unzip", "-q", str(zipped), "-d", str(machine / "source")]
+        subprocess.run(unzip, check=True)
+        built = machine_run(
+            machine,
+            "bash ./setup.sh && cp /autograder/source/run_autograder /autograder/run_autograder",
+            "/autograder/source",
+        )
+        assert built.returncode == 0, built.stderr[-3000:]
+        yield machine
+    finally:
+        shutil.rmtree(root)
+
+
+def submit(machine: Path, files: dict[str, Path | str]) -> dict[str, Any]:
+    """One submission: the files in /autograder/submission, run_autograder, results.json."""
+    for folder in ("submission", "results"):
+        shutil.rmtree(machine / folder, ignore_errors=True)
+        (machine / folder).mkdir()
+    for name, content in files.items():
+        target = machine / "submission" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            shutil.copy(content, target)
+        else:
+            target.write_text(content)
+    ran = machine_run(machine, "/autograder/run_autograder", "/autograder")
+    assert ran.returncode == 0, ran.stderr
+    results: dict[str, Any] = json.loads((machine / "results" / "results.json").read_text())
+    return results
+
+
+def checkout_grade(course: Path, notebook: Path) -> dict[str, Any]:
+    """What `grader check` in this checkout says of the notebook, against the same course."""
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(notebook), "--course", str(course),
+         "--assignment", "self_attention", "--format", "json"],
+        capture_output=True, text=True, check=False, cwd=course,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_the_zip_is_laid_out_for_gradescope(machine: Path) -> None:
+    source = machine / "source"
+    assert (source / "setup.sh").is_file() and os.access(source / "run_autograder", os.X_OK)
+    assert (source / "config.yaml").is_file() and (source / "solutions").is_dir()
+    assert not (source / "source").exists()
+    assert (machine / "venv" / "bin" / "grader").is_file()  # setup.sh installed the grader
+
+
+@pytest.mark.parametrize("student", ["bruno", "ada", "emil"])
+def test_results_match_grader_check_with_hidden_cases_after_published(
+    machine: Path, course: Path, student: str
+) -> None:
+    notebook = DEMO / f"{student}.ipynb"
+    results = submit(machine, {f"my {student}.ipynb": notebook})
+    expected = checkout_grade(course, notebook)
+    assert results["score"] == pytest.approx(expected["score"])
+    tests = results["tests"]
+    assert sum(t["score"] for t in tests) == pytest.approx(expected["score"])
+    assert sum(t["max_score"] for t in tests) == pytest.approx(expected["max_score"])
+    for target in expected["targets"]:
+        public, hidden = (
+            next(t for t in tests if t["name"] == f"{target['name']} ({kind} cases)")
+            for kind in ("public", "hidden")
+        )
+        assert public["visibility"] == "visible"
+        assert hidden["visibility"] == "after_published"
+        assert public["score"] + hidden["score"] == pytest.approx(target["score"])
+        assert public["output"].startswith("public cases: ")
+    assert {t["visibility"] for t in tests} == {"visible", "after_published"}
+
+
+def test_a_submission_without_a_notebook_scores_zero_with_a_reason(machine: Path) -> None:
+    results = submit(machine, {"notes.txt": "I forgot"})
+    assert results == {
+        "score": 0,
+        "output": "No .ipynb file was found in the submission.",
+        "tests": [],
+    }
+    results = submit(machine, {"broken.ipynb": "{oops"})
+    assert results["score"] == 0 and "invalid JSON" in str(results["output"])
+
+
+def test_the_zip_keeps_run_autograder_executable(machine: Path) -> None:
+    zipped = next((machine.parent / "upload").glob("*.zip"))
+    with zipfile.ZipFile(zipped) as archive:
+        names = archive.namelist()
+        assert archive.getinfo("run_autograder").external_attr >> 16 & 0o111
+        assert archive.getinfo("setup.sh").external_attr >> 16 & 0o111
+    assert not [n for n in names if n.startswith("source/")]
+    assert "package/pyproject.toml" in names and "package/grader/engine.py" in names
