@@ -150,7 +150,8 @@ def check(
     \b
     Formats: text (terminal), json, junit (JUnit XML), github (workflow annotations, and a
     summary table in $GITHUB_STEP_SUMMARY), gradescope (results.json; written to
-    /autograder/results/ when that folder exists), markdown (pull-request comment).
+    /autograder/results/ when that folder exists), markdown (pull-request comment),
+    classroom (the result GitHub Classroom's autograding reporter reads).
     Exit code: 0 all passed, 1 something failed, 2 bad input or config, 3 internal error.
     Example:  grader check self_attention.ipynb --format json
     Per-student inputs:  GRADER_COURSE_SECRET=… grader check nb.ipynb --student s123

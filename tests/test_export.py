@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -41,32 +45,65 @@ def unpack(config: Config, tmp_path: Path, assignment: str = "self_attention") -
     return source
 
 
+def step_outputs(path: Path) -> dict[str, str]:
+    """name=value lines a step wrote to $GITHUB_OUTPUT."""
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
+def classroom_points(reporter: dict[str, Any], outputs: dict[str, dict[str, str]]) -> str:
+    """What GitHub Classroom's autograding reporter writes on the check run, read the way it
+    reads it: for each runner in `runners`, the env var <RUNNER>_RESULTS (its value the
+    step output the workflow gives it), base64 JSON; the tests' scores add up, over the sum
+    of the runners' `max_score`."""
+    total = maximum = 0.0
+    for runner in reporter["with"]["runners"].split(","):
+        value = reporter["env"][f"{runner.strip().upper()}_RESULTS"]
+        match = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.(\w+) \}\}", value)
+        assert match, value
+        results = json.loads(base64.b64decode(outputs[match[1]][match[2]]).decode("utf-8"))
+        assert results["version"] == 1 and results["status"] in ("pass", "fail", "error")
+        maximum += results["max_score"]
+        total += sum(test["score"] for test in results["tests"])
+    return f"Points {total:g}/{maximum:g}"
+
+
 @pytest.mark.slow
-def test_github_workflow_runs_end_to_end(tmp_path: Path) -> None:
+def test_github_workflow_reports_points_to_classroom(tmp_path: Path) -> None:
     workflow = yaml.safe_load(template("github"))
-    job = workflow["jobs"]["grade"]
+    job = workflow["jobs"]["run-autograding-tests"]
+    assert workflow["name"] == job["name"] == "Autograding Tests"  # the check run it updates
+    assert workflow["permissions"]["checks"] == "write"
     workspace = tmp_path / "repo"
     workspace.mkdir()
     shutil.copy(BRUNO, workspace / job["env"]["NOTEBOOK"])
-    output, summary = tmp_path / "output", tmp_path / "summary.md"
+    summary = tmp_path / "summary.md"
     env = {
         **job["env"],
+        "GRADER_COURSE": str(REPO),  # what the workflow checks out into .course
         "CI": "true",
         "GITHUB_ACTIONS": "true",
         "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_OUTPUT": str(output),
         "GITHUB_STEP_SUMMARY": str(summary),
     }
-    ran = []
+    outputs: dict[str, dict[str, str]] = {}
+    reporters = []
     for step in job["steps"]:
+        if "classroom-resources/autograding-grading-reporter" in step.get("uses", ""):
+            reporters.append(step)
         if "run" not in step or step.get("id") == "install":
             continue  # `uses:` actions and the pip install need the hosted runner
-        result = run_bash(step["run"], workspace, env)
-        ran.append(step["id"])
+        output = tmp_path / f"output-{step['id']}"
+        output.touch()
+        result = run_bash(step["run"], workspace, {**env, "GITHUB_OUTPUT": str(output)})
         assert result.returncode == 1  # the notebook has failing functions: the check is red
         assert any(line.startswith("::error file=") for line in result.stdout.splitlines())
-    assert ran == ["grade"]
-    assert "points=5/10" in output.read_text()
+        outputs[step["id"]] = step_outputs(output)
+    assert list(outputs) == ["grade"]
+    expected = json.loads((workspace / "grade.json").read_text())
+    assert outputs["grade"]["points"] == f"{expected['score']:g}/{expected['max_score']:g}"
+    assert len(reporters) == 1
+    points = classroom_points(reporters[0], outputs)
+    assert points == f"Points {expected['score']:g}/{expected['max_score']:g}"
     assert "| ❌ | `scaled_dot_product_self_attention` | failed |" in summary.read_text()
 
 
@@ -74,12 +111,17 @@ def test_github_workflow_runs_end_to_end(tmp_path: Path) -> None:
 def test_gitlab_job_writes_a_junit_report(tmp_path: Path) -> None:
     job = yaml.safe_load(template("gitlab"))["grade-notebook"]
     shutil.copy(BRUNO, tmp_path / job["variables"]["NOTEBOOK"])
-    result = run_bash("\n".join(job["script"]), tmp_path, job["variables"])
+    env = {**job["variables"], "GRADER_COURSE": str(REPO)}  # what before_script clones
+    result = run_bash("\n".join(job["script"]), tmp_path, env)
     assert result.returncode == 1  # failing functions make the job red, as on GitHub
     assert "5 / 10 points" in result.stdout
     report = tmp_path / job["artifacts"]["reports"]["junit"]
     root = ET.parse(report).getroot()
-    assert {c.get("name") for c in root.iter("testcase")} >= {"softmax", "self_attention"}
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert set(cases) >= {"softmax", "self_attention"}
+    failed = cases["scaled_dot_product_self_attention"]
+    assert failed.find("failure") is not None and cases["softmax"].find("failure") is None
+    assert "$GRADER_COURSE" in " ".join(job["before_script"])
 
 
 def test_template_command_prints_the_files() -> None:

@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 
-from grader.render import github, gradescope, junit, markdown
+from grader.render import classroom, github, gradescope, junit, markdown
 from grader.render import json as json_format
 from grader.render import text as text_format
 from grader.report import Report
@@ -14,4 +14,5 @@ RENDERERS: dict[str, Callable[[Report], str]] = {
     "github": github.render,
     "gradescope": gradescope.render,
     "markdown": markdown.render,
+    "classroom": classroom.render,
 }
