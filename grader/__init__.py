@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     from grader.errors import GraderError
     from grader.inline import check
     from grader.report import Report
+    from grader.run.session import keep_going
 
-__all__ = ["GraderError", "Report", "check", "grade_path", "load_config"]
+__all__ = ["GraderError", "Report", "check", "grade_path", "keep_going", "load_config"]
 # Imported on first use: the sandboxed worker imports `grader.run.worker` and must not pull in
 # the judging side (nor `check`'s Jinja) through this package's own import.
 _LAZY = {
@@ -26,6 +27,7 @@ _LAZY = {
     "Report": "report",
     "check": "inline",
     "grade_path": "engine",
+    "keep_going": "run.session",
     "load_config": "course.config",
 }
 

@@ -7,7 +7,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.author.assign import CHECK_CELL, exercise_notebook, strip_solutions, write_exercise
+from grader.author.assign import (
+    CHECK_CELL,
+    KEEP_GOING_CELL,
+    exercise_notebook,
+    strip_solutions,
+    write_exercise,
+)
 from grader.course.config import Config
 from grader.errors import ConfigError
 
@@ -68,5 +74,5 @@ def test_solution_only_cells_are_dropped(config: Config, tmp_path: Path) -> None
     from dataclasses import replace
 
     notebook = exercise_notebook(replace(spec, solution=path))
-    assert [c.source for c in notebook.cells] == ["x = 1", CHECK_CELL]
+    assert [c.source for c in notebook.cells] == [KEEP_GOING_CELL, "x = 1", CHECK_CELL]
     assert REPO.exists()

@@ -1,6 +1,7 @@
 """`grader assign`: the student notebook, generated from the solution notebook.
 
-In solution code cells, the lines between `# BEGIN SOLUTION: <what to do>` and
+The first code cell calls `keep_going()` and the last `check()`, so "Run All" reaches the
+check. In solution code cells, the lines between `# BEGIN SOLUTION: <what to do>` and
 `# END SOLUTION` are replaced by a TODO with that text and `raise NotImplementedError`.
 Cells tagged `solution-only` are dropped. Outputs are cleared, ids are stable, and the
 notebook's metadata names the assignment so `grader check` needs no flag.
@@ -20,6 +21,13 @@ from grader.errors import ConfigError
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
 SOLUTION_ONLY = "solution-only"
+# The first code cell: "Run All" then goes on past unfinished functions to the check() cell.
+KEEP_GOING_CELL = (
+    "# Run All goes on past the functions you have not finished yet: check() at the end\n"
+    "# says what is left.\n"
+    "from grader import keep_going\n"
+    "keep_going()"
+)
 CHECK_CELL = (
     "# Check your work: this grades the last *saved* version of this notebook (save first).\n"
     "# check('softmax') checks one function only.\n"
@@ -73,6 +81,10 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
             new = nbformat.v4.new_raw_cell(cell.source)
         new["id"] = f"{assignment.id}-{len(cells) + 1:02d}"
         cells.append(new)
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
+    setup = nbformat.v4.new_code_cell(KEEP_GOING_CELL)
+    setup["id"] = f"{assignment.id}-setup"
+    cells.insert(first_code, setup)
     checker = nbformat.v4.new_code_cell(CHECK_CELL)
     checker["id"] = f"{assignment.id}-check"
     cells.append(checker)
