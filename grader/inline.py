@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.course.config import load_course
+from grader.course.places import cell_places, relabel
 from grader.engine import grade_path
 from grader.errors import GraderError
 from grader.render.escape import safe_lines
@@ -109,6 +110,8 @@ def check(
             return _message(f"no graded function is called {target!r}; the graded ones: {names}")
     saved = time.strftime("%H:%M:%S", time.localtime(path.stat().st_mtime))
     shown = replace(report, targets=targets)
+    places = cell_places(path)  # cells named as Jupyter shows them: In [n], the 7th code cell
+    text = relabel(render_text(shown), places)
     return CheckResult(
-        render_text(shown), render_check(shown, targets, f"{path.name}, saved at {saved}"), shown
+        text, render_check(shown, targets, f"{path.name}, saved at {saved}", places), shown
     )
