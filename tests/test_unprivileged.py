@@ -29,6 +29,7 @@ SANDBOX_TESTS = [
     "tests/test_acceptance_batch.py",
     "tests/test_view.py",
     "tests/test_gradescope.py",
+    "tests/test_working_folder.py",
 ]
 
 

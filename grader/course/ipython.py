@@ -7,6 +7,7 @@ student sees. Valid Python is never touched: we only rewrite a cell that does no
 from __future__ import annotations
 
 import re
+import shlex
 
 from grader.course.parsing import fits, parse_cell
 
@@ -27,6 +28,8 @@ def neutralise(source: str, analyse: bool = True) -> tuple[str, list[tuple[int, 
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         magic = lines[first].strip()[2:].split()[0] if lines[first].strip()[2:] else ""
+        if magic in ("writefile", "file"):
+            return _writefile(lines, first)
         if magic not in _RUN_BODY:
             note = f"`%%{magic}` cell magic: the whole cell is not Python and was skipped"
             return "", [(first + 1, note)]
@@ -51,6 +54,31 @@ def neutralise(source: str, analyse: bool = True) -> tuple[str, list[tuple[int, 
             lines[i] = f"{indent}pass"
             notes.append((i + 1, f"`{_short(stripped)}` is an IPython help request; skipped"))
     return "\n".join(lines), notes
+
+
+def _writefile(lines: list[str], first: int) -> tuple[str, list[tuple[int, str]]]:
+    """`%%writefile [-a] NAME`: Python that writes the cell's body to NAME (appends with -a),
+    as IPython does, on the magic's own line; the body's lines stay, blank, so that line
+    numbers still match. The body goes in as a string literal, never as code."""
+    try:
+        words = shlex.split(lines[first].strip())[1:]
+    except ValueError:
+        words = []
+    append = bool(words) and words[0] in ("-a", "--append")
+    names = words[1:] if append else words
+    if len(names) != 1:
+        note = f"`{_short(lines[first])}`: not a file name the grader understands; skipped"
+        return "", [(first + 1, note)]
+    body = "\n".join(lines[first + 1 :])
+    mode = "a" if append else "w"
+    write = (
+        f"with open({names[0]!r}, {mode!r}, encoding='utf-8') as _grader_file: "
+        f"_grader_file.write({body!r})"
+    )
+    out = [""] * len(lines)
+    out[first] = write
+    did = "appended to" if append else "wrote"
+    return "\n".join(out), [(first + 1, f"`%%writefile` {did} {names[0]} in the working folder")]
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -15,6 +15,7 @@ import resource
 import select
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -122,6 +123,9 @@ def _detach_fds(keep: int, workdir: str) -> None:
     os.closerange(3, keep)
     os.closerange(keep + 1, 1 << 16)
     os.chdir(workdir)
+    # As in a Jupyter kernel, the working folder comes first on the import path: a notebook
+    # imports the helper modules the course lists there and those its cells write.
+    sys.path.insert(0, workdir)
     os.environ.update(HOME=workdir, TMPDIR=workdir, MPLBACKEND="Agg", GRADER_CHILD="1")
 
 
