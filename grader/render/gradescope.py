@@ -39,7 +39,8 @@ def _tests(target: TargetResult) -> list[dict[str, Any]]:
     """One test per target; a target with hidden cases (`public_cases:`) is two: its public
     cases, visible now, and its hidden ones, shown `after_published`. Each case is worth an
     equal share of the points; the two tests add up to the target's score. The public test
-    says nothing learnt from hidden cases: its diagnosis only when a public case failed."""
+    says nothing of hidden cases beyond the diagnosis, and that only when a public case
+    failed."""
     public, total, ok = target.public_cases, target.cases_total, target.status == "passed"
     if public is None or public >= total:
         lines = _lines(target)
@@ -49,8 +50,12 @@ def _tests(target: TargetResult) -> list[dict[str, Any]]:
     # Never more than the target earned (all-or-nothing scoring gives 0 for any failure).
     shown = min(share * passed, target.score)
     said = [f"public cases: {passed} of {public} passed"]
-    if passed < public:
-        said += _lines(target)[1:]
+    if passed < public:  # the diagnosis, not the per-case lines (they count hidden cases)
+        if target.location:
+            said.append(f"at {target.location.describe()}")
+        if target.mistakes:
+            said.append(f"mistakes: {', '.join(target.mistakes)}")
+        said += [f.message for f in target.findings if f.kind not in ("summary", "case")]
     hidden = total - public
     unseen = sum(o == "passed" for o in target.case_outcomes[public:])
     return [
