@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grader.author.export import export_gradescope
-from grader.course.config import load_config
+from grader.course.config import Config, load_config
 
 from conftest import REPO, repo_config_raw
 
@@ -70,25 +71,29 @@ def course() -> Iterator[Path]:
         shutil.rmtree(folder)
 
 
+def build_machine(config: Config, assignment: str, root: Path) -> Path:
+    """An autograder machine at root/autograder, built from the exported zip as Gradescope
+    builds its image."""
+    zipped = export_gradescope(config, assignment, root / "upload" / "autograder.zip")
+    machine = root / "autograder"
+    machine.mkdir()
+    subprocess.run(["unzip", "-q", str(zipped), "-d", str(machine / "source")], check=True)
+    built = machine_run(
+        machine,
+        "bash ./setup.sh && cp /autograder/source/run_autograder /autograder/run_autograder",
+        "/autograder/source",
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    return machine
+
+
 @pytest.fixture(scope="module")
 def machine(course: Path) -> Iterator[Path]:
-    """An autograder machine built from the exported zip, as Gradescope builds its image."""
+    """The machine for the course with hidden cases."""
     root = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-gs-"))
     root.chmod(0o755)
     try:
-        zipped = export_gradescope(load_config(course / "config.yaml"), "self_attention",
-                                   root / "upload" / "autograder.zip")  # fmt: skip
-        machine = root / "autograder"
-        machine.mkdir()
-        unzip = ["unzip", "-q", str(zipped), "-d", str(machine / "source")]
-        subprocess.run(unzip, check=True)
-        built = machine_run(
-            machine,
-            "bash ./setup.sh && cp /autograder/source/run_autograder /autograder/run_autograder",
-            "/autograder/source",
-        )
-        assert built.returncode == 0, built.stderr[-3000:]
-        yield machine
+        yield build_machine(load_config(course / "config.yaml"), "self_attention", root)
     finally:
         shutil.rmtree(root)
 
@@ -173,3 +178,42 @@ def test_the_zip_keeps_run_autograder_executable(machine: Path) -> None:
         assert archive.getinfo("setup.sh").external_attr >> 16 & 0o111
     assert not [n for n in names if n.startswith("source/")]
     assert "package/pyproject.toml" in names and "package/grader/engine.py" in names
+
+
+def test_the_students_file_is_graded_whatever_its_folders_are_named(
+    machine: Path, course: Path
+) -> None:
+    """A folder named with a line break made a line of `find`'s list that named the bundled
+    solution, and `sort | head` graded that: full marks for a half-right notebook. A link
+    to the solution did the same."""
+    solution = next((machine / "source" / "solutions").glob("*.ipynb"))
+    inside = Path("/autograder/source/solutions") / solution.name  # as the machine sees it
+    forged = f"x\n/{str(inside).lstrip('/')}"
+    half_right = submit(machine, {forged: DEMO / "bruno.ipynb"})
+    expected = checkout_grade(course, DEMO / "bruno.ipynb")["score"]
+    assert expected < 10 and half_right["score"] == pytest.approx(expected)
+    shutil.rmtree(machine / "submission")
+    (machine / "submission").mkdir()
+    (machine / "submission" / "homework.ipynb").symlink_to(inside)
+    ran = machine_run(machine, "/autograder/run_autograder", "/autograder")
+    assert ran.returncode == 0, ran.stderr
+    results = json.loads((machine / "results" / "results.json").read_text())
+    assert results["score"] == 0 and "No .ipynb file" in results["output"]
+
+
+def test_the_script_quotes_the_assignment_id(course: Path) -> None:
+    """An assignment id is any YAML key; the script must not run it."""
+    root = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-gs-id-"))
+    root.chmod(0o755)
+    try:
+        raw = repo_config_raw()
+        weird = 'it\'s "$(touch pwned)"'
+        raw["assignments"] = {weird: raw["assignments"]["self_attention"]}
+        (root / "course").mkdir()
+        (root / "course" / "config.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
+        machine = build_machine(load_config(root / "course" / "config.yaml"), weird, root)
+        results = submit(machine, {"homework.ipynb": DEMO / "bruno.ipynb"})
+        assert not list(root.rglob("pwned"))
+        assert results["score"] == checkout_grade(course, DEMO / "bruno.ipynb")["score"]
+    finally:
+        shutil.rmtree(root)
