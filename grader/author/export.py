@@ -57,7 +57,8 @@ def package_project() -> str:
             'include = ["grader*"]',
             "",
             "[tool.setuptools.package-data]",
-            'grader = ["templates/*.j2", "templates/serve/*", "templates/ci/*.yml", "templates/gradescope/*"]',
+            'grader = ["templates/*.j2", "templates/serve/*", "templates/ci/*.yml",'
+            ' "templates/gradescope/*"]',
             "",
         ]
     )
