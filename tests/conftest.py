@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,32 @@ def fast_config(tmp_path: Path) -> Config:
     """The real assignments with short time limits, for the tests that wait on a limit."""
     # In a folder of its own: the grader refuses a config beside a notebook.
     return load_config(write_fast_course(tmp_path / "course", "fast.yaml"))
+
+
+@pytest.fixture
+def chromium() -> Iterator[Any]:
+    """Headless Debian chromium driven by selenium, keeping the page's console log; the test
+    fails (never skips) when chromium or its driver is missing."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    assert binary and driver_path, "chromium and chromium-driver are needed: run `make browser`"
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()

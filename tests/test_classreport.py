@@ -9,6 +9,7 @@ import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -123,46 +124,26 @@ def test_report_stays_readable(graded: Path, size: int) -> None:
 
 
 @pytest.mark.browser
-def test_report_in_a_real_browser(graded: Path) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+def test_report_in_a_real_browser(graded: Path, chromium: Any) -> None:
     from selenium.webdriver.common.by import By
 
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver_path, "chromium and chromium-driver are needed: run `make browser`"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        driver.get((graded / "report.html").resolve().as_uri())
-        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-        assert errors == []
-        charts = driver.find_elements(By.TAG_NAME, "svg")
-        assert [c.get_attribute("id") for c in charts] == ["histogram", "pass-rates"]
-        for chart in charts:
-            assert chart.size["width"] > 300 and chart.size["height"] > 100
-            assert chart.find_elements(By.CSS_SELECTOR, "rect.bar")
-        rows = driver.find_elements(By.CSS_SELECTOR, "#mistakes tr")
-        listed = {r.find_elements(By.TAG_NAME, "td")[0].text for r in rows[1:]}
-        assert listed == {
-            "scale_hardcoded",
-            "output_transposed",
-            "scale_discarded",
-            "softmax_wrong_axis",
-            "not_implemented",
-        }
-        link = driver.find_element(By.LINK_TEXT, "wrong_axis0").get_attribute("href")
-        assert link is not None and link.endswith("feedback/wrong_axis0.html")
-    finally:
-        driver.quit()
+    driver = chromium
+    driver.get((graded / "report.html").resolve().as_uri())
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    charts = driver.find_elements(By.TAG_NAME, "svg")
+    assert [c.get_attribute("id") for c in charts] == ["histogram", "pass-rates"]
+    for chart in charts:
+        assert chart.size["width"] > 300 and chart.size["height"] > 100
+        assert chart.find_elements(By.CSS_SELECTOR, "rect.bar")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#mistakes tr")
+    listed = {r.find_elements(By.TAG_NAME, "td")[0].text for r in rows[1:]}
+    assert listed == {
+        "scale_hardcoded",
+        "output_transposed",
+        "scale_discarded",
+        "softmax_wrong_axis",
+        "not_implemented",
+    }
+    link = driver.find_element(By.LINK_TEXT, "wrong_axis0").get_attribute("href")
+    assert link is not None and link.endswith("feedback/wrong_axis0.html")

@@ -4,10 +4,9 @@ the instructor's class view updates itself too. Any CSP violation would be a con
 
 from __future__ import annotations
 
-import shutil
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,30 +23,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.sandbox]
 
 
 @pytest.fixture
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver_path, "chromium and chromium-driver are needed: run `make browser`"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+def browser(chromium: Any) -> Any:
+    return chromium
 
 
 def until(check: Callable[[], bool], seconds: float = 90) -> None:

@@ -8,7 +8,6 @@ beside the autograded value.
 
 from __future__ import annotations
 
-import csv
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from grader.batch.records import (
     stored_roster,
 )
 from grader.batch.standing import Standing, from_gradebook, write_grades
+from grader.batch.tables import csv_rows
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission, load_submission
 from grader.errors import UsageError
@@ -160,11 +160,7 @@ def _submission(path: Path) -> Submission | None:
 def read_changes(path: Path) -> list[Change]:
     """Overrides from a CSV with the columns student, target, points, comment (target empty:
     the total; points empty: clear the override). One line with the line number per error."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read it ({exc})") from None
-    reader = csv.DictReader(text.splitlines())
+    reader = csv_rows(path, UsageError)
     if not reader.fieldnames or not {"student", "points"} <= set(reader.fieldnames):
         raise UsageError(f"{path} line 1: needs the columns student, points (target, comment)")
     changes = []

@@ -11,7 +11,6 @@ Where a submission's time comes from, first found first:
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.roster import ROSTER_FILE
+from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
 
@@ -60,7 +60,7 @@ def load_extensions(course: Path) -> dict[str, float]:
         path = course / name
         if not path.is_file():
             continue
-        reader = csv.DictReader(path.read_text(encoding="utf-8-sig").splitlines())
+        reader = csv_rows(path, ConfigError)
         header = [(h or "").strip().lower() for h in reader.fieldnames or []]
         if column not in header:
             if name == EXTENSIONS_FILE:
@@ -78,11 +78,7 @@ def load_extensions(course: Path) -> dict[str, float]:
 def read_submitted_at(path: Path) -> dict[str, datetime]:
     """`--submitted-at FILE`: student,timestamp lines (ISO 8601 with a zone); one line with
     the line number for a bad one (UsageError, exit 2)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read it ({exc})") from None
-    reader = csv.DictReader(text.splitlines())
+    reader = csv_rows(path, UsageError)
     if not reader.fieldnames or not {"student", "timestamp"} <= set(reader.fieldnames):
         raise UsageError(f"{path} line 1: needs the columns student, timestamp")
     times = {}

@@ -11,12 +11,12 @@ a submission that matches nobody is listed, not graded. The public API is small 
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch.tables import csv_rows
 from grader.errors import ConfigError
 
 ROSTER_FILE = "roster.csv"
@@ -42,11 +42,7 @@ def load_roster(path: Path) -> list[Student]:
     """The students of `path`, in file order. A bad file or row raises ConfigError (exit 2)
     with one line naming the file and the line: a missing column, an empty id or name,
     an id given twice."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is not a column name
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the roster ({exc})") from None
-    reader = csv.DictReader(text.splitlines())
+    reader = csv_rows(path, ConfigError, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
     missing = [name for name in REQUIRED if name not in header]
     if missing:
