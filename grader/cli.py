@@ -686,11 +686,16 @@ def serve_command(
         return
     from grader.batch.grade import available_cores
     from grader.engine import require
+    from grader.judge.preflight import preflight_all
+    from grader.run.workers import shared_workers
     from grader.serve.checks import Limits
     from grader.serve.server import serve
 
     config = _course(config_path)
     support = require(sandbox)
+    # A broken course: one line and exit 2 at start-up, not a fault per upload.
+    specs = config.assignments.values()
+    preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
     limits = Limits(max_kb, max_attempts, min_interval)
     workers = jobs or max(1, available_cores() - 1)
     serve(config, out, host, port, workers, support, limits, secure_cookies)

@@ -14,6 +14,7 @@ from grader.course.recognise import choose_assignment
 from grader.errors import UsageError
 from grader.judge.evidence import explain
 from grader.judge.expected import Expected, build_expected
+from grader.judge.preflight import preflight
 from grader.judge.reference import Reference
 from grader.judge.score import (
     Answers,
@@ -53,6 +54,10 @@ def grade_path(
     path = Path(path)
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
+    mode = sandbox or config.sandbox
+    preflight(
+        config, assignment, shared_workers(require(mode), assignment.files, assignment.preload)
+    )
     if assignment.per_student_inputs:
         if not student:
             raise UsageError(
@@ -62,7 +67,7 @@ def grade_path(
         assignment = for_student(assignment, student, course_secret(config))
     if public_only:
         assignment = assignment.public()
-    report = grade_submission(submission, assignment, sandbox or config.sandbox)
+    report = grade_submission(submission, assignment, mode)
     return with_choice(report, chosen)
 
 

@@ -45,6 +45,7 @@ from grader.engine import finish, require, with_choice
 from grader.errors import UsageError
 from grader.judge.aggregate import scores_only
 from grader.judge.expected import Expected, build_expected
+from grader.judge.preflight import check_files, preflight
 from grader.render.escape import one_line, safe_lines, safe_name
 from grader.render.feedback import Adjusted, write_feedback
 from grader.report import Report
@@ -288,6 +289,7 @@ def grade_batch(
                 workers = max(1, min(jobs or available_cores(), len(todo)))
                 present = specs if assignment else _assignments_in(todo, config)
                 mode = sandbox or config.sandbox
+                check_files(config, present)  # a missing file: exit 2 before any worker starts
                 support = require(mode)
                 if cluster is None:
                     pool = Pool(config, assignment, workers, present, support, secret)
@@ -298,6 +300,8 @@ def grade_batch(
                 try:
                     # The course's own code first, on the class's workers: a solution that
                     # fails is the course's error (exit 2), not one fault per student.
+                    for spec in present:
+                        preflight(config, spec, pool.workers)
                     prepared = {a.id: _prepare(a, pool.workers) for a in present}
                     _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
                     recorder.settle()
