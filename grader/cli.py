@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from grader.course.config import MODES, Config, Mode, load_course
+from grader.course.locate import course_file
 from grader.engine import grade_path
 from grader.errors import GraderError, UsageError
 from grader.render import RENDERERS
@@ -39,7 +40,7 @@ def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the
     def merged(*args: Any, course: Path | None, config_path: Path | None, **kwargs: Any) -> Any:
         if course is not None and config_path is not None:
             raise click.UsageError("give --course or --config, not both")
-        named = course / "config.yaml" if course is not None else config_path
+        named = course_file(course) if course is not None else config_path
         return command(*args, config_path=named, **kwargs)
 
     config = click.option(
@@ -754,3 +755,37 @@ def serve_tokens(
     with export.open("w", newline="", encoding="utf-8") as handle:
         count = issue_tokens(out, roster, instructors, base_url, handle)
     click.echo(f"wrote {count} tokens to {export}", err=True)
+
+
+@main.command("release")
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The folder to write the student bundle into.",
+)
+@SANDBOX_OPTION
+@_errors_to_exit_codes
+def release_command(
+    assignment: str | None, config_path: Path | None, out: Path, sandbox: Mode | None
+) -> None:
+    """Write the student bundle: what students (and their CI) need to check their work on
+    the public cases, without the solutions.
+
+    \b
+    OUT gets the exercise notebooks, the course's data files and grader-bundle.npz: the
+    public cases' inputs, their expected outputs and what the diagnosis needs on them, as
+    numbers (no solution source, no hidden case's expected value). In OUT or below it, and
+    with --course OUT or $GRADER_COURSE=OUT, check(), `grader check` and
+    `pytest --notebook` grade against the bundle and name the hidden cases left for
+    `grader grade`. The course is checked first (exit 2 when it is broken).
+    Examples:
+      grader release --course . --out handout/
+      grader release --assignment self_attention --out handout/
+    """
+    from grader.author.release import release
+
+    written = release(_course(config_path), out, assignment, sandbox)
+    click.echo(f"wrote {written} and the exercise notebooks in {out}")

@@ -16,6 +16,7 @@ from grader.judge.evidence import explain
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import preflight
 from grader.judge.reference import Reference
+from grader.judge.released import released_data
 from grader.judge.score import (
     Answers,
     describe_error,
@@ -28,7 +29,7 @@ from grader.judge.score import (
     target_status,
 )
 from grader.judge.timeouts import cell_loop_note, explain_timeouts
-from grader.report import Finding, Location, Report, TargetResult, messages_of
+from grader.report import Finding, Location, Report, TargetResult, cases_line, messages_of
 from grader.run import bwrap
 from grader.run.compat import removed_name_notes
 from grader.run.sandbox import GRADER_FAULTS, OVER_TIME, ChildRun
@@ -55,9 +56,9 @@ def grade_path(
     submission = load_submission(path)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     mode = sandbox or config.sandbox
-    preflight(
-        config, assignment, shared_workers(require(mode), assignment.files, assignment.preload)
-    )
+    if assignment.released is None:  # a student bundle has no course code to check
+        workers = shared_workers(require(mode), assignment.files, assignment.preload)
+        preflight(config, assignment, workers)
     if assignment.per_student_inputs:
         if not student:
             raise UsageError(
@@ -81,11 +82,15 @@ def grade_submission(
 ) -> Report:
     """Run a loaded submission on a sandboxed worker, then judge it in this process."""
     started = time.monotonic()
-    case_set = build_cases(assignment)
+    released = assignment.released is not None  # a student bundle: its numbers, no code
+    case_set = released_data(assignment)[0] if released else build_cases(assignment)
     workers = shared_workers(require(sandbox), assignment.files, assignment.preload)
     plan = case_set.plan(assignment)
     run = workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
-    expected = build_expected(assignment, case_set, workers)
+    if released:
+        expected = released_data(assignment)[1]
+    else:
+        expected = build_expected(assignment, case_set, workers)
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
 
 
@@ -129,6 +134,7 @@ def finish(
         errors=tuple(errors),
         did_not_run=did_not_run,
         notes=(
+            *((line,) if (line := cases_line(targets)) else ()),
             *((run.note,) if run.note else ()),
             *submission.notes,
             *removed_name_notes(submission),
@@ -197,6 +203,7 @@ def judge_target(
             cases_total=len(cases),
             findings=(missing,),
             public_cases=spec.public_cases,
+            hidden_cases=spec.hidden_cases,
         )
     unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
     over_time = not run.wire_error and run.ending in OVER_TIME
@@ -243,6 +250,7 @@ def judge_target(
         tuple(o.kind for o in outcomes),
         tuple(findings),
         spec.public_cases,
+        spec.hidden_cases,
     )
 
 

@@ -17,7 +17,7 @@ from grader.course.locate import choose_course, ignored_configs
 from grader.engine import grade_path
 from grader.errors import GraderError
 from grader.render.escape import one_line, safe_lines
-from grader.report import TargetResult
+from grader.report import TargetResult, cases_line
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,6 +41,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 # How a course is named, in the grader's notes and errors.
 COURSE_HINT = "--grader-config FILE or $GRADER_COURSE"
+
+
+# Per notebook: "public cases: k of n passed; m hidden cases are graded when you submit".
+CASES_LINES = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Say, after the tests, how many cases were public and how many wait for submission."""
+    for line in config.stash.get(CASES_LINES, []):
+        terminalreporter.write_line(f"grader: {one_line(line)}")
 
 
 def _notebooks(config: pytest.Config) -> list[Path]:
@@ -118,6 +128,8 @@ class NotebookFile(pytest.File):
             # the message names the student's file, and may quote it
             message = safe_lines(f"the grader cannot read {self.path}: {exc}")
             raise self.CollectError(message) from None
+        if (line := cases_line(report.targets)) is not None:
+            self.config.stash.setdefault(CASES_LINES, []).append(f"{self.path.name}: {line}")
         for result in report.targets:
             yield TargetItem.from_parent(self, name=result.name, result=result)
 

@@ -105,6 +105,22 @@ class TargetResult:
     # The first this many cases are public (`public_cases:`), the rest hidden until the
     # instructor's results are published; None when all are public.
     public_cases: int | None = None
+    # Cases not graded here (a student's check() or bundle): graded when they submit.
+    hidden_cases: int = 0
+
+
+def cases_line(targets: Sequence[TargetResult]) -> str | None:
+    """ "public cases: k of n passed; m hidden cases are graded when you submit", when some
+    cases were left out of this grading; None when every case was graded."""
+    hidden = sum(t.hidden_cases for t in targets)
+    if not hidden:
+        return None
+    passed = sum(t.cases_passed for t in targets)
+    total = sum(t.cases_total for t in targets)
+    return (
+        f"public cases: {passed} of {total} passed; {hidden} hidden case"
+        f"{'s are' if hidden > 1 else ' is'} graded when you submit"
+    )
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,7 @@ class Report:
                 cases_total=int(t.get("cases_total", 0)),
                 case_outcomes=tuple(t.get("case_outcomes", ())),
                 findings=tuple(Finding.from_dict(f) for f in t.get("findings", ())),
+                hidden_cases=int(t.get("hidden_cases", 0)),
             )
             for t in data["targets"]
         )
@@ -183,6 +200,7 @@ class Report:
                     "messages": list(t.messages),
                     "location": _location(t.location),
                     "findings": [f.to_dict() for f in t.findings],
+                    "hidden_cases": t.hidden_cases,
                 }
                 for t in self.targets
             ],

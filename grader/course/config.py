@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import yaml
 
+from grader.course.bundle import BUNDLE_NAME, read_data
 from grader.course.deadline import LatePolicy, parse_time
 from grader.course.files import DataFile, course_files
 from grader.course.inputs import BUILDERS
@@ -69,6 +70,7 @@ class TargetSpec:
     sums_to_one: str | None = None
     variable: bool = False
     public_cases: int | None = None  # how many cases check() in a student's notebook uses
+    hidden_cases: int = 0  # cases left out of these sizes, graded only on submission
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,20 @@ class AssignmentSpec:
     # The seed of this student's public cases (derived from their id and the course secret);
     # None: the public cases use `seed`, like the hidden ones.
     public_seed: int | None = None
+    # The student bundle's data file this assignment was read from (`grader release`): its
+    # cases and expected outputs are the bundle's numbers; there is no solution to run.
+    released: Path | None = None
 
     def public(self) -> AssignmentSpec:
         """The assignment as a student's own check() sees it: only the public cases."""
         targets = tuple(
-            replace(t, sizes=t.sizes[: t.public_cases]) if t.public_cases else t
+            replace(
+                t,
+                sizes=t.sizes[: t.public_cases],
+                hidden_cases=t.hidden_cases + max(0, len(t.sizes) - t.public_cases),
+            )
+            if t.public_cases
+            else t
             for t in self.targets
         )
         return replace(self, targets=targets)
@@ -145,6 +156,8 @@ def load_course(given: Path | None, graded: Path | None, hint: str) -> tuple[Con
 def load_config(path: Path | None = None) -> Config:
     """Read, validate and resolve a config file; every problem is a ConfigError with a key path."""
     path = Path(path) if path is not None else choose_course().config
+    if path.name == BUNDLE_NAME:
+        return load_bundle(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -343,3 +356,49 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
         sandbox=raw.get("sandbox", "auto"),
         secret_file=secret,
     )
+
+
+def _released_target(entry: Mapping[str, Any]) -> TargetSpec:
+    sizes = tuple(dict(s) for s in entry["sizes"])
+    return TargetSpec(
+        name=str(entry["name"]),
+        points=float(entry["points"]),
+        inputs="",
+        sizes=sizes,
+        compare=str(entry["compare"]),
+        tolerance=Tolerance(**entry["tolerance"]),
+        partial_credit=bool(entry["partial_credit"]),
+        mutation=str(entry["mutation"]),
+        sums_to_one=entry["sums_to_one"],
+        variable=bool(entry["variable"]),
+        public_cases=len(sizes) if entry["hidden_cases"] else None,
+        hidden_cases=int(entry["hidden_cases"]),
+    )
+
+
+def load_bundle(path: Path) -> Config:
+    """A student bundle as a course Config: its assignments' public cases only, each marked
+    as released (grading reads the numbers from `path` and runs no course code)."""
+    manifest, _ = read_data(path)  # the numbers are judge/released.py's
+    base = path.resolve().parent
+    assignments = {}
+    try:
+        for entry in manifest["assignments"]:
+            exercise = entry["exercise"]
+            assignments[entry["id"]] = AssignmentSpec(
+                id=str(entry["id"]),
+                title=str(entry["title"]),
+                solution=path,  # there is none: grading reads the bundle's numbers
+                exercise=base / exercise if exercise else None,
+                mistakes=None,
+                seed=int(entry["seed"]),
+                time_limit=TimeLimit(**entry["time_limit"]),
+                targets=tuple(_released_target(t) for t in entry["targets"]),
+                preload=tuple(entry["preload"]),
+                files=tuple(DataFile(name, (base / name).resolve()) for name in entry["files"]),
+                keep=entry["keep"],
+                released=path,
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: a malformed student bundle ({exc!r})") from None
+    return Config(path=path, assignments=assignments, sandbox=manifest.get("sandbox", "auto"))

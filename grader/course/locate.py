@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from grader.course.bundle import BUNDLE_NAME
 from grader.errors import ConfigError
 
 CONFIG_ENV = "GRADER_CONFIG"  # a config file
@@ -44,13 +45,26 @@ def bundled_config_path() -> Path:
     return Path(__file__).resolve().parents[2] / CONFIG_NAME
 
 
+def course_file(folder: Path) -> Path:
+    """What a course folder is graded against: its config.yaml, else the data file of a
+    student bundle (`grader release`), else the config.yaml it lacks (for the error)."""
+    if not (folder / CONFIG_NAME).is_file() and (folder / BUNDLE_NAME).is_file():
+        return folder / BUNDLE_NAME
+    return folder / CONFIG_NAME
+
+
+def is_bundle(config: Path) -> bool:
+    """Whether this course file is a student bundle's: numbers only, no code to run."""
+    return config.name == BUNDLE_NAME
+
+
 def find_upward(start: Path | None = None) -> Path | None:
-    """The config.yaml of `start` (default: the working folder) or the nearest folder above
-    it that has one, as git finds `.git`; None when there is none up to the root."""
+    """The config.yaml (or student bundle) of `start` (default: the working folder) or the
+    nearest folder above it that has one, as git finds `.git`; None when there is none."""
     here = Path(os.path.abspath(start if start is not None else Path.cwd()))
     for folder in (here, *here.parents):
-        if (folder / CONFIG_NAME).is_file():
-            return folder / CONFIG_NAME
+        if (found := course_file(folder)).is_file():
+            return found
     return None
 
 
@@ -75,7 +89,7 @@ def named_course(given: Path | None = None) -> Course | None:
     if folder and file:
         raise ConfigError(f"${COURSE_ENV} and ${CONFIG_ENV} are both set: set one of them")
     if folder:
-        return Course(Path(folder) / CONFIG_NAME)
+        return Course(course_file(Path(folder)))
     return Course(Path(file)) if file else None
 
 
@@ -87,7 +101,9 @@ def choose_course(
     if (named := named_course(given)) is not None:
         return named
     found = find_upward()
-    if found is not None and (graded is None or not _holds(found, graded)):
+    # A bundle may hold the student's notebooks: it runs nothing, and its numbers decide
+    # only that student's own check.
+    if found is not None and (graded is None or is_bundle(found) or not _holds(found, graded)):
         return Course(found, "found")
     bundled = bundled_config_path()
     if bundled.is_file():
@@ -115,8 +131,8 @@ def refuse_beside(course: Course, graded: Path, hint: str) -> None:
     """Refuse (ConfigError, exit 2) a course the graded notebooks' side could have supplied:
     a config in their very folder, named or not, or one nobody named whose folder holds them
     (a grader installed from a student's clone brings the student's config as its own)."""
-    if not course.config.is_file():
-        return  # load_config says it is missing; there is nothing to refuse
+    if not course.config.is_file() or is_bundle(course.config):
+        return  # missing: load_config says so; a bundle: only numbers, nothing to refuse
     homes = {place.parent for place in _places(course.config)}
     for target in _places(graded):
         if _notebooks_folder(target) in homes:

@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 
 from grader.course.places import CellPlace, relabel
 from grader.render.escape import printable
-from grader.report import Location, Report
+from grader.report import Location, Report, cases_line
 
 # Symbols every common font has (emoji are missing on many servers and in headless browsers).
 ICONS = {"passed": "✓", "failed": "✗", "error": "!", "missing": "?", "timeout": "!"}
@@ -69,5 +69,11 @@ def render_check(
         return Markup(f"{escape(place.label())}, line {location.line}{first}")
 
     return render_template(
-        "check.html.j2", report=report, targets=targets, saved=saved, said=said, where=where
+        "check.html.j2",
+        report=report,
+        targets=targets,
+        saved=saved,
+        said=said,
+        where=where,
+        cases=cases_line(targets),
     )

@@ -1,0 +1,130 @@
+"""`grader release`: the student bundle. A folder a student (or their CI) can hold: the
+exercise notebooks, the course's data files, and one data file (grader/course/bundle.py)
+with each assignment's public cases, their expected outputs and what the diagnosis needs on
+them, as numbers. No solution source, no catalogue source, no hidden case's expected value.
+"""
+
+from __future__ import annotations
+
+import shutil
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.course.bundle import BUNDLE_NAME, write_data
+from grader.course.cases import build_cases
+from grader.course.config import AssignmentSpec, Config, Mode
+from grader.engine import require
+from grader.errors import ConfigError
+from grader.judge.expected import build_expected
+from grader.judge.preflight import preflight
+from grader.judge.released import bundle_entry
+from grader.run.workers import shared_workers
+
+
+def spec_entry(spec: AssignmentSpec, exercise: str | None, files: list[str]) -> dict[str, Any]:
+    """What the manifest says of one (public) assignment: no solution, no catalogue."""
+    return {
+        "id": spec.id,
+        "title": spec.title,
+        "exercise": exercise,
+        "seed": spec.seed,
+        "time_limit": vars(spec.time_limit),
+        "preload": list(spec.preload),
+        "files": files,
+        "keep": spec.keep,
+        "targets": [
+            {
+                "name": t.name,
+                "points": t.points,
+                "sizes": [dict(s) for s in t.sizes],
+                "compare": t.compare,
+                "tolerance": vars(t.tolerance),
+                "partial_credit": t.partial_credit,
+                "mutation": t.mutation,
+                "sums_to_one": t.sums_to_one,
+                "variable": t.variable,
+                "hidden_cases": t.hidden_cases,
+            }
+            for t in spec.targets
+        ],
+    }
+
+
+def _place(path: Path, root: Path) -> str:
+    """Where a course file goes in the bundle: where it lies in the course, else its name."""
+    resolved = path.resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else path.name
+
+
+def _copy(source: Path, out: Path, name: str) -> None:
+    target = out / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+
+
+def release(
+    config: Config, out: Path, assignment: str | None = None, sandbox: Mode | None = None
+) -> Path:
+    """Write the student bundle of the course (or of one assignment) into `out`; returns
+    its data file. ConfigError (exit 2) for a broken course, a missing exercise, an
+    assignment with per-student inputs, or a course that is itself a bundle."""
+    if config.path.name == BUNDLE_NAME:
+        raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
+    specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
+    root = config.path.resolve().parent
+    entries: list[dict[str, Any]] = []
+    numbers: dict[str, Any] = {}
+    arrays: list[np.ndarray] = []
+    for spec in specs:
+        entries.append(_assignment(config, spec, root, out, sandbox, numbers, arrays))
+    data = out / BUNDLE_NAME
+    try:
+        version = metadata.version("attention-grader")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    manifest = {
+        "assignments": entries,
+        "numbers": numbers,
+        "sandbox": config.sandbox,
+        "grader": version,
+    }
+    write_data(data, manifest, arrays)
+    return data
+
+
+def _assignment(
+    config: Config,
+    spec: AssignmentSpec,
+    root: Path,
+    out: Path,
+    sandbox: Mode | None,
+    numbers: dict[str, Any],
+    arrays: list[np.ndarray],
+) -> dict[str, Any]:
+    """Check one assignment, write its files into `out` and its numbers into `numbers`."""
+    where = f"{config.path}: assignments.{spec.id}"
+    if spec.per_student_inputs:
+        raise ConfigError(
+            f"{where}.per_student_inputs: each student's public cases are their own; a "
+            "bundle for the whole class cannot hold them"
+        )
+    if spec.exercise is None or not spec.exercise.is_file():
+        raise ConfigError(
+            f"{where}.exercise: no exercise notebook to hand out ({spec.exercise}); write it "
+            f"with `grader assign --assignment {spec.id}` first"
+        )
+    workers = shared_workers(require(sandbox or config.sandbox), spec.files, spec.preload)
+    preflight(config, spec, workers)
+    public = spec.public()
+    case_set = build_cases(public)
+    expected = build_expected(public, case_set, workers)
+    numbers[spec.id] = bundle_entry(public, case_set, expected, arrays)
+    exercise = _place(spec.exercise, root)
+    out.mkdir(parents=True, exist_ok=True)
+    _copy(spec.exercise, out, exercise)
+    for data in spec.files:
+        _copy(data.source, out, data.name)
+    return spec_entry(public, exercise, [d.name for d in spec.files])
