@@ -39,10 +39,11 @@ from grader.batch.submissions import content_hash, file_hash, find_submissions
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.deadline import Late
+from grader.course.locate import is_bundle
 from grader.course.notebook import Submission, assignment_hint, load_submission
 from grader.course.per_student import course_secret, needs_secret, settings_tag
 from grader.engine import finish, require, with_choice
-from grader.errors import UsageError
+from grader.errors import ConfigError, UsageError
 from grader.judge.aggregate import scores_only
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import check_files, preflight
@@ -256,6 +257,10 @@ def grade_batch(
     `cluster`: a Dask scheduler's address; the notebooks then run on its workers (see
     cluster.py)."""
     started = time.monotonic()
+    if is_bundle(config.path):
+        raise ConfigError(
+            f"{config.path} is a student bundle (public cases only): grade against the course"
+        )
     sweep_scratch()
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
     # Per-student inputs: the secret first (no secret, exit 2 before anything is written).

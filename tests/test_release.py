@@ -1,0 +1,224 @@
+"""`grader release`: the student bundle holds no solution, grades the public cases exactly as
+the full course does, and every way a student checks from it names the hidden cases."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch.grade import grade_batch
+from grader.cli import main
+from grader.course.bundle import BUNDLE_NAME
+from grader.course.config import Config, load_config
+from grader.course.notebook import load_submission
+from grader.engine import grade_path
+from grader.inline import check
+from grader.judge.released import released_data
+from grader.report import Report
+
+from conftest import REPO, repo_config_raw
+
+AID = "self_attention"
+PUBLIC = 2  # public cases of every target; the rest are hidden
+NOTEBOOKS = sorted((REPO / "demo" / "submissions").glob("*.ipynb")) + sorted(
+    (REPO / "tests" / "notebooks" / AID).glob("*.ipynb")
+)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Config, Path]]:
+    """(the course: the bundled self_attention with PUBLIC public cases per target, the
+    folder `grader release` wrote)."""
+    root = tmp_path_factory.mktemp("release")
+    raw = repo_config_raw()
+    spec = raw["assignments"][AID]
+    for target in spec["targets"].values():
+        target["public_cases"] = PUBLIC
+    raw["assignments"] = {AID: spec}
+    (root / "course").mkdir()
+    (root / "course" / "config.yaml").write_text(json.dumps(raw))
+    out = root / "bundle"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(root / "course"), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    yield load_config(root / "course" / "config.yaml"), out
+
+
+def _bundle_texts(folder: Path) -> dict[str, bytes]:
+    """Every byte string the bundle holds: its files, and each member of its data file."""
+    texts = {}
+    for path in folder.rglob("*"):
+        if path.is_file():
+            texts[str(path)] = path.read_bytes()
+            if path.name == BUNDLE_NAME:
+                with zipfile.ZipFile(path) as data:
+                    for name in data.namelist():
+                        texts[f"{path}:{name}"] = data.read(name)
+    return texts
+
+
+def _bodies(path: Path) -> dict[str, str]:
+    """Each top-level function of a notebook, by name: its body as a normalised AST."""
+    found = {}
+    submission = load_submission(path)
+    for cell in submission.cells:
+        for node in submission.tree(cell.index).body:
+            if isinstance(node, ast.FunctionDef):
+                found[node.name] = ast.dump(ast.Module(node.body, []))
+    return found
+
+
+def _solution_functions(spec: Any) -> dict[str, ast.FunctionDef]:
+    """The solution's functions whose body the exercise does not hand out."""
+    stubs = _bodies(spec.exercise)
+    solution = load_submission(spec.solution)
+    found = {}
+    for cell in solution.cells:
+        for node in solution.tree(cell.index).body:
+            body = ast.dump(ast.Module(node.body, [])) if isinstance(node, ast.FunctionDef) else ""
+            if isinstance(node, ast.FunctionDef) and stubs.get(node.name) != body:
+                found[node.name] = node
+    return found
+
+
+def test_no_solution_function_body_is_in_the_bundle(released: tuple[Config, Path]) -> None:
+    config, out = released
+    functions = _solution_functions(config.assignment(AID))
+    assert len(functions) >= 6  # every target's solution, at least
+    bundled = [p for p in out.rglob("*.ipynb")]
+    handed_out = {name: body for p in bundled for name, body in _bodies(p).items()}
+    texts = _bundle_texts(out)
+    for name, node in functions.items():
+        assert handed_out.get(name) != ast.dump(ast.Module(node.body, [])), name
+        # Nor as text anywhere, data file included: each statement of the body, unparsed.
+        for statement in node.body:
+            line = ast.unparse(statement).split("\n")[0].encode()
+            if len(line) > 20:  # a distinctive line, not `return x`
+                assert not any(line in text for text in texts.values()), (name, line)
+
+
+def _verdicts(report: Report) -> list[Any]:
+    return [
+        (t.name, t.status, t.score, t.mistakes, t.messages, t.cases_passed, t.cases_total,
+         t.hidden_cases, t.location)
+        for t in report.targets
+    ]  # fmt: skip
+
+
+def test_verdicts_and_diagnoses_are_the_full_course_s(released: tuple[Config, Path]) -> None:
+    config, out = released
+    bundle = load_config(out / BUNDLE_NAME)
+    assert bundle.assignment(AID).released is not None
+    compared = 0
+    for notebook in NOTEBOOKS:
+        try:  # a few are unreadable on purpose
+            meta = json.loads(notebook.read_text()).get("metadata", {})
+        except ValueError:
+            continue
+        if meta.get("grader", {}).get("assignment", AID) != AID:
+            continue
+        full = grade_path(notebook, config, AID, public_only=True)
+        alone = grade_path(notebook, bundle, AID)
+        assert _verdicts(alone) == _verdicts(full), notebook.name
+        assert alone.errors == full.errors
+        compared += 1
+    assert compared >= 10
+
+
+def test_hard_coded_public_outputs_pass_only_the_public_cases(
+    released: tuple[Config, Path], tmp_path: Path
+) -> None:
+    config, out = released
+    case_set, expected = released_data(load_config(out / BUNDLE_NAME).assignment(AID))
+    answers = {
+        len(case.args[0]): expected.references["softmax"].outputs[case.index].tolist()
+        for case in case_set.cases["softmax"]
+    }
+    code = (
+        "import numpy as np\n"
+        f"ANSWERS = {answers!r}\n"
+        "def softmax(items_in):\n"
+        "    return np.array(ANSWERS.get(len(items_in), np.zeros(len(items_in))))\n"
+    )
+    folder = tmp_path / "class"
+    folder.mkdir()
+    notebook = folder / "mallory.ipynb"
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": code}]  # fmt: skip
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                    "nbformat_minor": 5}))  # fmt: skip
+    public = grade_path(notebook, load_config(out / BUNDLE_NAME), AID)
+    softmax = next(t for t in public.targets if t.name == "softmax")
+    assert softmax.status == "passed" and softmax.cases_passed == PUBLIC
+    batch = grade_batch(folder, config, None, AID)
+    graded = batch.entries[0].report
+    assert graded is not None
+    softmax = next(t for t in graded.targets if t.name == "softmax")
+    assert softmax.status == "failed"
+    assert softmax.cases_passed == PUBLIC < softmax.cases_total
+
+
+def test_grader_check_finds_the_bundle_and_names_the_hidden_cases(
+    released: tuple[Config, Path], tmp_path: Path
+) -> None:
+    _, out = released
+    copy = tmp_path / "bundle"
+    shutil.copytree(out, copy)
+    shutil.copy(REPO / "demo" / "submissions" / "bruno.ipynb", copy / "bruno.ipynb")
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_COURSE", "GRADER_CONFIG")}
+    grader = [sys.executable, "-m", "grader", "check", str(copy / "bruno.ipynb")]
+    for extra, folder in (([], copy), (["--course", str(copy)], tmp_path)):
+        done = subprocess.run(
+            [*grader, *extra], cwd=folder, env=env, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 1, done.stderr
+        hidden = 6 * 4 + 2 - 6 * PUBLIC  # softmax has six sizes, the others four
+        assert f"public cases: 8 of 12 passed; {hidden} hidden cases are graded" in done.stdout
+        assert "output_transposed" in done.stdout  # the diagnosis, from the bundle's numbers
+
+
+def test_check_in_the_notebook_from_the_bundle(
+    released: tuple[Config, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, out = released
+    shutil.copy(REPO / "demo" / "submissions" / "bruno.ipynb", tmp_path / "bruno.ipynb")
+    monkeypatch.setenv("GRADER_COURSE", str(out))
+    shown = check(notebook=tmp_path / "bruno.ipynb")
+    assert "public cases: 8 of 12 passed" in shown.text
+    assert "public cases: 8 of 12 passed" in shown._repr_html_()
+    assert "scale_discarded" in shown.text
+
+
+def test_pytest_notebook_from_the_bundle(
+    released: tuple[Config, Path], pytester: pytest.Pytester
+) -> None:
+    _, out = released
+    result = pytester.runpytest_subprocess(
+        "--notebook", str(REPO / "demo" / "submissions" / "bruno.ipynb"),
+        "--grader-config", str(out / BUNDLE_NAME), "-p", "no:cacheprovider",
+    )  # fmt: skip
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines(["*grader: bruno.ipynb: public cases: 8 of 12 passed*"])
+
+
+def test_the_instructor_grades_against_the_course_not_a_bundle(
+    released: tuple[Config, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, out = released
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["grade", str(REPO / "demo" / "submissions"),
+                                       "--course", str(out)])  # fmt: skip
+    assert result.exit_code == 2
+    assert "student bundle" in result.stderr and len(result.stderr.strip().splitlines()) == 1
