@@ -116,3 +116,95 @@ def test_the_installed_grader_without_a_course_says_how_to_name_one(
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and "no course found" in lines[0] and "--course DIR" in lines[0]
+
+
+def _solution_bodies() -> dict[str, str]:
+    """The bundled course's solution functions (bodies its exercises do not hand out), as
+    normalised ASTs."""
+    import ast
+
+    from grader.course.notebook import load_submission
+
+    def bodies(path: Path) -> dict[str, str]:
+        notebook = load_submission(path)
+        return {
+            node.name: ast.dump(ast.Module(node.body, []))
+            for cell in notebook.cells
+            for node in notebook.tree(cell.index).body
+            if isinstance(node, ast.FunctionDef)
+        }
+
+    found: dict[str, str] = {}
+    for solution in (REPO / "solutions").glob("*.ipynb"):
+        stubs = (
+            bodies(REPO / "exercises" / solution.name)
+            if (REPO / "exercises" / solution.name).is_file()
+            else {}
+        )
+        found.update({n: b for n, b in bodies(solution).items() if stubs.get(n) != b})
+    return found
+
+
+def test_no_solution_function_body_is_in_the_wheel(installed: tuple[Path, Path]) -> None:
+    import ast
+
+    solutions = set(_solution_bodies().values())
+    assert len(solutions) >= 6
+    with zipfile.ZipFile(installed[0]) as wheel:
+        sources = [wheel.read(n) for n in wheel.namelist() if n.endswith(".py")]
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                assert ast.dump(ast.Module(node.body, [])) not in solutions, node.name
+
+
+STUDENT_RUN = """
+import sys
+import nbclient, nbformat
+notebook = nbformat.read(sys.argv[1], as_version=4)
+where = {"metadata": {"path": sys.argv[2]}}
+nbclient.NotebookClient(notebook, timeout=120, resources=where).execute()
+for output in notebook.cells[-1].outputs:
+    data = output.get("data", {})
+    print(data.get("text/plain", ""), data.get("text/html", ""))
+"""
+
+
+def test_a_student_checks_from_the_released_bundle_only(
+    installed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The Done-when of issue 16's bundle: a course in an empty folder, `grader release`,
+    then a notebook run headlessly (nbclient) in a folder holding only the bundle."""
+    import yaml
+
+    grader = installed[1]
+    course = tmp_path / "course"
+    course.mkdir()
+    for name in ("solutions", "exercises"):
+        shutil.copytree(REPO / name, course / name)
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    for target in raw["assignments"]["self_attention"]["targets"].values():
+        target["public_cases"] = 2
+    (course / "config.yaml").write_text(yaml.safe_dump(raw))
+    released = run(grader, "release", "--assignment", "self_attention", "--out", tmp_path / "b",
+                   cwd=course)  # fmt: skip
+    assert released.returncode == 0, released.stderr
+    student = tmp_path / "student"
+    shutil.copytree(tmp_path / "b", student)
+    assert not [p for p in student.rglob("*") if "solution" in p.name]
+    notebook = json.loads((DEMO / "bruno.ipynb").read_text())
+    notebook["cells"].append(
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": "from grader import check\ncheck()"}
+    )  # fmt: skip
+    path = student / "bruno.ipynb"
+    path.write_text(json.dumps(notebook))
+    pip = installed[1].parent / "pip"
+    assert run(pip, "install", "--quiet", "nbclient", "ipykernel", cwd=tmp_path).returncode == 0
+    python = installed[1].parent / "python"
+    shown = run(python, "-c", STUDENT_RUN, path, student, cwd=student, JPY_SESSION_NAME=str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        "public cases: 8 of 12 passed; 14 hidden cases are graded when you submit" in shown.stdout
+    )
+    assert "output_transposed" in shown.stdout and "scale_discarded" in shown.stdout
