@@ -222,3 +222,30 @@ def test_the_instructor_grades_against_the_course_not_a_bundle(
                                        "--course", str(out)])  # fmt: skip
     assert result.exit_code == 2
     assert "student bundle" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_ci_templates_run_from_the_bundle(
+    released: tuple[Config, Path], tmp_path: Path
+) -> None:
+    import yaml
+    from test_export import run_bash
+
+    from grader.author.export import template
+
+    _, out = released
+    line = "public cases: 8 of 12 passed; 14 hidden cases are graded when you submit"
+    job = yaml.safe_load(template("github"))["jobs"]["run-autograding-tests"]
+    step = next(s for s in job["steps"] if s.get("id") == "grade")
+    workspace = tmp_path / "github"
+    workspace.mkdir()
+    shutil.copy(REPO / "demo" / "submissions" / "bruno.ipynb", workspace / "homework.ipynb")
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    env = {**job["env"], "GRADER_COURSE": str(out), "GITHUB_STEP_SUMMARY": str(summary)}
+    done = run_bash(step["run"], workspace, {**env, "GITHUB_OUTPUT": str(output)})
+    assert done.returncode == 1, done.stderr  # failing functions: the check is red
+    assert line in done.stdout and line in summary.read_text()
+    assert "points=5/10" in output.read_text()
+    gitlab = yaml.safe_load(template("gitlab"))["grade-notebook"]
+    done = run_bash("\n".join(gitlab["script"]), workspace, {**env, **{"GRADER_COURSE": str(out)}})
+    assert done.returncode == 1 and line in done.stdout
+    assert (workspace / gitlab["artifacts"]["reports"]["junit"]).read_text().count("<testcase") == 6

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grader.render.escape import one_line, workflow_data, workflow_property
 from grader.render.markdown import render as render_markdown
-from grader.report import Report, TargetResult
+from grader.report import Report, TargetResult, cases_line
 
 MAX_ANNOTATIONS = 10
 
@@ -37,9 +37,10 @@ def render(report: Report) -> str:
         lines.append(f"::notice title=More failing targets::{workflow_data(rest)}")
     for error in report.errors:
         lines.append(f"::warning title=Notebook problem::{workflow_data(one_line(error))}")
-    lines.append(
-        f"::notice title=Score::{workflow_data(f'{report.score:g} / {report.max_score:g} points')}"
-    )
+    score = f"{report.score:g} / {report.max_score:g} points"
+    if (cases := cases_line(report.targets)) is not None:  # a student bundle's public cases
+        score += f"; {cases}"
+    lines.append(f"::notice title=Score::{workflow_data(score)}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with Path(summary).open("a", encoding="utf-8") as handle:
