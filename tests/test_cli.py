@@ -58,7 +58,9 @@ def test_json_format_follows_the_contract(notebook: NotebookFactory) -> None:
         "messages",
         "location",
         "findings",  # added by issue 15: the messages as data
+        "hidden_cases",  # added by issue 16: cases a student bundle's check leaves out
     }
+    assert target["hidden_cases"] == 0  # the whole course: every case graded
     assert target["status"] == "failed"
     assert target["mistakes"] == ["output_transposed", "scale_discarded", "scale_hardcoded"]
     assert target["location"] == {"cell": 8, "line": 9}  # the transposing `return`
