@@ -766,10 +766,21 @@ def serve_tokens(
     required=True,
     help="The folder to write the student bundle into.",
 )
+@click.option(
+    "--roster",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV with the columns id and name: one bundle per student, OUT/<id>/, whose public "
+    "cases are the student's own (for assignments with per_student_inputs).",
+)
 @SANDBOX_OPTION
 @_errors_to_exit_codes
 def release_command(
-    assignment: str | None, config_path: Path | None, out: Path, sandbox: Mode | None
+    assignment: str | None,
+    config_path: Path | None,
+    out: Path,
+    roster: Path | None,
+    sandbox: Mode | None,
 ) -> None:
     """Write the student bundle: what students (and their CI) need to check their work on
     the public cases, without the solutions.
@@ -784,8 +795,18 @@ def release_command(
     Examples:
       grader release --course . --out handout/
       grader release --assignment self_attention --out handout/
+      GRADER_COURSE_SECRET=… grader release --roster roster.csv --out handouts/
     """
-    from grader.author.release import release
+    from grader.author.release import release, student_folder
+    from grader.batch.roster import load_roster
 
-    written = release(_course(config_path), out, assignment, sandbox)
-    click.echo(f"wrote {written} and the exercise notebooks in {out}")
+    config = _course(config_path)
+    if roster is None:
+        written = release(config, out, assignment, sandbox)
+        click.echo(f"wrote {written} and the exercise notebooks in {out}")
+        return
+    students = load_roster(roster)
+    folders = [student_folder(out, s.id) for s in students]  # every id checked first
+    for student, folder in zip(students, folders, strict=True):
+        release(config, folder, assignment, sandbox, student.id)
+    click.echo(f"wrote {len(folders)} student bundles in {out}/<student id>/")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -249,3 +250,37 @@ def test_the_ci_templates_run_from_the_bundle(
     done = run_bash("\n".join(gitlab["script"]), workspace, {**env, **{"GRADER_COURSE": str(out)}})
     assert done.returncode == 1 and line in done.stdout
     assert (workspace / gitlab["artifacts"]["reports"]["junit"]).read_text().count("<testcase") == 6
+
+
+def test_per_student_bundles_hold_each_student_s_own_public_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRADER_COURSE_SECRET", "a course secret")
+    monkeypatch.chdir(tmp_path)
+    raw = repo_config_raw()
+    spec = raw["assignments"][AID]
+    spec["per_student_inputs"] = True
+    for target in spec["targets"].values():
+        target["public_cases"] = PUBLIC
+    raw["assignments"] = {AID: spec}
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nada,Ada L\nbruno,Bruno M\n")
+    out = tmp_path / "out"
+    release = ["release", "--course", "course", "--out", str(out)]
+    refused = CliRunner().invoke(main, release)
+    assert refused.exit_code == 2 and "--roster" in refused.stderr  # one bundle cannot
+    done = CliRunner().invoke(main, [*release, "--roster", str(roster)])
+    assert done.exit_code == 0, done.output
+    mine = {s: load_config(out / s / BUNDLE_NAME).assignment(AID) for s in ("ada", "bruno")}
+    inputs = {s: released_data(a)[0].cases["softmax"][0].args[0] for s, a in mine.items()}
+    assert not np.array_equal(inputs["ada"], inputs["bruno"])  # each their own
+    config = load_config(tmp_path / "course" / "config.yaml")
+    notebook = REPO / "demo" / "submissions" / "bruno.ipynb"
+    full = grade_path(notebook, config, AID, public_only=True, student="bruno")
+    alone = grade_path(notebook, load_config(out / "bruno" / BUNDLE_NAME), AID)
+    assert _verdicts(alone) == _verdicts(full)
+    roster.write_text("id,name\n../elsewhere,Eve\n")
+    escaped = CliRunner().invoke(main, [*release, "--roster", str(roster)])
+    assert escaped.exit_code == 2 and not (tmp_path / "elsewhere").exists()

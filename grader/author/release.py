@@ -7,6 +7,7 @@ them, as numbers. No solution source, no catalogue source, no hidden case's expe
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 from grader.course.bundle import BUNDLE_NAME, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
+from grader.course.per_student import course_secret, for_student
 from grader.engine import require
 from grader.errors import ConfigError
 from grader.judge.expected import build_expected
@@ -66,11 +68,17 @@ def _copy(source: Path, out: Path, name: str) -> None:
 
 
 def release(
-    config: Config, out: Path, assignment: str | None = None, sandbox: Mode | None = None
+    config: Config,
+    out: Path,
+    assignment: str | None = None,
+    sandbox: Mode | None = None,
+    student: str | None = None,
 ) -> Path:
     """Write the student bundle of the course (or of one assignment) into `out`; returns
-    its data file. ConfigError (exit 2) for a broken course, a missing exercise, an
-    assignment with per-student inputs, or a course that is itself a bundle."""
+    its data file. `student`: whose bundle it is, for assignments with per-student inputs
+    (their public cases are that student's own). ConfigError (exit 2) for a broken course,
+    a missing exercise, per-student inputs without a student, or a course that is itself
+    a bundle."""
     if config.path.name == BUNDLE_NAME:
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
@@ -79,6 +87,8 @@ def release(
     numbers: dict[str, Any] = {}
     arrays: list[np.ndarray] = []
     for spec in specs:
+        if spec.per_student_inputs:
+            spec = _student_spec(config, spec, student)
         entries.append(_assignment(config, spec, root, out, sandbox, numbers, arrays))
     data = out / BUNDLE_NAME
     try:
@@ -95,6 +105,17 @@ def release(
     return data
 
 
+def _student_spec(config: Config, spec: AssignmentSpec, student: str | None) -> AssignmentSpec:
+    """The assignment with `student`'s own public cases, as a plain one: in their bundle,
+    the cases are theirs already."""
+    if student is None:
+        raise ConfigError(
+            f"{config.path}: assignments.{spec.id}.per_student_inputs: each student's public "
+            "cases are their own: release one bundle per student (--roster roster.csv)"
+        )
+    return replace(for_student(spec, student, course_secret(config)), per_student_inputs=False)
+
+
 def _assignment(
     config: Config,
     spec: AssignmentSpec,
@@ -106,18 +127,13 @@ def _assignment(
 ) -> dict[str, Any]:
     """Check one assignment, write its files into `out` and its numbers into `numbers`."""
     where = f"{config.path}: assignments.{spec.id}"
-    if spec.per_student_inputs:
-        raise ConfigError(
-            f"{where}.per_student_inputs: each student's public cases are their own; a "
-            "bundle for the whole class cannot hold them"
-        )
     if spec.exercise is None or not spec.exercise.is_file():
         raise ConfigError(
             f"{where}.exercise: no exercise notebook to hand out ({spec.exercise}); write it "
             f"with `grader assign --assignment {spec.id}` first"
         )
     workers = shared_workers(require(sandbox or config.sandbox), spec.files, spec.preload)
-    preflight(config, spec, workers)
+    preflight(config, replace(spec, public_seed=None), workers)  # the course's own cases
     public = spec.public()
     case_set = build_cases(public)
     expected = build_expected(public, case_set, workers)
@@ -128,3 +144,11 @@ def _assignment(
     for data in spec.files:
         _copy(data.source, out, data.name)
     return spec_entry(public, exercise, [d.name for d in spec.files])
+
+
+def student_folder(out: Path, student: str) -> Path:
+    """Where a student's own bundle goes: OUT/<id>; ConfigError for an id that is not one
+    plain folder name (a roster could otherwise write anywhere)."""
+    if not student or Path(student).name != student or student in (".", ".."):
+        raise ConfigError(f"student id {student!r} cannot name a folder: fix it in the roster")
+    return out / student
