@@ -156,3 +156,18 @@ def _workers(spec: Any) -> Any:
     from grader.run.workers import shared_workers
 
     return shared_workers(require("auto"), spec.files, spec.preload)
+
+
+def test_serve_refuses_a_broken_course_at_start_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import grader.serve.server as server
+
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    started: list[Any] = []
+    monkeypatch.setattr(server, "serve", lambda *a, **k: started.append(a))
+    course = _course(tmp_path / "course", solution="solutions/nope.ipynb")
+    args = ["serve", "--course", str(course), "--out", str(tmp_path / "serve")]
+    assert "assignments.self_attention.solution" in _one_line(CliRunner().invoke(main, args))
+    assert started == []
