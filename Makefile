@@ -7,12 +7,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINT_DIRS := $(wildcard grader tests bench)
 
-.PHONY: demo test test-fast docs lint typecheck unit clean browser sandbox
+.PHONY: demo test test-fast docs lint typecheck unit clean browser sandbox postgres
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,serve,cluster]'
+	$(BIN)/pip install --quiet -e '.[dev,serve,cluster,postgres]'
 	touch $(STAMP)
 
 demo: $(STAMP) sandbox
@@ -51,13 +51,24 @@ sandbox:
 	    >/dev/null || echo "could not install bubblewrap: notebooks run without a sandbox"; \
 	fi
 
-unit: $(STAMP) browser sandbox
+# The PostgreSQL tests start their own server with initdb and pg_ctl (Debian's package
+# `postgresql`, under /usr/lib/postgresql/*/bin); install it when missing, as for the
+# browser. Without it those tests fail: they never skip.
+postgres:
+	@if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql \
+	    >/dev/null || echo "could not install postgresql: the PostgreSQL tests will fail"; \
+	fi
+
+unit: $(STAMP) browser sandbox postgres
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
 
 test-fast: lint
-	$(BIN)/pytest -q -m "not slow and not sandbox and not browser"
+	$(BIN)/pytest -q -m "not slow and not sandbox and not browser and not postgres"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

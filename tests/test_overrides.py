@@ -1,18 +1,17 @@
 """`grader override` and `grader comment`: stored in the gradebook with time and author,
 kept across regrades, shown beside the autograded value in grades.csv, the feedback page
-and the class report; older gradebooks gain the tables in place."""
+and the class report; older gradebooks gain the tables in place (tests/test_database.py)."""
 
 from __future__ import annotations
 
 import csv
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from grader.batch.gradebook import SCHEMA, Gradebook
+from grader.batch.gradebook import Gradebook
 from grader.batch.records import overrides
 from grader.cli import main
 from grader.course.config import load_config
@@ -119,16 +118,3 @@ def test_bulk_overrides_are_all_or_nothing_and_bad_input_exits_2(
         bad.stderr
     )
     assert run("override", "bruno", *where).exit_code == 2  # neither --points nor --clear
-
-
-def test_an_older_gradebook_gains_the_new_tables_in_place(tmp_path: Path) -> None:
-    path = tmp_path / "gradebook.sqlite"
-    older = SCHEMA.split("CREATE TABLE IF NOT EXISTS roster")[0]
-    with sqlite3.connect(path) as db:
-        db.executescript(older)
-        db.execute("INSERT INTO students VALUES ('ada')")
-    book = Gradebook(path)
-    tables = {r[0] for r in book.db.execute("SELECT name FROM sqlite_master")}
-    assert {"roster", "overrides", "comments"} <= tables
-    assert [r[0] for r in book.db.execute("SELECT name FROM students")] == ["ada"]
-    book.close()

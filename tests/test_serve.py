@@ -56,7 +56,7 @@ def upload(client: TestClient, token: str, name: str = "mine.ipynb", data: bytes
 
 
 def test_tokens_are_stored_hashed_and_a_new_one_replaces_the_old(served: Class) -> None:
-    dump = "\n".join(served.store.db.iterdump())
+    dump = "\n".join(served.store.db.raw.iterdump())
     for token in served.tokens.values():
         assert token not in dump and token_hash(token) in dump
     assert served.store.person_for_token(served.tokens["alice"]).id == "alice"  # type: ignore[union-attr]

@@ -1,4 +1,5 @@
-"""The SQLite gradebook: every graded submission and its per-target results.
+"""The gradebook: every graded submission and its per-target results, in a SQLite file (the
+default) or a PostgreSQL database (`--db postgresql://…`, see grader/batch/database.py).
 
 A submission is graded once per (content, configuration): a rerun finds it and skips it.
 Submissions are written in transactions of whole submissions (a few dozen at a time, or
@@ -10,94 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from grader.batch.database import connect, errors, is_url, shown
+from grader.batch.schema import SchemaError, check, migrate
 from grader.course.config import AssignmentSpec, Config
 from grader.errors import UsageError
 from grader.report import Report
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS students (
-    name TEXT PRIMARY KEY
-);
-CREATE TABLE IF NOT EXISTS submissions (
-    id INTEGER PRIMARY KEY,
-    student TEXT NOT NULL REFERENCES students(name),
-    assignment TEXT NOT NULL,
-    path TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    config_hash TEXT NOT NULL,
-    grader_version TEXT NOT NULL,
-    graded_at REAL NOT NULL,
-    seconds REAL NOT NULL,
-    score REAL NOT NULL,
-    max_score REAL NOT NULL,
-    report TEXT NOT NULL,
-    UNIQUE (student, content_hash, config_hash)
-);
-CREATE INDEX IF NOT EXISTS submissions_by_student ON submissions (student, graded_at);
-CREATE TABLE IF NOT EXISTS unreadable (
-    student TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    problem TEXT NOT NULL,
-    seen_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS results (
-    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    target TEXT NOT NULL,
-    status TEXT NOT NULL,
-    score REAL NOT NULL,
-    max_score REAL NOT NULL,
-    mistakes TEXT NOT NULL,
-    messages TEXT NOT NULL,
-    cell INTEGER,
-    line INTEGER,
-    PRIMARY KEY (submission, target)
-);
-CREATE TABLE IF NOT EXISTS roster (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    email TEXT NOT NULL,
-    section TEXT NOT NULL,
-    lms_id TEXT NOT NULL,
-    github TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS overrides (
-    student TEXT NOT NULL,
-    assignment TEXT NOT NULL,
-    target TEXT NOT NULL,
-    points REAL NOT NULL,
-    comment TEXT NOT NULL,
-    author TEXT NOT NULL,
-    at REAL NOT NULL,
-    PRIMARY KEY (student, assignment, target)
-);
-CREATE TABLE IF NOT EXISTS comments (
-    id INTEGER PRIMARY KEY,
-    student TEXT NOT NULL,
-    assignment TEXT NOT NULL,
-    comment TEXT NOT NULL,
-    author TEXT NOT NULL,
-    at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS late (
-    student TEXT NOT NULL,
-    assignment TEXT NOT NULL,
-    submitted_at TEXT NOT NULL,
-    source TEXT NOT NULL,
-    minutes REAL NOT NULL,
-    percent REAL NOT NULL,
-    note TEXT NOT NULL,
-    PRIMARY KEY (student, assignment)
-);
-"""
-# Tables a gradebook of an earlier version lacks: added in place when it is opened.
-ADDED_LATER = ("roster", "overrides", "comments", "late")
 
 
 @cache
@@ -125,65 +49,29 @@ def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
     return digest.hexdigest()
 
 
-@cache
-def _tables() -> dict[str, list[str]]:
-    """Each table's columns, as SCHEMA makes them."""
-    db = sqlite3.connect(":memory:")
-    db.executescript(SCHEMA)
-    return {table: _columns(db, table) for table in _table_names(db)}
-
-
-def _table_names(db: sqlite3.Connection) -> list[str]:
-    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    return sorted(str(row[0]) for row in rows)
-
-
-def _columns(db: sqlite3.Connection, table: str) -> list[str]:
-    return [str(row[1]) for row in db.execute(f"PRAGMA table_info({table})")]
-
-
-def _check_tables(db: sqlite3.Connection) -> None:
-    """An empty file, or one with our tables and columns (an earlier version's gradebook
-    may lack the tables added later: they are added); anything else (another program's
-    database, not SQLite at all) is refused before a byte of it is changed."""
-    present = _table_names(db)
-    if not present:
-        return
-    older = sorted(set(_tables()) - set(ADDED_LATER))
-    if not set(older) <= set(present) <= set(_tables()):
-        raise sqlite3.DatabaseError(f"it holds the tables {', '.join(present)}")
-    for table in present:
-        columns, found = _tables()[table], _columns(db, table)
-        if found != columns:
-            raise sqlite3.DatabaseError(f"its table {table} has the columns {', '.join(found)}")
-
-
 GROUP_SIZE = 64
 GROUP_SECONDS = 0.5
 
 
 class Gradebook:
-    """The SQLite gradebook of a results folder: every graded submission's report by student,
-    content and config hash, written in batches; UsageError when the file is not a gradebook this
-    grader can use."""
+    """The gradebook of a results folder (a SQLite file) or a PostgreSQL URL: every graded
+    submission's report by student, content and config hash, written in batches; UsageError
+    when it is not a gradebook this grader can use."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.pending: list[tuple[str, Path, str, str, Report]] = []
         self.last_write = time.monotonic()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db = connect(path)
         try:
-            _check_tables(self.db)  # before anything is written
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # Safe against a killed process (what resuming needs); skips an fsync per submission.
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
+            check(self.db, ("gradebook",))  # before anything is written
+            self.db.tune("NORMAL")  # a killed batch loses at most its last group
+            migrate(self.db, ("gradebook",))
+        except errors(SchemaError) as exc:
             self.db.close()
+            hint = "use another database" if is_url(path) else "write to another folder"
             raise UsageError(
-                f"{path}: not a gradebook this grader can use ({exc}); move it away, or "
-                "write to another folder"
+                f"{shown(path)}: not a gradebook this grader can use ({exc}); move it away, or "
+                f"{hint}"
             ) from None
 
     def close(self) -> None:
@@ -220,8 +108,7 @@ class Gradebook:
         self.last_write = time.monotonic()
         if not self.pending:
             return
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.db.transaction():
             for entry in self.pending:
                 self._insert(*entry)
         self.pending.clear()
@@ -234,16 +121,21 @@ class Gradebook:
                 cases_total=result.cases_total,
                 case_outcomes=list(result.case_outcomes),
             )
-        self.db.execute("INSERT OR IGNORE INTO students(name) VALUES (?)", (student,))
-        self.db.execute("DELETE FROM unreadable WHERE student=?", (student,))
         self.db.execute(
-            "DELETE FROM submissions WHERE student=? AND content_hash=? AND config_hash=?",
-            (student, content, config),
+            "INSERT INTO students(name) VALUES (?) ON CONFLICT (name) DO NOTHING", (student,)
         )
-        cursor = self.db.execute(
+        self.db.execute("DELETE FROM unreadable WHERE student=?", (student,))
+        # Replaced in place: two service replicas recording the same content at once
+        # leave one row, not a failed transaction.
+        row = self.db.execute(
             "INSERT INTO submissions(student, assignment, path, content_hash, config_hash,"
             " grader_version, graded_at, seconds, score, max_score, report)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (student, content_hash, config_hash) DO UPDATE SET"
+            " assignment=excluded.assignment, path=excluded.path,"
+            " grader_version=excluded.grader_version, graded_at=excluded.graded_at,"
+            " seconds=excluded.seconds, score=excluded.score, max_score=excluded.max_score,"
+            " report=excluded.report RETURNING id",
             (
                 student,
                 report.assignment,
@@ -257,12 +149,13 @@ class Gradebook:
                 report.max_score,
                 json.dumps(data),
             ),
-        )
+        ).fetchone()
+        self.db.execute("DELETE FROM results WHERE submission=?", (row[0],))
         self.db.executemany(
             "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
-                    cursor.lastrowid,
+                    row[0],
                     t.name,
                     t.status,
                     t.score,
@@ -279,10 +172,10 @@ class Gradebook:
     def record_problem(self, student: str, path: Path, problem: str) -> None:
         """A submission that could not be graded at all (kept until it can be)."""
         self.flush()
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.db.transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO unreadable VALUES (?, ?, ?, ?)",
+                "INSERT INTO unreadable VALUES (?, ?, ?, ?) ON CONFLICT (student) DO UPDATE"
+                " SET path=excluded.path, problem=excluded.problem, seen_at=excluded.seen_at",
                 (student, str(path), problem, time.time()),
             )
 
@@ -296,7 +189,8 @@ class Gradebook:
         rows = self.db.execute(
             "SELECT student, report, assignment FROM submissions s WHERE graded_at = "
             "(SELECT MAX(graded_at) FROM submissions t WHERE t.student = s.student"
-            " AND (? IS NULL OR t.assignment = ?)) AND (? IS NULL OR assignment = ?)"
+            " AND (CAST(? AS TEXT) IS NULL OR t.assignment = ?))"
+            " AND (CAST(? AS TEXT) IS NULL OR assignment = ?)"
             " ORDER BY student",
             (assignment, assignment, assignment, assignment),
         )

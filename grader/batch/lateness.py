@@ -153,19 +153,19 @@ def save_late(book: Gradebook, student: str, assignment: str, handed: Handed, la
     """Store (or replace) a student's lateness on an assignment."""
     at = handed.at.isoformat() if handed.at is not None else ""
     book.flush()
-    with book.db:
-        book.db.execute("BEGIN")
-        book.db.execute(
-            "INSERT OR REPLACE INTO late VALUES (?, ?, ?, ?, ?, ?, ?)",
+    with book.db.transaction() as db:
+        db.execute(
+            "INSERT INTO late VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (student, assignment)"
+            " DO UPDATE SET submitted_at=excluded.submitted_at, source=excluded.source,"
+            " minutes=excluded.minutes, percent=excluded.percent, note=excluded.note",
             (student, assignment, at, handed.source, late.minutes, late.percent, late.note),
         )
 
 
 def clear_late(book: Gradebook, assignment: str) -> None:
     """Forget the stored lateness of an assignment (its late policy was removed)."""
-    with book.db:
-        book.db.execute("BEGIN")
-        book.db.execute("DELETE FROM late WHERE assignment=?", (assignment,))
+    with book.db.transaction() as db:
+        db.execute("DELETE FROM late WHERE assignment=?", (assignment,))
 
 
 def stored_late(book: Gradebook, assignment: str) -> dict[str, Late]:

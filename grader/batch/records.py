@@ -65,27 +65,27 @@ def author() -> str:
 def save_roster(book: Gradebook, roster: Sequence[Student]) -> None:
     """Replace the roster the gradebook holds (the report and exports cover it)."""
     book.flush()
-    with book.db:
-        book.db.execute("BEGIN")
-        book.db.execute("DELETE FROM roster")
-        book.db.executemany(
-            "INSERT INTO roster VALUES (?, ?, ?, ?, ?, ?)",
-            [tuple(getattr(s, c) for c in COLUMNS) for s in roster],
+    with book.db.transaction() as db:
+        db.execute("DELETE FROM roster")
+        db.executemany(
+            f"INSERT INTO roster ({', '.join(COLUMNS)}, position) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(*(getattr(s, c) for c in COLUMNS), n) for n, s in enumerate(roster, 1)],
         )
 
 
 def stored_roster(book: Gradebook) -> list[Student] | None:
     """The roster of the last batch graded with one, in its order; None without one."""
-    rows = book.db.execute(f"SELECT {', '.join(COLUMNS)} FROM roster ORDER BY rowid").fetchall()
+    rows = book.db.execute(f"SELECT {', '.join(COLUMNS)} FROM roster ORDER BY position").fetchall()
     return [Student(*map(str, row)) for row in rows] or None
 
 
 def set_override(book: Gradebook, override: Override) -> None:
     """Set (or replace) the override of one student's target."""
-    with book.db:
-        book.db.execute("BEGIN")
-        book.db.execute(
-            "INSERT OR REPLACE INTO overrides VALUES (?, ?, ?, ?, ?, ?, ?)",
+    with book.db.transaction() as db:
+        db.execute(
+            "INSERT INTO overrides VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (student, assignment, target) DO UPDATE SET points=excluded.points,"
+            " comment=excluded.comment, author=excluded.author, at=excluded.at",
             (
                 override.student,
                 override.assignment,
@@ -100,9 +100,8 @@ def set_override(book: Gradebook, override: Override) -> None:
 
 def clear_override(book: Gradebook, student: str, assignment: str, target: str) -> bool:
     """Remove an override; whether there was one."""
-    with book.db:
-        book.db.execute("BEGIN")
-        cursor = book.db.execute(
+    with book.db.transaction() as db:
+        cursor = db.execute(
             "DELETE FROM overrides WHERE student=? AND assignment=? AND target=?",
             (student, assignment, target),
         )
@@ -111,9 +110,8 @@ def clear_override(book: Gradebook, student: str, assignment: str, target: str) 
 
 def add_comment(book: Gradebook, comment: Comment) -> None:
     """Add a remark for a student (remarks accumulate; none replaces another)."""
-    with book.db:
-        book.db.execute("BEGIN")
-        book.db.execute(
+    with book.db.transaction() as db:
+        db.execute(
             "INSERT INTO comments(student, assignment, comment, author, at) VALUES (?, ?, ?, ?, ?)",
             (comment.student, comment.assignment, comment.text, comment.author, comment.at),
         )

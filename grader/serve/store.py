@@ -1,5 +1,8 @@
 """The service's storage in its output folder: `serve.sqlite` (people, sessions, uploads and
-their queue) and `uploads/<sha256>` (each upload's bytes, named by their hash).
+their queue) and `uploads/<sha256>` (each upload's bytes, named by their hash). With `--db
+postgresql://…` the tables are in that database instead, beside the gradebook's, and several
+replicas share them: each takes queued uploads with row locks that the others skip, and
+records only the uploads it took (grader/batch/schema.py holds the tables).
 
 An upload's bytes are on disk (fsync'd) and its row committed before the student gets an
 answer; the queue is the `uploads` table, so a server killed at any point finds every
@@ -12,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sqlite3
+import secrets
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
+from grader.batch.schema import SchemaError, check, migrate
 from grader.errors import UsageError
 from grader.serve.roster import Student
 from grader.serve.tokens import new_token, same_hash, token_hash
@@ -27,37 +32,6 @@ from grader.serve.tokens import new_token, same_hash, token_hash
 Role = Literal["student", "instructor"]
 Status = Literal["queued", "running", "graded", "problem"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS people (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    role TEXT NOT NULL CHECK (role IN ('student', 'instructor')),
-    token_hash TEXT UNIQUE
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    key_hash TEXT PRIMARY KEY,
-    person TEXT REFERENCES people(id),
-    csrf TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS uploads (
-    id INTEGER PRIMARY KEY,
-    student TEXT NOT NULL REFERENCES people(id),
-    filename TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    received_at REAL NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'graded', 'problem')),
-    graded_at REAL,
-    score REAL,
-    max_score REAL,
-    page TEXT,
-    problem TEXT,
-    recorded INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS uploads_queue ON uploads (status, id);
-CREATE INDEX IF NOT EXISTS uploads_by_student ON uploads (student, id);
-"""
 SESSION_SECONDS = 14 * 24 * 3600
 ANONYMOUS_SECONDS = 3600  # a sign-in form's session, before anyone signed in
 
@@ -101,24 +75,33 @@ _UPLOAD_COLUMNS = (
 
 
 class Store:
-    """serve.sqlite and the uploads folder. One connection, shared by the web handlers and
-    the grading thread under a lock (every statement is short)."""
+    """serve.sqlite (or the PostgreSQL database `database`) and the uploads folder. One
+    connection, shared by the web handlers and the grading thread under a lock (every
+    statement is short)."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, database: str | None = None) -> None:
         self.out = out
         self.blobs = out / "uploads"
         self.blobs.mkdir(parents=True, exist_ok=True)
         self.lock = threading.Lock()
-        path = out / "serve.sqlite"
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.database = database
+        # This process's mark on the uploads it takes (a replica among several, on PostgreSQL).
+        self.replica = secrets.randbelow(2**31 - 1) + 1
+        target = database or out / "serve.sqlite"
+        self.db: Database = connect(target)
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")  # committed means on disk
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
+            check(self.db, ("service",))
+            self.db.tune("FULL")  # committed means on disk
+            migrate(self.db, ("service",))
+            if self.db.dialect == "postgresql":  # held while this replica lives
+                self.db.execute("SELECT pg_advisory_lock(?, ?)", (LOCK_CLASS, self.replica))
+        except errors(SchemaError) as exc:
             self.db.close()
-            raise UsageError(f"{path}: not the service's database ({exc})") from None
+            raise UsageError(f"{shown(target)}: not the service's database ({exc})") from None
+
+    def gradebook(self) -> Path | str:
+        """Where the service's gradebook is: beside serve.sqlite, or the same database."""
+        return self.database or self.out / "gradebook.sqlite"
 
     def close(self) -> None:
         """Close the database."""
@@ -126,15 +109,9 @@ class Store:
             self.db.close()
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+    def _transaction(self) -> Iterator[Database]:
+        with self.lock, self.db.transaction() as db:
+            yield db
 
     # --- people and tokens ---------------------------------------------------------------
 
@@ -254,45 +231,55 @@ class Store:
                 return None
             if last is not None and time.time() - last < min_interval:
                 return None
-            cursor = db.execute(
+            row = db.execute(
                 "INSERT INTO uploads (student, filename, content_hash, size, received_at, status)"
-                " VALUES (?, ?, ?, ?, ?, 'queued')",
+                " VALUES (?, ?, ?, ?, ?, 'queued') RETURNING id",
                 (student, filename, content, len(data), time.time()),
-            )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+            ).fetchone()
+        return int(row[0])
 
     def requeue_running(self) -> int:
-        """On start: what a stopped server was grading goes back to the queue."""
+        """On start: what a stopped server was grading goes back to the queue. On
+        PostgreSQL, only what a replica that is gone was grading (its lock is released)."""
+        if self.db.dialect == "sqlite":
+            with self._transaction() as db:
+                sql = "UPDATE uploads SET status='queued' WHERE status='running'"
+                return db.execute(sql).rowcount
         with self._transaction() as db:
-            return db.execute("UPDATE uploads SET status='queued' WHERE status='running'").rowcount
+            return db.execute(
+                "UPDATE uploads SET status='queued' WHERE status='running' AND"
+                " (claimed_by IS NULL OR claimed_by NOT IN (SELECT objid::bigint FROM pg_locks"
+                " WHERE locktype='advisory' AND classid=? AND objsubid=2 AND granted))",
+                (LOCK_CLASS,),
+            ).rowcount
 
     def claim(self, count: int) -> list[Upload]:
-        """Take up to `count` queued uploads, oldest first, and mark them running."""
+        """Take up to `count` queued uploads, oldest first, and mark them running as this
+        replica's: rows another replica is taking at the same moment are skipped."""
         if count <= 0:
             return []
         with self._transaction() as db:
             rows = db.execute(
-                f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE status='queued' ORDER BY id LIMIT ?",
-                (count,),
+                "UPDATE uploads SET status='running', claimed_by=? WHERE id IN (SELECT id FROM"
+                f" uploads WHERE status='queued' ORDER BY id LIMIT ?{db.skip_locked})"
+                f" RETURNING {_UPLOAD_COLUMNS}",
+                (self.replica, count),
             ).fetchall()
-            db.executemany(
-                "UPDATE uploads SET status='running' WHERE id=?", [(r[0],) for r in rows]
-            )
-        return [replace(Upload(*row), status="running") for row in rows]
+        return sorted((Upload(*row) for row in rows), key=lambda upload: upload.id)
 
     def finish(
         self, upload: int, score: float | None, max_score: float | None, page: str, problem: str
     ) -> bool:
         """Record an upload's result (graded when there is a score, else a problem); False
-        when it was not running any more (recorded already)."""
+        when it was not running as this replica's any more (recorded already)."""
         status = "graded" if score is not None else "problem"
         with self._transaction() as db:
             return (
                 db.execute(
                     "UPDATE uploads SET status=?, graded_at=?, score=?, max_score=?, page=?, "
-                    "problem=?, recorded=recorded+1 WHERE id=? AND status='running'",
-                    (status, time.time(), score, max_score, page, problem, upload),
+                    "problem=?, recorded=recorded+1 WHERE id=? AND status='running'"
+                    " AND claimed_by=?",
+                    (status, time.time(), score, max_score, page, problem, upload, self.replica),
                 ).rowcount
                 == 1
             )
