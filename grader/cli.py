@@ -207,6 +207,14 @@ def check(
     help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
     "attention-grader[cluster]); --jobs is then ignored.",
 )
+@click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="Keep the gradebook in PostgreSQL, e.g. postgresql://grader@HOST/course (needs "
+    "attention-grader[postgres]), instead of OUT/gradebook.sqlite; needs --out.",
+)
 @_errors_to_exit_codes
 def grade(
     submissions: Path,
@@ -219,6 +227,7 @@ def grade(
     submitted_at: Path | None,
     sandbox: Mode | None,
     cluster: str | None,
+    database: str | None,
 ) -> None:
     """Grade a class and print the gradebook.
 
@@ -233,6 +242,7 @@ def grade(
       grader grade canvas_export.zip --assignment masked_attention --out results/ --jobs 8
       grader grade submissions/ --out results/ --submitted-at times.csv
       grader grade submissions/ --out results/ --cluster tcp://scheduler:8786
+      grader grade submissions/ --out results/ --db postgresql://grader@dbhost/course
     With `due:` and `late:` in the config, each submission's lateness and penalty are
     in every output; the time comes from --submitted-at, the LMS's file names, the last git
     commit, else the file's modification time (said so).
@@ -243,12 +253,14 @@ def grade(
     lost (what was graded is kept), or internal error ·
     130 interrupted.
     """
+    from grader.batch.database import shown
     from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
     from grader.batch.lateness import read_submitted_at
     from grader.batch.progress import Progress
 
     config = _course(config_path, submissions)
     given = read_submitted_at(submitted_at) if submitted_at is not None else None
+    _database_option(database, out)
     if out is not None:
         _output_folder(out)
     progress: list[Progress] = []
@@ -266,6 +278,7 @@ def grade(
             sandbox=sandbox,
             submitted_at=given,
             cluster=cluster,
+            database=database,
         )
     except GraderError:  # e.g. a cluster's scheduler lost: the error's one line, not a bar
         if progress:
@@ -275,7 +288,8 @@ def grade(
         if progress:
             progress[0].close()
         kept = (
-            f"; what was graded is in {out / 'gradebook.sqlite'}, and the same command "
+            f"; what was graded is in {shown(database or out / 'gradebook.sqlite')}, and the "
+            "same command "
             "grades the rest"
             if out is not None
             else ""
@@ -328,8 +342,9 @@ def grade(
     if out is not None:
         from grader.batch.classreport import write_report
 
-        written = [write_csv(entries, spec, out, batch.roster), out / "gradebook.sqlite"]
-        written.append(write_report(out, aid))
+        csv_path = write_csv(entries, spec, out, batch.roster, database)
+        written = [csv_path, shown(database or out / "gradebook.sqlite")]
+        written.append(write_report(out, aid, database))
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
     if batch.faults:
         _tell_faults(batch.faults, out)
@@ -343,6 +358,18 @@ def _first_names(students: Sequence[str], shown: int = 10) -> str:
     """Up to `shown` names, on one printable line (they come from file names)."""
     more = " …" if len(students) > shown else ""
     return one_line(", ".join(students[:shown])) + more
+
+
+def _database_option(database: str | None, out: Path | None) -> None:
+    """--db: a PostgreSQL URL, and only with --out (the feedback pages go there)."""
+    from grader.batch.database import is_url
+
+    if database is None:
+        return
+    if not is_url(database):
+        raise UsageError(f"--db {database}: not a PostgreSQL URL (postgresql://USER@HOST/DB)")
+    if out is None:
+        raise UsageError("--db needs --out (the feedback pages and report.html go there)")
 
 
 def _output_folder(out: Path) -> None:
@@ -658,6 +685,22 @@ def export_command(
     help="Seconds between two uploads of one student.",
 )
 @click.option("--secure-cookies", is_flag=True, help="Cookies only over HTTPS (behind TLS).")
+@click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="Keep the service's tables and the gradebook in PostgreSQL, e.g. "
+    "postgresql://grader@HOST/course (needs attention-grader[postgres]); several replicas "
+    "may share it.",
+)
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
+    "attention-grader[cluster]); --jobs is then ignored.",
+)
 @click.pass_context
 @_errors_to_exit_codes
 def serve_command(
@@ -672,6 +715,8 @@ def serve_command(
     max_attempts: int,
     min_interval: float,
     secure_cookies: bool,
+    database: str | None,
+    cluster: str | None,
 ) -> None:
     """Serve the course: students upload notebooks in a browser and read their feedback.
 
@@ -680,6 +725,7 @@ def serve_command(
       grader serve tokens --roster roster.csv --instructor ada > tokens.csv
       grader serve --course . --port 8000
       grader serve --course . --host 0.0.0.0 --secure-cookies   # behind a TLS proxy
+      grader serve --course . --db postgresql://grader@dbhost/course --cluster tcp://s:8786
     Every accepted upload is on disk before the student's answer; a restart grades what a
     stopped server left. Exit codes: 2 bad options, or no sandbox with --sandbox required.
     """
@@ -699,7 +745,20 @@ def serve_command(
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
     limits = Limits(max_kb, max_attempts, min_interval)
     workers = jobs or max(1, available_cores() - 1)
-    serve(config, out, host, port, workers, support, limits, secure_cookies)
+    _database_option(database, out)
+    serve(
+        config,
+        out,
+        host,
+        port,
+        workers,
+        support,
+        limits,
+        secure_cookies,
+        database=database,
+        cluster=cluster,
+        mode=sandbox,
+    )
 
 
 @serve_command.command("tokens")
@@ -729,6 +788,13 @@ def serve_command(
     default=None,
     help="Write the CSV to this file instead of printing it.",
 )
+@click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="The service's PostgreSQL database, when it runs with --db.",
+)
 @_errors_to_exit_codes
 def serve_tokens(
     roster: Path | None,
@@ -736,6 +802,7 @@ def serve_tokens(
     out: Path,
     base_url: str,
     export: Path | None,
+    database: str | None,
 ) -> None:
     """Issue sign-in tokens and personal links (an earlier token of the same person stops
     working). Tokens are stored hashed: this is the only time they are shown.
@@ -744,16 +811,18 @@ def serve_tokens(
     Examples:
       grader serve tokens --roster roster.csv > tokens.csv
       grader serve tokens --instructor ada --export staff.csv
+      grader serve tokens --roster roster.csv --db postgresql://grader@dbhost/course
     """
     from grader.serve.server import issue_tokens
 
     if roster is None and not instructors:
         raise UsageError("name a --roster, an --instructor, or both")
+    _database_option(database, out)
     if export is None:
-        issue_tokens(out, roster, instructors, base_url)
+        issue_tokens(out, roster, instructors, base_url, database=database)
         return
     with export.open("w", newline="", encoding="utf-8") as handle:
-        count = issue_tokens(out, roster, instructors, base_url, handle)
+        count = issue_tokens(out, roster, instructors, base_url, handle, database)
     click.echo(f"wrote {count} tokens to {export}", err=True)
 
 

@@ -23,14 +23,17 @@ from grader.report import Report
 LIST_LIMIT = 50  # students named per table row; the rest are counted
 
 
-def load_summary(out: Path, assignment: str | None = None) -> ClassSummary:
-    """The class summary from `out/gradebook.sqlite`: each student's latest report (over the roster
-    when one is stored), unreadable submissions and standings; UsageError when there is no
-    gradebook or it holds several assignments and none is named."""
+def load_summary(
+    out: Path, assignment: str | None = None, database: str | None = None
+) -> ClassSummary:
+    """The class summary from `out/gradebook.sqlite` (or the PostgreSQL `database`): each
+    student's latest report (over the roster when one is stored), unreadable submissions and
+    standings; UsageError when there is no gradebook or it holds several assignments and none
+    is named."""
     path = out / "gradebook.sqlite"
-    if not path.is_file():
+    if database is None and not path.is_file():
         raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
-    book = Gradebook(path)
+    book = Gradebook(database or path)
     try:
         problems = book.problems()
         seen: set[str] = set()
@@ -111,10 +114,11 @@ def render_html(summary: ClassSummary) -> str:
     )
 
 
-def write_report(out: Path, assignment: str | None = None) -> Path:
-    """Write `out/report.html` from the gradebook in `out` and return its path."""
+def write_report(out: Path, assignment: str | None = None, database: str | None = None) -> Path:
+    """Write `out/report.html` from the gradebook in `out` (or `database`) and return its
+    path."""
     path = out / "report.html"
-    path.write_text(render_html(load_summary(out, assignment)), encoding="utf-8")
+    path.write_text(render_html(load_summary(out, assignment, database)), encoding="utf-8")
     return path
 
 

@@ -249,13 +249,15 @@ def grade_batch(
     sandbox: Mode | None = None,
     submitted_at: Mapping[str, datetime] | None = None,
     cluster: str | None = None,
+    database: str | None = None,
 ) -> Batch:
     """`keep_reports=False` keeps only scores and statuses in the entries: the whole reports
     are in the gradebook and the feedback pages, and a class of thousands then grades in
     flat memory. `sandbox`: the config's `sandbox:` unless given. `submitted_at`: when
     students handed in, by student (see grader/batch/lateness.py for the other sources).
     `cluster`: a Dask scheduler's address; the notebooks then run on its workers (see
-    cluster.py)."""
+    cluster.py). `database`: a PostgreSQL URL for the gradebook instead of
+    OUT/gradebook.sqlite (see database.py)."""
     started = time.monotonic()
     if is_bundle(config.path):
         raise ConfigError(
@@ -266,7 +268,7 @@ def grade_batch(
     # Per-student inputs: the secret first (no secret, exit 2 before anything is written).
     secret = course_secret(config) if needs_secret(config, specs) else None
     settings = config_hash(config, specs) + settings_tag(secret)
-    book = Gradebook(out / "gradebook.sqlite") if out else None
+    book = Gradebook(database or out / "gradebook.sqlite") if out else None
     recorder = _Recorder(Batch(), book, out, settings, on_entry, keep_reports)
     recorder.config = config
     try:
@@ -597,14 +599,15 @@ def write_csv(
     assignment: AssignmentSpec,
     out: Path,
     roster: Sequence[Student] | None = None,
+    database: str | None = None,
 ) -> Path:
     """OUT/grades.csv for this batch: one row per student (per roster student, with a
-    roster), with the overrides and comments the gradebook in OUT holds. Names and problems
-    come from file names: no cell may be a formula to a spreadsheet."""
+    roster), with the overrides and comments the gradebook in OUT (or `database`) holds.
+    Names and problems come from file names: no cell may be a formula to a spreadsheet."""
     results = [(e.student, e.report, e.problem) for e in entries if not e.absent]
     overridden, commented, late = {}, {}, {}
-    if (out / "gradebook.sqlite").is_file():
-        book = Gradebook(out / "gradebook.sqlite")
+    if database is not None or (out / "gradebook.sqlite").is_file():
+        book = Gradebook(database or out / "gradebook.sqlite")
         try:
             overridden, commented = overrides(book, assignment.id), comments(book, assignment.id)
             late = stored_late(book, assignment.id)

@@ -1,7 +1,7 @@
 """The service's grader: a thread that takes queued uploads from the store, runs them on the
-batch's pool of warm sandboxed workers, judges them here and records each result with its
-feedback page. Stopping lets the uploads in hand finish (up to a grace period); what is left
-stays queued in the database for the next start."""
+batch's pool of warm sandboxed workers (or a Dask cluster's, with `cluster`), judges them here
+and records each result with its feedback page. Stopping lets the uploads in hand finish (up
+to a grace period); what is left stays queued in the database for the next start."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from grader.batch.grade import Entry, log_fault
 from grader.batch.gradebook import Gradebook, config_hash
-from grader.batch.pool import Done, Job, Pool
+from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.course.cases import CaseSet, build_cases
-from grader.course.config import AssignmentSpec, Config
+from grader.course.config import AssignmentSpec, Config, Mode
 from grader.engine import finish, with_choice
 from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
@@ -43,8 +43,19 @@ class Outcome:
 class Grading:
     """The thread that grades the queue. `wake` after an upload is accepted."""
 
-    def __init__(self, config: Config, store: Store, support: bwrap.Support, jobs: int) -> None:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        support: bwrap.Support,
+        jobs: int,
+        cluster: str | None = None,
+        mode: Mode = "required",
+    ) -> None:
+        """`jobs` local workers, or the workers of the Dask scheduler at `cluster` (each
+        machine makes its own sandbox, as `mode` asks)."""
         self.config, self.store, self.support, self.jobs = config, store, support, jobs
+        self.cluster, self.mode = cluster, mode
         self.wakeup = threading.Event()
         self.stopping = threading.Event()
         self.ready = threading.Event()
@@ -72,7 +83,7 @@ class Grading:
     def _main(self) -> None:
         assignments = list(self.config.assignments.values())
         try:
-            pool = Pool(self.config, None, self.jobs, assignments, self.support)
+            pool = self._pool(assignments)
         except Exception as exc:  # the service stays up and says so on the class page
             self.failed = f"the grading workers could not start: {exc}"
             self.ready.set()
@@ -81,7 +92,7 @@ class Grading:
         try:
             # The course's gradebook too, as a batch writes it: `grader report OUT` and the
             # exports read the served class as they read a graded one.
-            book = Gradebook(self.store.out / "gradebook.sqlite")
+            book = Gradebook(self.store.gradebook())
             settings = config_hash(self.config, assignments)
             # Each assignment's expected outputs are made when an upload needs them, or when
             # the queue is empty: a restart grades what waits without making all of them first.
@@ -96,6 +107,15 @@ class Grading:
             pool.close()
             if book is not None:
                 book.close()
+
+    def _pool(self, assignments: list[AssignmentSpec]) -> Pool:
+        if self.cluster is None:
+            return Pool(self.config, None, self.jobs, assignments, self.support)
+        from grader.batch.cluster import ClusterPool  # Dask only with --cluster
+
+        pool = ClusterPool(self.cluster, self.config, None, assignments, self.support, self.mode)
+        self.jobs = pool.slots
+        return pool
 
     def _loop(
         self,
@@ -124,6 +144,10 @@ class Grading:
             finished, _ = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
             for future in finished:
                 upload = running.pop(future)
+                if isinstance(future.exception(), PoolLost):  # the cluster's scheduler
+                    for lost in [upload, *running.values()]:
+                        self.store.release(lost.id)
+                    raise PoolLost(str(future.exception()))
                 outcome = self._outcome(upload, future, prepared, pool)
                 recorded = self.store.finish(
                     upload.id, outcome.score, outcome.max_score, outcome.page, outcome.problem

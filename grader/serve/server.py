@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader.course.config import Config
+from grader.course.config import Config, Mode
 from grader.render.escape import spreadsheet_row
 from grader.run import bwrap
 from grader.serve.app import Service, make_app
@@ -30,13 +30,17 @@ def serve(
     limits: Limits,
     secure_cookies: bool = False,
     grace: float = 10.0,
+    database: str | None = None,
+    cluster: str | None = None,
+    mode: Mode = "required",
 ) -> None:
     """Serve until SIGTERM or Ctrl-C; every accepted upload is graded, now or at the next
-    start."""
+    start. `database`: PostgreSQL instead of OUT's SQLite files (replicas share it);
+    `cluster`: a Dask scheduler whose workers run the notebooks, sandboxed as `mode` says."""
     import uvicorn
 
-    store = Store(out)
-    grading = Grading(config, store, support, jobs)
+    store = Store(out, database)
+    grading = Grading(config, store, support, jobs, cluster, mode)
     service = Service(store, limits, grading, secure_cookies, grace)
     print(f"serving {config.path.parent} on http://{host}:{port} (data in {out})", flush=True)
     try:
@@ -58,10 +62,12 @@ def issue_tokens(
     instructors: Sequence[str],
     base_url: str,
     into: TextIO | None = None,
+    database: str | None = None,
 ) -> int:
     """New tokens for the roster's students and the named instructors, written as CSV
-    (id, name, role, token, link) to `into` (default stdout); returns how many."""
-    store = Store(out)
+    (id, name, role, token, link) to `into` (default stdout); returns how many.
+    `database`: the service's PostgreSQL database, when it runs on one."""
+    store = Store(out, database)
     try:
         issued = [(s, t, "student") for s, t in store.issue(_students(roster), "student")]
         staff = [Student(name, name) for name in instructors]

@@ -284,6 +284,18 @@ class Store:
                 == 1
             )
 
+    def release(self, upload: int) -> bool:
+        """Put an upload this replica took back in the queue, ungraded (its workers are gone)."""
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE uploads SET status='queued', claimed_by=NULL"
+                    " WHERE id=? AND status='running' AND claimed_by=?",
+                    (upload, self.replica),
+                ).rowcount
+                == 1
+            )
+
     def regrade_latest(self) -> int:
         """Queue each student's latest upload again (after the course changed)."""
         with self._transaction() as db:
