@@ -119,3 +119,22 @@ def chromium() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """A real PostgreSQL server for the session (tests/postgres_server.py); fails, never
+    skips, without one."""
+    from postgres_server import Server
+
+    server = Server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: Any) -> str:
+    """A fresh, empty PostgreSQL database of the session's server: its address."""
+    return str(postgres_server.new_database())
