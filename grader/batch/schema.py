@@ -21,7 +21,8 @@ Part = Literal["gradebook", "service"]
 
 @dataclass(frozen=True)
 class Step:
-    """One migration: `sql` (with `{id}` for the dialect's numbered id column), applied when
+    """One migration: `sql` (with `{id}` for the dialect's numbered id column, `{bytes}` for
+    its binary type), applied when
     `column` (table, name) is missing, or always when None; `sqlite`: what SQLite runs after
     it (a backfill from its row ids). `later`: a table an earlier version's database lacks."""
 
@@ -177,6 +178,16 @@ MIGRATIONS: tuple[Step, ...] = (
     ),
     Step("service", "CREATE INDEX IF NOT EXISTS uploads_queue ON uploads (status, id)"),
     Step("service", "CREATE INDEX IF NOT EXISTS uploads_by_student ON uploads (student, id)"),
+    # An upload's bytes, on PostgreSQL: every replica reads what any one accepted (SQLite's
+    # service keeps them in OUT/uploads/ as files, and leaves this table empty).
+    Step(
+        "service",
+        """CREATE TABLE IF NOT EXISTS upload_data (
+    content_hash TEXT PRIMARY KEY,
+    data {bytes} NOT NULL
+)""",
+        later=True,
+    ),
     # Which replica (server process) is grading a running upload: only it records the result,
     # and only a replica that is gone has its uploads queued again.
     Step(
@@ -237,6 +248,6 @@ def migrate(db: Database, parts: tuple[Part, ...]) -> None:
                 continue
             if step.column is not None and step.column[1] in db.columns(step.column[0]):
                 continue
-            db.execute(step.sql.replace("{id}", db.id_column))
+            db.execute(step.sql.replace("{id}", db.id_column).replace("{bytes}", db.bytes_type))
             if step.sqlite and db.dialect == "sqlite":
                 db.execute(step.sqlite)

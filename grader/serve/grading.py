@@ -174,7 +174,7 @@ class Grading:
         # The student's file name is shown, never opened: the bytes come from the store.
         path = graded_as(upload.filename)
         try:
-            data = self.store.blob(upload.content_hash).read_bytes()
+            data = self.store.read(upload.content_hash)
         except OSError as exc:
             return Job(upload.student, path, problem=f"the upload cannot be read ({exc.strerror})")
         return Job(upload.student, path, data)

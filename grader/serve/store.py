@@ -198,6 +198,19 @@ class Store:
         """Where an upload's bytes are: named by their hash, never by the student's name."""
         return self.blobs / content
 
+    def read(self, content: str) -> bytes:
+        """An upload's bytes, by their hash: from OUT/uploads/, or from PostgreSQL, where
+        every replica finds them (OSError when they are not there)."""
+        if self.db.dialect == "sqlite":
+            return self.blob(content).read_bytes()
+        with self.lock:
+            row = self.db.execute(
+                "SELECT data FROM upload_data WHERE content_hash=?", (content,)
+            ).fetchone()
+        if row is None:
+            raise OSError(2, "not in the database")
+        return bytes(row[0])
+
     def accept(
         self,
         student: str,
@@ -206,12 +219,14 @@ class Store:
         max_attempts: int | None = None,
         min_interval: float = 0.0,
     ) -> int | None:
-        """Keep an upload: its bytes on disk, then its row in the queue, both durable before
-        this returns its id. None: the student's attempt or rate limit, checked in the same
-        transaction (two uploads at once cannot both slip under it)."""
+        """Keep an upload: its bytes on disk (on PostgreSQL: in the row's transaction), then
+        its row in the queue, both durable before this returns its id. None: the student's
+        attempt or rate limit, checked in the same transaction (two uploads at once cannot
+        both slip under it)."""
         content = hashlib.sha256(data).hexdigest()
+        shared = self.db.dialect == "postgresql"  # the bytes go in with the row, below
         path = self.blob(content)
-        if not path.exists():
+        if not shared and not path.exists():
             scratch = path.with_name(f".{content}.{os.getpid()}.{threading.get_ident()}")
             with scratch.open("wb") as handle:
                 handle.write(data)
@@ -224,6 +239,8 @@ class Store:
             finally:
                 os.close(folder)
         with self._transaction() as db:
+            if shared:  # replicas take their turns at one student's limit, as SQLite's lock does
+                db.execute("SELECT 1 FROM people WHERE id=? FOR UPDATE", (student,))
             count, last = db.execute(
                 "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=?", (student,)
             ).fetchone()
@@ -231,6 +248,11 @@ class Store:
                 return None
             if last is not None and time.time() - last < min_interval:
                 return None
+            if shared:
+                db.execute(
+                    "INSERT INTO upload_data VALUES (?, ?) ON CONFLICT (content_hash) DO NOTHING",
+                    (content, data),
+                )
             row = db.execute(
                 "INSERT INTO uploads (student, filename, content_hash, size, received_at, status)"
                 " VALUES (?, ?, ?, ?, ?, 'queued') RETURNING id",
