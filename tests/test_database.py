@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -157,7 +158,8 @@ def test_a_gradebook_from_before_the_roster_gains_its_tables_in_place(tmp_path: 
     book = Gradebook(path)
     assert [r[0] for r in book.db.execute("SELECT name FROM students")] == ["ada"]
     book.close()
-    wanted = {t: c for t, c in final_tables().items() if t not in ("people", "sessions", "uploads")}
+    service = ("people", "sessions", "uploads", "upload_data")
+    wanted = {t: c for t, c in final_tables().items() if t not in service}
     assert columns(path) == wanted
 
 
@@ -230,6 +232,7 @@ def test_two_stores_never_claim_one_upload(tmp_path: Path, database: str | None)
         while claimed := store.claim(2):
             taken[name] += [u.id for u in claimed]
             assert {u.status for u in claimed} == {"running"}
+            time.sleep(0.002)  # as grading would: the other store's turn
 
     threads = [
         threading.Thread(target=take, args=item)
@@ -248,3 +251,28 @@ def test_two_stores_never_claim_one_upload(tmp_path: Path, database: str | None)
     assert first.upload(mine).recorded == 1  # type: ignore[union-attr]
     first.close()
     second.close()
+
+
+@pytest.mark.postgres
+def test_a_gone_replicas_uploads_go_back_to_the_queue_and_a_live_ones_stay(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    gone, alive, survivor = (Store(tmp_path / n, postgres_url) for n in ("a", "b", "c"))
+    issue(gone)
+    accepted = [gone.accept("bob", f"{i}.ipynb", b"%d" % i) for i in range(4)]
+    taken_by_gone = [u.id for u in gone.claim(2)]
+    taken_by_alive = [u.id for u in alive.claim(1)]
+    assert survivor.requeue_orphans() == 0  # both replicas are alive
+    gone.close()  # its connection, and so its lock, is gone: as when its process is killed
+    requeued, deadline = 0, time.monotonic() + 10
+    while not requeued and time.monotonic() < deadline:  # the server ends its session soon after
+        requeued = survivor.requeue_orphans()
+        time.sleep(0.02)
+    assert requeued == 2
+    assert survivor.requeue_running() == 0  # a start on PostgreSQL: only the orphans
+    again = [u.id for u in survivor.claim(5)]
+    assert sorted(again) == sorted(set(accepted) - set(taken_by_alive))
+    assert set(taken_by_gone) <= set(again)
+    assert alive.finish(taken_by_alive[0], 1.0, 1.0, "", "")
+    alive.close()
+    survivor.close()

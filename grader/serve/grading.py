@@ -139,6 +139,7 @@ class Grading:
                 if not self._prepare_one(pool, prepared):
                     self.wakeup.wait(1.0)
                     self.wakeup.clear()
+                    self.store.requeue_orphans()  # a replica that died: its uploads, here
                 continue
             # Short: an upload queued while all are busy is claimed within this.
             finished, _ = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)

@@ -262,16 +262,26 @@ class Store:
 
     def requeue_running(self) -> int:
         """On start: what a stopped server was grading goes back to the queue. On
-        PostgreSQL, only what a replica that is gone was grading (its lock is released)."""
+        PostgreSQL, only what a replica that is gone was grading (see `requeue_orphans`)."""
         if self.db.dialect == "sqlite":
             with self._transaction() as db:
                 sql = "UPDATE uploads SET status='queued' WHERE status='running'"
                 return db.execute(sql).rowcount
+        return self.requeue_orphans()
+
+    def requeue_orphans(self) -> int:
+        """On PostgreSQL: the uploads of replicas that are gone (their advisory lock,
+        held while they are connected, is released) go back to the queue, for the replicas
+        still running; a live replica's are left alone. Nothing to do with SQLite's one
+        server."""
+        if self.db.dialect == "sqlite":
+            return 0
         with self._transaction() as db:
             return db.execute(
-                "UPDATE uploads SET status='queued' WHERE status='running' AND"
+                "UPDATE uploads SET status='queued', claimed_by=NULL WHERE status='running' AND"
                 " (claimed_by IS NULL OR claimed_by NOT IN (SELECT objid::bigint FROM pg_locks"
-                " WHERE locktype='advisory' AND classid=? AND objsubid=2 AND granted))",
+                " WHERE locktype='advisory' AND classid=? AND objsubid=2 AND granted AND database ="
+                " (SELECT oid FROM pg_database WHERE datname = current_database())))",
                 (LOCK_CLASS,),
             ).rowcount
 
