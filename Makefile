@@ -1,6 +1,6 @@
 # Two entry points: `make demo` and `make test`. Both set up .venv on first use.
 # The demo class holds one unreadable notebook on purpose (zoe): --allow-ungraded keeps exit 0.
-# `make test-fast`: lint and the tests not marked slow, sandbox or browser (pyproject.toml).
+# `make test-fast`: lint and the tests not marked slow, sandbox, browser or postgres (pyproject.toml).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
