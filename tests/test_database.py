@@ -276,3 +276,15 @@ def test_a_gone_replicas_uploads_go_back_to_the_queue_and_a_live_ones_stay(
     assert alive.finish(taken_by_alive[0], 1.0, 1.0, "", "")
     alive.close()
     survivor.close()
+
+
+def test_an_upload_released_by_its_store_is_queued_again(tmp_path: Path) -> None:
+    first, second = Store(tmp_path / "out"), Store(tmp_path / "out")
+    issue(first)
+    upload = first.accept("alice", "a.ipynb", b"{}")
+    assert [u.id for u in first.claim(1)] == [upload]
+    assert not second.release(upload)  # not the store that took it
+    assert first.release(upload) and not first.release(upload)
+    assert [u.id for u in second.claim(1)] == [upload]
+    first.close()
+    second.close()

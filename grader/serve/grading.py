@@ -99,6 +99,8 @@ class Grading:
             prepared: dict[str, tuple[CaseSet, Expected]] = {}
             self.ready.set()
             self._loop(pool, prepared, book, settings)
+        except PoolLost as exc:  # the uploads in hand are queued again for the next start
+            self.failed = f"grading stopped: {exc}"
         except Exception as exc:
             self.failed = f"grading stopped (grader fault: {exc!r:.200})"
             log_fault(self.store.out, Entry("(service)", None, None, fault=traceback.format_exc()))
