@@ -83,6 +83,21 @@ ASSIGNMENT_OPTION = click.option(
 )
 
 
+def _stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Options that go together, as one decorator (listed in `--help` in this order)."""
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+# --assignment ID within the course named by --course/--config.
+COURSE_OPTIONS = _stacked(ASSIGNMENT_OPTION, CONFIG_OPTION)
+
+
 def _errors_to_exit_codes(command: F) -> F:
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -125,8 +140,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("notebook", type=click.Path(path_type=Path))
-@ASSIGNMENT_OPTION
-@CONFIG_OPTION
+@COURSE_OPTIONS
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True
 )
@@ -254,8 +268,9 @@ def grade(
     130 interrupted.
     """
     from grader.batch.database import shown
-    from grader.batch.grade import as_assignment, class_assignment, grade_batch, write_csv
+    from grader.batch.grade import grade_batch
     from grader.batch.lateness import read_submitted_at
+    from grader.batch.outcome import class_outcome, exit_status, write_outputs
     from grader.batch.progress import Progress
 
     config = _course(config_path, submissions)
@@ -308,14 +323,9 @@ def grade(
             "again to grade them",
             err=True,
         )
-    aid = assignment or class_assignment(batch.entries)
-    if aid is None:
-        raise GraderError(f"{submissions}: nothing could be graded")
-    spec = config.assignment(aid)
-    entries = as_assignment(batch.entries, aid)
-    rows = [(e.student, e.report, e.problem) for e in entries]
-    click.echo(render_table(rows, [t.name for t in spec.targets]))
-    failed = len(batch.ungraded)
+    outcome = class_outcome(batch, config, assignment, submissions)
+    rows = [(e.student, e.report, e.problem) for e in outcome.entries]
+    click.echo(render_table(rows, [t.name for t in outcome.spec.targets]))
     for line in batch.unmatched:
         click.echo(f"  {one_line(line)}", err=True)
     if batch.file_times:
@@ -325,33 +335,26 @@ def grade(
             "--submitted-at FILE (student,timestamp) for the real ones",
             err=True,
         )
-    graded = sum(e.report is not None and not e.skipped for e in entries)
-    others = [e.student for e in batch.entries if e.report and e.report.assignment != aid]
+    others = outcome.others
     if others:
         click.echo(
             f"{len(others)} notebook{'s' * (len(others) > 1)} looked like another assignment "
-            f"than {aid} ({_first_names(others)}) and "
+            f"than {outcome.spec.id} ({_first_names(others)}) and "
             f"{'earns' if len(others) == 1 else 'earn'} nothing for it; pass --assignment to "
             "grade every notebook as one assignment",
             err=True,
         )
     click.echo(
-        f"{graded} graded, {batch.skipped} unchanged (kept from the gradebook), "
-        f"{failed} could not be graded, {len(batch.problems)} skipped; {batch.seconds:.2f} s"
+        f"{outcome.graded} graded, {batch.skipped} unchanged (kept from the gradebook), "
+        f"{len(batch.ungraded)} could not be graded, {len(batch.problems)} skipped; "
+        f"{batch.seconds:.2f} s"
     )
     if out is not None:
-        from grader.batch.classreport import write_report
-
-        csv_path = write_csv(entries, spec, out, batch.roster, database)
-        written = [csv_path, shown(database or out / "gradebook.sqlite")]
-        written.append(write_report(out, aid, database))
+        written = write_outputs(outcome, out, batch, database)
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
     if batch.faults:
         _tell_faults(batch.faults, out)
-    if batch.lost or batch.faults:
-        sys.exit(3)
-    if (failed or batch.unmatched) and not allow_ungraded:
-        sys.exit(1)
+    sys.exit(exit_status(batch, allow_ungraded))
 
 
 def _first_names(students: Sequence[str], shown: int = 10) -> str:
@@ -467,8 +470,7 @@ def template_command(name: str) -> None:
 
 
 @main.command()
-@ASSIGNMENT_OPTION
-@CONFIG_OPTION
+@COURSE_OPTIONS
 @_errors_to_exit_codes
 def selftest(assignment: str | None, config_path: Path | None) -> None:
     """Prove the checks: the solution passes, every catalogued mistake is caught and named.
@@ -488,8 +490,7 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
 
 
 @main.command()
-@ASSIGNMENT_OPTION
-@CONFIG_OPTION
+@COURSE_OPTIONS
 @click.option(
     "--out", type=click.Path(path_type=Path), default=None, help="File or folder to write to."
 )
@@ -522,6 +523,9 @@ RESULTS_OPTION = click.option(
 AUTHOR_OPTION = click.option(
     "--author", default=None, help="Who makes the change [default: the user running this]."
 )
+# A graded class's gradebook (--results) and what to change in it.
+GRADEBOOK_OPTIONS = _stacked(RESULTS_OPTION, ASSIGNMENT_OPTION, CONFIG_OPTION)
+CHANGE_OPTIONS = _stacked(RESULTS_OPTION, ASSIGNMENT_OPTION, AUTHOR_OPTION, CONFIG_OPTION)
 
 
 @main.command()
@@ -538,10 +542,7 @@ AUTHOR_OPTION = click.option(
     help="Many overrides from a CSV: student,target,points,comment (empty target: the total; "
     "empty points: clear).",
 )
-@RESULTS_OPTION
-@ASSIGNMENT_OPTION
-@AUTHOR_OPTION
-@CONFIG_OPTION
+@CHANGE_OPTIONS
 @_errors_to_exit_codes
 def override(
     student: str | None,
@@ -589,10 +590,7 @@ def override(
 @main.command("comment")
 @click.argument("student")
 @click.argument("text")
-@RESULTS_OPTION
-@ASSIGNMENT_OPTION
-@AUTHOR_OPTION
-@CONFIG_OPTION
+@CHANGE_OPTIONS
 @_errors_to_exit_codes
 def comment_command(
     student: str,
@@ -631,9 +629,7 @@ def comment_command(
     required=True,
     help="The file to write.",
 )
-@RESULTS_OPTION
-@ASSIGNMENT_OPTION
-@CONFIG_OPTION
+@GRADEBOOK_OPTIONS
 @_errors_to_exit_codes
 def export_command(
     fmt: str, dest: Path, out: Path, assignment: str | None, config_path: Path | None

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field, replace
@@ -568,30 +568,6 @@ def _load(path: Path) -> Submission | None:
         return load_submission(path)
     except Exception:
         return None
-
-
-def class_assignment(entries: Sequence[Entry]) -> str | None:
-    """The assignment most of the class's notebooks were graded as (ties: by name): what
-    a batch without --assignment reports on. Never one notebook's choice: a single notebook
-    of another assignment (its metadata, or its function names) must not decide it."""
-    counts = Counter(e.report.assignment for e in entries if e.report is not None)
-    return min(counts, key=lambda a: (-counts[a], a)) if counts else None
-
-
-def as_assignment(entries: Sequence[Entry], assignment: str) -> list[Entry]:
-    """The entries, with those graded as another assignment turned into problems: their points
-    do not count for this one (a notebook may not pick the assignment it is marked on)."""
-    return [
-        e
-        if e.report is None or e.report.assignment == assignment
-        else replace(
-            e,
-            report=None,
-            problem=f"graded as {e.report.assignment}, not {assignment}: its notebook looks "
-            f"like that assignment (grade the class with --assignment {assignment})",
-        )
-        for e in entries
-    ]
 
 
 def write_csv(

@@ -1,0 +1,67 @@
+"""The class-assignment policy of `grader grade`, on entries made by hand (no grading)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.batch.grade import Batch, Entry
+from grader.batch.outcome import class_assignment, class_outcome, exit_status
+from grader.course.config import Config
+from grader.errors import GraderError
+from grader.report import Report
+
+
+def graded(student: str, assignment: str) -> Entry:
+    """An entry graded as `assignment`, with no targets (the policy reads only the id)."""
+    return Entry(student, Path(f"{student}.ipynb"), Report(assignment, f"{student}.ipynb", ()))
+
+
+def test_the_class_is_reported_on_the_assignment_most_notebooks_were_graded_as() -> None:
+    entries = [graded("ada", "b_hw"), graded("bo", "a_hw"), graded("cy", "b_hw")]
+    assert class_assignment(entries) == "b_hw"
+    tie = [graded("ada", "b_hw"), graded("bo", "a_hw")]
+    assert class_assignment(tie) == "a_hw"  # a tie goes by name, not by who came first
+    unread = Entry("dee", Path("dee.ipynb"), None, "unreadable")
+    assert class_assignment([unread]) is None
+
+
+def test_a_notebook_graded_as_another_assignment_earns_nothing_for_this_one(
+    config: Config,
+) -> None:
+    batch = Batch(
+        entries=[
+            graded("ada", "self_attention"),
+            graded("aaron", "udl_12_1"),
+            graded("bo", "self_attention"),
+        ]
+    )
+    outcome = class_outcome(batch, config, None, Path("class"))
+    assert outcome.spec.id == "self_attention" and outcome.others == ["aaron"]
+    aaron = next(e for e in outcome.entries if e.student == "aaron")
+    assert aaron.report is None and "graded as udl_12_1, not self_attention" in aaron.problem
+    assert outcome.graded == 2
+    named = class_outcome(batch, config, "udl_12_1", Path("class"))  # --assignment decides
+    assert named.others == ["ada", "bo"] and named.graded == 1
+
+
+def test_nothing_graded_is_refused_with_the_source_named(config: Config) -> None:
+    batch = Batch(entries=[Entry("ada", Path("ada.ipynb"), None, "unreadable")])
+    with pytest.raises(GraderError, match="class: nothing could be graded"):
+        class_outcome(batch, config, None, Path("class"))
+
+
+def test_exit_status_lost_or_faults_over_ungraded_over_success() -> None:
+    ok = Batch(entries=[graded("ada", "hw")])
+    assert exit_status(ok, allow_ungraded=False) == 0
+    unread = Batch(entries=[graded("ada", "hw"), Entry("bo", Path("bo.ipynb"), None, "bad")])
+    assert exit_status(unread, allow_ungraded=False) == 1
+    assert exit_status(unread, allow_ungraded=True) == 0
+    stranger = Batch(entries=[graded("ada", "hw")], unmatched=["zed.ipynb: on no roster"])
+    assert exit_status(stranger, allow_ungraded=False) == 1
+    absent = Batch(entries=[graded("ada", "hw"), Entry("bo", None, None, "none", absent=True)])
+    assert exit_status(absent, allow_ungraded=False) == 0  # no submission is not ungraded
+    fault = Entry("cy", Path("cy.ipynb"), None, "bug", fault="Traceback ...")
+    assert exit_status(Batch(entries=[fault]), allow_ungraded=True) == 3
+    assert exit_status(Batch(entries=[graded("ada", "hw")], lost=["bo"]), True) == 3
