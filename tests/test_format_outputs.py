@@ -1,0 +1,110 @@
+"""Every output of the demo class, as each front end writes it, is the renderer's own output:
+`grader check --format F`, `grader report --format F`, and the files of `grader grade --out`
+(grades.csv, report.html) byte for byte. The expected text is computed here by calling the
+renderers directly on the same data; nothing is stored."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from grader import cli
+from grader.batch.classreport import load_summary, render_csv, render_html, render_json
+from grader.batch.grade import Entry, write_csv
+from grader.batch.gradebook import Gradebook
+from grader.batch.records import stored_roster
+from grader.course.config import Config
+from grader.engine import grade_path
+from grader.render import classroom, github, gradescope, junit, markdown, text
+from grader.render import json as json_format
+from grader.report import Report
+
+from conftest import REPO
+
+DEMO = REPO / "demo" / "submissions"
+DIRECT = {
+    "text": text.render,
+    "json": json_format.render,
+    "junit": junit.render,
+    "github": github.render,
+    "gradescope": gradescope.render,
+    "markdown": markdown.render,
+    "classroom": classroom.render,
+}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo class graded by `grader grade --out`: its output folder."""
+    out = tmp_path_factory.mktemp("demo") / "out"
+    args = ["grade", str(DEMO), "--course", str(REPO), "--assignment", "self_attention"]
+    result = CliRunner().invoke(cli.main, [*args, "--out", str(out), "--allow-ungraded"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def reports(config: Config) -> list[Report]:
+    """Three demo notebooks of different fates, graded once."""
+    names = ("ada", "bruno", "fatima")
+    return [grade_path(DEMO / f"{n}.ipynb", config, "self_attention") for n in names]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", sorted(DIRECT))
+def test_check_prints_what_the_format_renders(
+    fmt: str, reports: list[Report], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("GRADER_GRADESCOPE_ROOT", str(tmp_path))  # no results/ folder there
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    offered = next(p for p in cli.check.params if p.name == "fmt").type
+    assert isinstance(offered, click.Choice) and sorted(offered.choices) == sorted(DIRECT)
+    for report in reports:
+        monkeypatch.setattr(cli, "grade_path", lambda *_a, _r=report, **_k: _r)
+        result = CliRunner().invoke(
+            cli.main, ["check", str(DEMO / "ada.ipynb"), "--course", str(REPO), "--format", fmt]
+        )
+        assert result.exit_code == (0 if report.all_passed else 1)
+        assert result.stdout == DIRECT[fmt](report) + "\n"
+
+
+@pytest.mark.slow
+def test_report_prints_and_writes_what_the_class_formats_render(graded_class: Path) -> None:
+    summary = load_summary(graded_class)
+    runner = CliRunner()
+    as_csv = runner.invoke(cli.main, ["report", str(graded_class), "--format", "csv"])
+    assert as_csv.exit_code == 0 and as_csv.stdout_bytes == render_csv(summary).encode()
+    as_json = runner.invoke(cli.main, ["report", str(graded_class), "--format", "json"])
+    assert as_json.exit_code == 0 and as_json.stdout == render_json(summary) + "\n"
+    written = (graded_class / "report.html").read_bytes()
+    assert written == render_html(summary).encode("utf-8")
+    page = graded_class / "report.html"
+    page.unlink()
+    assert runner.invoke(cli.main, ["report", str(graded_class)]).exit_code == 0
+    assert page.read_bytes() == written
+
+
+@pytest.mark.slow
+def test_grades_csv_is_what_the_grades_format_renders(
+    graded_class: Path, config: Config, tmp_path: Path
+) -> None:
+    book = Gradebook(graded_class / "gradebook.sqlite")
+    try:
+        roster = stored_roster(book)
+        latest = dict(book.each_latest("self_attention"))
+        problems = dict(book.problems())
+    finally:
+        book.close()
+    entries = [Entry(s, DEMO / f"{s}.ipynb", r) for s, r in sorted(latest.items())]
+    entries += [Entry(s, DEMO / f"{s}.ipynb", None, p) for s, p in sorted(problems.items())]
+    entries.sort(key=lambda e: e.student)
+    again = tmp_path / "again"
+    again.mkdir()
+    shutil.copy(graded_class / "gradebook.sqlite", again)
+    spec = config.assignment("self_attention")
+    rewritten = write_csv(entries, spec, again, roster).read_bytes()
+    assert rewritten == (graded_class / "grades.csv").read_bytes()
