@@ -20,9 +20,9 @@ from grader.course.config import MODES, Config, Mode, load_course
 from grader.course.locate import course_file
 from grader.engine import grade_path
 from grader.errors import GraderError, UsageError
-from grader.render import RENDERERS
 from grader.render.escape import one_line, safe_lines
-from grader.render.table import render_table
+from grader.render.formats import CLASS_FORMATS, REPORT_FORMATS, TABLE_FORMATS
+from grader.render.table import Table
 
 if TYPE_CHECKING:
     from grader.batch.grade import Entry
@@ -142,7 +142,7 @@ def main() -> None:
 @click.argument("notebook", type=click.Path(path_type=Path))
 @COURSE_OPTIONS
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True
+    "--format", "fmt", type=click.Choice(sorted(REPORT_FORMATS)), default="text", show_default=True
 )
 @SANDBOX_OPTION
 @click.option(
@@ -173,11 +173,12 @@ def check(
     """
     config = _course(config_path, notebook)
     report = grade_path(notebook, config, assignment, sandbox=sandbox, student=student)
-    text = RENDERERS[fmt](report)
+    chosen = REPORT_FORMATS[fmt]
+    text = chosen.render(report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"
-    if fmt == "gradescope" and results_dir.is_dir():
-        (results_dir / "results.json").write_text(text + "\n", encoding="utf-8")
-        click.echo(f"wrote {results_dir / 'results.json'}: {report.score:g} / {report.max_score:g}")
+    if fmt == "gradescope" and chosen.file and results_dir.is_dir():
+        (results_dir / chosen.file).write_text(text + "\n", encoding="utf-8")
+        click.echo(f"wrote {results_dir / chosen.file}: {report.score:g} / {report.max_score:g}")
     else:
         click.echo(text)
     sys.exit(0 if report.all_passed else 1)
@@ -325,7 +326,7 @@ def grade(
         )
     outcome = class_outcome(batch, config, assignment, submissions)
     rows = [(e.student, e.report, e.problem) for e in outcome.entries]
-    click.echo(render_table(rows, [t.name for t in outcome.spec.targets]))
+    click.echo(TABLE_FORMATS["text"].render(Table(rows, [t.name for t in outcome.spec.targets])))
     for line in batch.unmatched:
         click.echo(f"  {one_line(line)}", err=True)
     if batch.file_times:
@@ -411,7 +412,7 @@ def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["html", "csv", "json"]),
+    type=click.Choice(list(CLASS_FORMATS)),
     default="html",
     show_default=True,
     help="html writes OUT/report.html; csv and json print the aggregates.",
@@ -425,13 +426,13 @@ def report(out: Path, assignment: str | None, fmt: str) -> None:
       grader report results/                 # writes results/report.html
       grader report results/ --format json   # the same numbers, for your own tools
     """
-    from grader.batch.classreport import load_summary, render_csv, render_json, write_report
+    from grader.batch.classreport import load_summary, write_report
 
-    if fmt == "html":
+    if fmt == "html":  # the page is the file grader grade writes, report.html
         click.echo(f"wrote {write_report(out, assignment)}")
         return
-    summary = load_summary(out, assignment)
-    click.echo(render_csv(summary) if fmt == "csv" else render_json(summary), nl=fmt == "json")
+    text = CLASS_FORMATS[fmt].render(load_summary(out, assignment))
+    click.echo(text, nl=not text.endswith("\n"))  # CSV ends its own last row
 
 
 @main.command("export-gradescope")

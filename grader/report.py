@@ -209,3 +209,90 @@ class Report:
             "seconds": round(self.seconds, 4),
             "did_not_run": self.did_not_run,
         }
+
+
+@dataclass(frozen=True)
+class MistakeRow:
+    """One mistake across the class: how many made it, in which targets, its general message and who
+    made it."""
+
+    id: str
+    count: int
+    targets: tuple[str, ...]
+    message: str
+    students: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    """One target across the class: how many passed of how many, and its mean and maximum score."""
+
+    name: str
+    passed: int
+    total: int
+    mean_score: float
+    max_score: float
+
+    @property
+    def pass_rate(self) -> float:
+        """The fraction of students who passed, 0 when nobody was graded."""
+        return self.passed / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class Points:
+    """A student's total, all the class summary keeps of each report."""
+
+    score: float
+    max_score: float
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    """What the class report shows of one assignment: scores, unreadable submissions, targets,
+    common mistakes, the slowest and failing notebooks and the instructor's notes."""
+
+    assignment: str
+    students: tuple[tuple[str, Points], ...]
+    unreadable: tuple[tuple[str, str], ...]
+    targets: tuple[TargetRow, ...]
+    mistakes: tuple[MistakeRow, ...]
+    slowest: tuple[tuple[str, float], ...]
+    failing_to_run: tuple[tuple[str, str], ...]
+    max_score: float = 0.0
+    scores: tuple[float, ...] = field(default=())
+    # (student, line) for each override and comment of the instructor's
+    notes: tuple[tuple[str, str], ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready data (rates and means rounded to 4 places)."""
+        return {
+            "assignment": self.assignment,
+            "students": len(self.students),
+            "max_score": self.max_score,
+            "scores": {name: report.score for name, report in self.students},
+            "targets": [
+                {
+                    "name": t.name,
+                    "passed": t.passed,
+                    "total": t.total,
+                    "pass_rate": round(t.pass_rate, 4),
+                    "mean_score": round(t.mean_score, 4),
+                    "max_score": t.max_score,
+                }
+                for t in self.targets
+            ],
+            "mistakes": [
+                {
+                    "id": m.id,
+                    "count": m.count,
+                    "targets": list(m.targets),
+                    "message": m.message,
+                    "students": list(m.students),
+                }
+                for m in self.mistakes
+            ],
+            "slowest": [{"student": s, "seconds": round(t, 4)} for s, t in self.slowest],
+            "failing_to_run": [{"student": s, "problem": p} for s, p in self.failing_to_run],
+            "notes": [{"student": s, "note": n} for s, n in self.notes],
+        }

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from grader.batch.classreport import load_summary, render_html, write_report
+from grader.batch.classreport import load_summary, write_report
 from grader.batch.grade import grade_batch
 from grader.batch.gradebook import Gradebook
 from grader.cli import main
 from grader.course.config import Config
 from grader.judge.aggregate import summarise
+from grader.render.class_report import render_html
 
 import students
 from conftest import REPO, write_notebook

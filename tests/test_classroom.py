@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from grader.render import RENDERERS
 from grader.render.classroom import results
+from grader.render.formats import REPORT_FORMATS
 from grader.report import Location, Report, TargetResult
 
 
@@ -35,7 +35,7 @@ def test_status_is_fail_with_a_failed_target_and_pass_when_all_pass() -> None:
 
 def test_student_text_stays_on_one_line_in_valid_json() -> None:
     evil = TargetResult("f", "failed", 0.0, 1.0, ("line\n::error::forged\u202e",))
-    text = RENDERERS["classroom"](report(evil))
+    text = REPORT_FORMATS["classroom"].render(report(evil))
     assert "\n" not in text and "\u202e" not in text
     message = json.loads(text)["tests"][0]["message"]
     assert all(not line.startswith("::") for line in message.splitlines())

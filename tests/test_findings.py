@@ -13,7 +13,7 @@ from grader.engine import _run_errors, grade_path
 from grader.judge import diagnose
 from grader.judge.aggregate import summarise
 from grader.judge.score import Answers, judge_case
-from grader.render import RENDERERS
+from grader.render.formats import REPORT_FORMATS
 from grader.report import Finding, Location, Report, TargetResult
 from grader.run.sandbox import ChildRun
 from grader.run.workers import WorkerLost, _as_run
@@ -81,7 +81,7 @@ def test_the_json_carries_the_findings_and_reads_back() -> None:
         "mistake", "scale_missing: x (cell 3, line 4).", "scale_missing", Location(3, 4), "y", "x."
     )
     report = _report((Finding("summary", "1 of 2 cases failed"), finding), did_not_run=None)
-    data = json.loads(RENDERERS["json"](report))
+    data = json.loads(REPORT_FORMATS["json"].render(report))
     found = data["targets"][0]["findings"]
     assert found[0] == {
         "kind": "summary",

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch.classreport import render_csv
 from grader.batch.grade import Entry, write_csv
 from grader.batch.progress import Progress
 from grader.cli import main
 from grader.course.config import Config
 from grader.judge.aggregate import summarise
-from grader.render import RENDERERS
+from grader.render.class_report import render_csv
+from grader.render.formats import REPORT_FORMATS
 from grader.render.html import render_check
 from grader.render.table import render_table
 from grader.report import Location, Report, TargetResult
@@ -57,7 +57,9 @@ def _report(text: str, submission: str = "student.ipynb") -> Report:
 
 def _all_formats(report: Report) -> dict[str, str]:
     """Every renderer's output, plus the terminal gradebook table and the Jupyter check view."""
-    outputs = {fmt: render(report) for fmt, render in RENDERERS.items()}
+    outputs = {
+        fmt: render(report) for fmt, render in ((n, f.render) for n, f in REPORT_FORMATS.items())
+    }
     outputs["table"] = render_table([(report.submission, report, "")], ["softmax"])
     outputs["html"] = render_check(report, report.targets, report.submission)
     return outputs
@@ -129,7 +131,7 @@ def test_junit_is_well_formed_whatever_the_file_name() -> None:
     """U+FFFE, U+FFFF and control characters are not allowed in XML 1.0, in text or in an
     attribute: a notebook named with them made the whole JUnit file unreadable."""
     report = _report(INVISIBLE, submission=f"a{INVISIBLE}b.ipynb")
-    xml = RENDERERS["junit"](report)
+    xml = REPORT_FORMATS["junit"].render(report)
     root = ET.fromstring(xml)  # raises on XML that is not well-formed
     assert not NOT_XML.search(xml)
     files = {case.get("file") or "" for case in root.iter("testcase")}
@@ -167,9 +169,12 @@ def test_markdown_links_and_images_are_inert(
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     report = _report(LINKS, submission=f"{LINKS}.ipynb")
-    RENDERERS["github"](report)
+    REPORT_FORMATS["github"].render(report)
     render = mistune.create_markdown(escape=False, plugins=["table", "url", "strikethrough"])
-    for markdown in (RENDERERS["markdown"](report), summary.read_text(encoding="utf-8")):
+    for markdown in (
+        REPORT_FORMATS["markdown"].render(report),
+        summary.read_text(encoding="utf-8"),
+    ):
         html = render(markdown)
         assert "<img" not in html and "<a " not in html, html
         assert "](" not in re.sub(r"\\.", "", markdown)  # no link syntax left unescaped

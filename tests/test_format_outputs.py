@@ -5,6 +5,7 @@ renderers directly on the same data; nothing is stored."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader import cli
-from grader.batch.classreport import load_summary, render_csv, render_html, render_json
+from grader.batch.classreport import load_summary
 from grader.batch.grade import Entry, write_csv
 from grader.batch.gradebook import Gradebook
 from grader.batch.records import stored_roster
@@ -21,6 +22,9 @@ from grader.course.config import Config
 from grader.engine import grade_path
 from grader.render import classroom, github, gradescope, junit, markdown, text
 from grader.render import json as json_format
+from grader.render.class_report import render_csv, render_html, render_json
+from grader.render.formats import CLASS_FORMATS, FORMATS, REPORT_FORMATS
+from grader.render.verdict import verdict_lines
 from grader.report import Report
 
 from conftest import REPO
@@ -108,3 +112,28 @@ def test_grades_csv_is_what_the_grades_format_renders(
     spec = config.assignment("self_attention")
     rewritten = write_csv(entries, spec, again, roster).read_bytes()
     assert rewritten == (graded_class / "grades.csv").read_bytes()
+
+
+def test_every_front_end_offers_the_registered_formats() -> None:
+    for command, formats in ((cli.check, REPORT_FORMATS), (cli.report, CLASS_FORMATS)):
+        offered = next(p for p in command.params if p.name == "fmt").type
+        assert isinstance(offered, click.Choice) and sorted(offered.choices) == sorted(formats)
+    for subject, listed in FORMATS.items():
+        assert listed and all(name == f.name and f.summary for name, f in listed.items())
+        assert subject in ("report", "class", "grades", "table")
+
+
+@pytest.mark.slow
+def test_the_ci_formats_say_the_same_verdict_block(reports: list[Report]) -> None:
+    """junit, gradescope and classroom each write status, points, place (and mistakes) of a
+    failing target in the same words, from one function."""
+    failing = [(r, t) for r in reports for t in r.targets if t.status != "passed"]
+    assert failing
+    for report, target in failing:
+        block = "\n".join(verdict_lines(target))
+        assert block in REPORT_FORMATS["junit"].render(report)
+        outputs = json.loads(REPORT_FORMATS["gradescope"].render(report))["tests"]
+        assert any(t["output"].startswith(block) for t in outputs)
+        tests = json.loads(REPORT_FORMATS["classroom"].render(report))["tests"]
+        said = "\n".join(verdict_lines(target, mistakes=False))
+        assert any(t["message"].startswith(said) for t in tests)

@@ -10,7 +10,7 @@ import pytest
 
 from grader.course.config import Config
 from grader.engine import grade_path
-from grader.render import RENDERERS
+from grader.render.formats import REPORT_FORMATS
 from grader.render.table import display_width, render_table
 from grader.report import Report
 
@@ -30,14 +30,14 @@ def hostile(config: Config, notebook: NotebookFactory) -> Report:
 
 
 def test_text_and_json(hostile: Report) -> None:
-    data = json.loads(RENDERERS["json"](hostile))
+    data = json.loads(REPORT_FORMATS["json"].render(hostile))
     assert data["score"] == hostile.score
-    text = RENDERERS["text"](hostile)
+    text = REPORT_FORMATS["text"].render(hostile)
     assert "✗ softmax" in text and "Problems while running the notebook:" in text
 
 
 def test_junit_parses_and_carries_the_diagnosis_in_the_text(hostile: Report) -> None:
-    root = ET.fromstring(RENDERERS["junit"](hostile))
+    root = ET.fromstring(REPORT_FORMATS["junit"].render(hostile))
     suite = root.find("testsuite")
     assert suite is not None
     assert suite.get("tests") == "6"
@@ -59,7 +59,7 @@ def test_github_commands_cannot_be_forged(
 ) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    lines = RENDERERS["github"](hostile).split("\n")
+    lines = REPORT_FORMATS["github"].render(hostile).split("\n")
     assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)
     assert not any("::forged" in line.split("::", 2)[1] for line in lines)
     softmax = next(line for line in lines if "title=softmax%3A" in line)
@@ -79,13 +79,13 @@ def test_github_folds_annotations_beyond_ten(hostile: Report) -> None:
     many = replace(
         hostile, targets=tuple(replace(hostile.targets[4], name=f"t{i}") for i in range(12))
     )
-    lines = RENDERERS["github"](many).split("\n")
+    lines = REPORT_FORMATS["github"].render(many).split("\n")
     assert sum(line.startswith("::error ") for line in lines) == 10
     assert any(line.startswith("::notice title=More failing targets::t10, t11") for line in lines)
 
 
 def test_markdown_is_safe_and_readable(hostile: Report) -> None:
-    text = RENDERERS["markdown"](hostile)
+    text = REPORT_FORMATS["markdown"].render(hostile)
     assert text.startswith(f"## self_attention: {hostile.score:g} / 10 points")
     assert "<script>" not in text
     assert "&lt;/failure&gt;&lt;script&gt;" in text
@@ -93,7 +93,7 @@ def test_markdown_is_safe_and_readable(hostile: Report) -> None:
 
 
 def test_gradescope_results(hostile: Report) -> None:
-    data = json.loads(RENDERERS["gradescope"](hostile))
+    data = json.loads(REPORT_FORMATS["gradescope"].render(hostile))
     assert data["score"] == hostile.score
     tests = {t["name"]: t for t in data["tests"]}
     assert set(tests) == {t.name for t in hostile.targets}

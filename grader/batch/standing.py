@@ -8,7 +8,6 @@ submission is there with 0 and "no submission". Without one, it covers whoever w
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,9 @@ from grader.batch.lateness import stored_late
 from grader.batch.records import TOTAL, Comment, Override, comments, overrides, stored_roster
 from grader.batch.roster import Student
 from grader.course.deadline import Late
-from grader.render.escape import spreadsheet_row
 from grader.render.feedback import Adjusted
+from grader.render.formats import GRADES_FORMATS
+from grader.render.grades import Grades
 from grader.report import Report
 
 NO_SUBMISSION = "no submission"
@@ -147,36 +147,9 @@ def from_gradebook(book: Gradebook, assignment: str) -> list[Standing]:
 def write_grades(
     rows: Sequence[Standing], targets: Sequence[str], max_total: float, path: Path
 ) -> Path:
-    """grades.csv (or an export in its columns) at `path`: one row per student, points per
-    target (overrides applied), total (late penalty applied), and beside them the autograded
-    total, the overrides and comments, why there is no grade, the penalty and the lateness.
-    Every text cell is made safe for a spreadsheet."""
+    """grades.csv (or an export in its columns) at `path`, as the `csv` grades format renders
+    it (grader/render/grades.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    roster = any(row.name for row in rows)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        head = ["student", *(["name", "section"] if roster else []), *targets]
-        head += ["total", "max_total", "problem", "autograded", "overrides", "comments"]
-        head += ["late_penalty", "lateness"]
-        writer.writerow(spreadsheet_row(head))
-        for row in rows:
-            who = [row.name, row.section] if roster else []
-            maximum = row.report.max_score if row.report is not None else max_total
-            writer.writerow(
-                spreadsheet_row(
-                    [
-                        row.student,
-                        *who,
-                        *(row.points(name) for name in targets),
-                        row.total,
-                        maximum if row.report is not None or roster else "",
-                        row.problem,
-                        row.autograded,
-                        "; ".join(o.describe() for o in row.overrides),
-                        "; ".join(c.describe() for c in row.comments),
-                        row.penalty,
-                        row.lateness,
-                    ]
-                )
-            )
+    text = GRADES_FORMATS["csv"].render(Grades(rows, targets, max_total))
+    path.write_text(text, encoding="utf-8", newline="")
     return path

@@ -13,6 +13,7 @@ import json
 from typing import Any, Literal
 
 from grader.render.escape import json_text, one_line
+from grader.render.verdict import verdict_lines
 from grader.report import Report, TargetResult
 
 Verdict = Literal["pass", "fail", "error"]
@@ -20,10 +21,7 @@ _VERDICT: dict[str, Verdict] = {"passed": "pass", "error": "error", "timeout": "
 
 
 def _test(report: Report, target: TargetResult) -> dict[str, Any]:
-    lines = [f"{target.status}: {target.score:g} / {target.max_score:g} points"]
-    if target.location and target.status != "passed":
-        lines.append(f"at {target.location.describe()}")
-    lines += target.messages
+    lines = verdict_lines(target, mistakes=False) + list(target.messages)
     where = target.location
     return {
         "name": one_line(target.name),

@@ -9,17 +9,13 @@ import json
 from typing import Any
 
 from grader.render.escape import json_text, one_line
+from grader.render.verdict import verdict_lines
 from grader.report import Report, TargetResult
 
 
 def _lines(target: TargetResult) -> list[str]:
     """What a test's output says of a target: verdict, where, mistakes, messages."""
-    lines = [f"{target.status}: {target.score:g} / {target.max_score:g} points"]
-    if target.location and target.status != "passed":
-        lines.append(f"at {target.location.describe()}")
-    if target.mistakes:
-        lines.append(f"mistakes: {', '.join(target.mistakes)}")
-    return lines + list(target.messages)
+    return verdict_lines(target) + list(target.messages)
 
 
 def _test(
@@ -51,10 +47,7 @@ def _tests(target: TargetResult) -> list[dict[str, Any]]:
     shown = min(share * passed, target.score)
     said = [f"public cases: {passed} of {public} passed"]
     if passed < public:  # the diagnosis, not the per-case lines (they count hidden cases)
-        if target.location:
-            said.append(f"at {target.location.describe()}")
-        if target.mistakes:
-            said.append(f"mistakes: {', '.join(target.mistakes)}")
+        said += verdict_lines(target)[1:]  # a public case failed: the target did not pass
         said += [f.message for f in target.findings if f.kind not in ("summary", "case")]
     hidden = total - public
     unseen = sum(o == "passed" for o in target.case_outcomes[public:])

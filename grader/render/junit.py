@@ -10,6 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from grader.render.escape import one_line
+from grader.render.verdict import verdict_lines
 from grader.report import Report, TargetResult
 
 _ELEMENT = {"failed": "failure", "missing": "failure", "error": "error", "timeout": "error"}
@@ -28,17 +29,11 @@ def _case(report: Report, target: TargetResult) -> ET.Element:
     element = _ELEMENT.get(target.status)
     if element:
         summary = target.messages[0] if target.messages else target.status
-        detail = [f"{target.status}: {target.score:g} / {target.max_score:g} points"]
-        if target.location:
-            detail.append(f"at {target.location.describe()}")
-        if target.mistakes:
-            detail.append(f"mistakes: {', '.join(target.mistakes)}")
-        detail.extend(target.messages)
+        detail = [*verdict_lines(target), *target.messages]  # `element`: it did not pass
         failure = ET.SubElement(case, element, message=one_line(summary), type=target.status)
         failure.text = "\n".join(map(one_line, detail))
     else:
-        passed = f"passed: {target.score:g} / {target.max_score:g} points"
-        ET.SubElement(case, "system-out").text = passed
+        ET.SubElement(case, "system-out").text = verdict_lines(target)[0]
     return case
 
 

@@ -7,6 +7,7 @@ it is, never as a link, an image or HTML in the comment.
 from __future__ import annotations
 
 from grader.render.escape import markdown_cell, markdown_code, markdown_text
+from grader.render.verdict import shown_location
 from grader.report import Report
 
 _ICONS = {"passed": "✅", "failed": "❌", "error": "💥", "missing": "❓", "timeout": "⏱️"}
@@ -21,7 +22,7 @@ def render(report: Report) -> str:
         "|---|---|---|---|---|",
     ]
     for t in report.targets:
-        where = t.location.describe() if t.location and t.status != "passed" else ""
+        where = shown_location(t)
         lines.append(
             f"| {_ICONS[t.status]} | {markdown_code(t.name)} | {t.status} | "
             f"{t.score:g} / {t.max_score:g} | {markdown_cell(where)} |"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from grader.render.escape import one_line
 from grader.report import Report
@@ -21,7 +22,23 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - display_width(text))
 
 
-def render_table(rows: Sequence[tuple[str, Report | None, str]], targets: Sequence[str]) -> str:
+Row = tuple[str, Report | None, str]  # student, report or None, why there is none
+
+
+@dataclass(frozen=True)
+class Table:
+    """A class's gradebook for the terminal: its rows and the assignment's target names."""
+
+    rows: Sequence[Row]
+    targets: Sequence[str]
+
+
+def render(table: Table) -> str:
+    """The table as text (see render_table)."""
+    return render_table(table.rows, table.targets)
+
+
+def render_table(rows: Sequence[Row], targets: Sequence[str]) -> str:
     """Rows are (student, report or None, problem); short column names keep it narrow.
     Names and problems are put on one printable line each (they come from file names)."""
     rows = [(one_line(student), report, one_line(problem)) for student, report, problem in rows]

@@ -7,6 +7,7 @@ one_line, so that none can start a CI workflow command or move the terminal's cu
 from __future__ import annotations
 
 from grader.render.escape import one_line
+from grader.render.verdict import shown_location
 from grader.report import Report, TargetResult
 
 SYMBOLS = {"passed": "✓", "failed": "✗", "error": "✗", "missing": "?", "timeout": "⏱"}
@@ -17,9 +18,8 @@ def _points(value: float) -> str:
 
 
 def _target_lines(result: TargetResult, width: int) -> list[str]:
-    where = (
-        f"  [{result.location.describe()}]" if result.location and result.status != "passed" else ""
-    )
+    place = shown_location(result)
+    where = f"  [{place}]" if place else ""
     head = (
         f"  {SYMBOLS[result.status]} {one_line(result.name):<{width}}  "
         f"{_points(result.score):>5} / {_points(result.max_score):<4} {result.status}{where}"
