@@ -27,7 +27,8 @@ from pathlib import Path
 
 from distributed import Client, LocalCluster
 
-from grader.batch.grade import Entry, grade_batch
+from grader.batch.entries import Entry
+from grader.batch.grade import grade_batch
 from grader.course.cases import build_cases
 from grader.course.config import Config, load_config
 

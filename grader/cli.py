@@ -25,7 +25,7 @@ from grader.render.formats import CLASS_FORMATS, REPORT_FORMATS, TABLE_FORMATS
 from grader.render.table import Table
 
 if TYPE_CHECKING:
-    from grader.batch.grade import Entry
+    from grader.batch.entries import Entry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -390,7 +390,7 @@ def _output_folder(out: Path) -> None:
 
 def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     """A bug of the grader's own stopped some notebooks: say so loudly, with the evidence."""
-    from grader.batch.grade import FAULT_LOG
+    from grader.batch.entries import FAULT_LOG
 
     names = _first_names([e.student for e in faults])
     if out is None:

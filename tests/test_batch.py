@@ -24,9 +24,12 @@ from click.testing import CliRunner
 
 from grader.batch import grade as batch_module
 from grader.batch import pool as pool_module
+from grader.batch import recorder as recorder_module
+from grader.batch.entries import FAULT_LOG
 from grader.batch.grade import Batch, available_cores, grade_batch, sweep_scratch
 from grader.batch.gradebook import Gradebook
 from grader.batch.pool import Job
+from grader.batch.recorder import Recorder
 from grader.cli import main
 from grader.course.config import Config
 from grader.engine import grade_path
@@ -431,7 +434,7 @@ def test_a_grader_fault_on_one_file_is_reported_and_the_class_goes_on(
     assert "a bug in the loader" in entries["unlucky"].problem
     assert entries["fine"].report is not None
     assert [e.student for e in batch.faults] == ["unlucky"]
-    log = (out / batch_module.FAULT_LOG).read_text()
+    log = (out / FAULT_LOG).read_text()
     assert "unlucky" in log and "Traceback" in log and "in fragile" in log
     assert "fine" not in log
 
@@ -456,8 +459,8 @@ def test_a_grader_fault_while_judging_one_notebook_is_logged_and_exits_3(
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 3, result.output
     assert "1 submission hit a fault of the grader itself" in result.output
-    assert f"{out / batch_module.FAULT_LOG}" in result.output
-    log = (out / batch_module.FAULT_LOG).read_text()
+    assert f"{out / FAULT_LOG}" in result.output
+    log = (out / FAULT_LOG).read_text()
     assert "--- " in log and "unlucky" in log and "KeyError: 'a bug in the judge'" in log
     with (out / "grades.csv").open() as handle:
         grades = {row["student"]: row for row in csv.DictReader(handle)}
@@ -500,23 +503,23 @@ def test_text_that_is_not_valid_unicode_costs_no_one_their_grade(tmp_path: Path)
 def test_a_feedback_page_that_cannot_be_written_keeps_the_grade_and_the_class_going(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_write = batch_module.write_feedback
+    real_write = recorder_module.write_feedback
 
     def fragile(out: Path, student: str, *args: Any) -> Any:
         if student == "unlucky":
             raise RuntimeError("a bug in the page")
         return real_write(out, student, *args)
 
-    monkeypatch.setattr(batch_module, "write_feedback", fragile)
+    monkeypatch.setattr(recorder_module, "write_feedback", fragile)
     folder = honest_class(tmp_path, "unlucky", "fine")
     out = tmp_path / "out"
     command = ["grade", str(folder), "--out", str(out), "--assignment", "self_attention"]
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 3
-    assert "RuntimeError: a bug in the page" in (out / batch_module.FAULT_LOG).read_text()
+    assert "RuntimeError: a bug in the page" in (out / FAULT_LOG).read_text()
     assert sorted(p.stem for p in (out / "feedback").glob("*.html")) == ["fine"]
     assert rows(out) == 2  # both grades are in the gradebook
-    monkeypatch.setattr(batch_module, "write_feedback", real_write)
+    monkeypatch.setattr(recorder_module, "write_feedback", real_write)
     assert CliRunner().invoke(main, command).exit_code == 0  # the rerun writes the page
     assert sorted(p.stem for p in (out / "feedback").glob("*.html")) == ["fine", "unlucky"]
 
@@ -581,9 +584,7 @@ def test_a_link_to_the_solution_earns_nothing(
     swapped = folder / "ada.ipynb"
     swapped.unlink()
     swapped.symlink_to(REPO / "solutions" / "self_attention.ipynb")
-    job = batch_module._read(
-        Job("ada", swapped), batch_module._Recorder(Batch(), None, None, "", None)
-    )
+    job = batch_module._read(Job("ada", swapped), Recorder(Batch(), None, None, "", None))
     assert job.data == b"" and "cannot be read" in job.problem
 
 

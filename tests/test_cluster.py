@@ -24,7 +24,8 @@ from click.testing import CliRunner
 from distributed import Client, LocalCluster
 
 from grader.batch import cluster as cluster_module
-from grader.batch.grade import Batch, Entry, grade_batch
+from grader.batch.entries import Batch, Entry
+from grader.batch.grade import grade_batch
 from grader.cli import main
 from grader.course.config import Config, TimeLimit
 from grader.errors import GraderError

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch.grade import Entry, write_csv
+from grader.batch.entries import Entry
+from grader.batch.grades_csv import write_csv
 from grader.batch.progress import Progress
 from grader.cli import main
 from grader.course.config import Config

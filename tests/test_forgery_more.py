@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import grader.batch.grade as batch_module
-from grader.batch.grade import Entry, log_fault
+import grader.batch.recorder as recorder_module
+from grader.batch.entries import FAULT_LOG, Entry, log_fault
 from grader.cli import main
 from grader.inline import check
 
@@ -66,7 +66,7 @@ def test_a_fault_of_a_hostile_student_is_logged_and_told_inertly(
     def fragile(*args: Any) -> Any:
         raise RuntimeError(f"page\n{FORGED}{INVISIBLE}")
 
-    monkeypatch.setattr(batch_module, "write_feedback", fragile)
+    monkeypatch.setattr(recorder_module, "write_feedback", fragile)
     folder = tmp_path / "class"
     folder.mkdir()
     write_notebook(folder / f"{HOSTILE_NAME}.ipynb", students.cells())
@@ -76,7 +76,7 @@ def test_a_fault_of_a_hostile_student_is_logged_and_told_inertly(
     assert result.exit_code == 3, result.output
     assert "1 submission hit a fault of the grader itself" in result.output
     assert_neutral(result.output)
-    log = (out / batch_module.FAULT_LOG).read_text(encoding="utf-8")
+    log = (out / FAULT_LOG).read_text(encoding="utf-8")
     assert_neutral(log)
     assert [line for line in log.split("\n") if line.startswith("--- ")] == [log.split("\n")[0]]
     assert "RuntimeError: page" in log

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from grader import cli
 from grader.batch.classreport import load_summary
-from grader.batch.grade import Entry, write_csv
+from grader.batch.entries import Entry
 from grader.batch.gradebook import Gradebook
+from grader.batch.grades_csv import write_csv
 from grader.batch.records import stored_roster
 from grader.course.config import Config
 from grader.engine import grade_path

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.grade import Batch, Entry
+from grader.batch.entries import Batch, Entry
 from grader.batch.outcome import class_assignment, class_outcome, exit_status
 from grader.course.config import Config
 from grader.errors import GraderError

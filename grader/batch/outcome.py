@@ -12,7 +12,8 @@ from pathlib import Path
 
 from grader.batch.classreport import write_report
 from grader.batch.database import shown
-from grader.batch.grade import Batch, Entry, write_csv
+from grader.batch.entries import Batch, Entry
+from grader.batch.grades_csv import write_csv
 from grader.course.config import AssignmentSpec, Config
 from grader.errors import GraderError
 

@@ -12,7 +12,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.grade import Entry, log_fault
+from grader.batch.entries import Entry, log_fault
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.course.cases import CaseSet, build_cases

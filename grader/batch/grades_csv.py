@@ -1,0 +1,38 @@
+"""OUT/grades.csv for a graded batch, with what the gradebook in OUT adds to it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader.batch.entries import Entry
+from grader.batch.gradebook import Gradebook
+from grader.batch.lateness import stored_late
+from grader.batch.records import comments, overrides
+from grader.batch.roster import Student
+from grader.batch.standing import standings, write_grades
+from grader.course.config import AssignmentSpec
+
+
+def write_csv(
+    entries: Sequence[Entry],
+    assignment: AssignmentSpec,
+    out: Path,
+    roster: Sequence[Student] | None = None,
+    database: str | None = None,
+) -> Path:
+    """OUT/grades.csv for this batch: one row per student (per roster student, with a
+    roster), with the overrides and comments the gradebook in OUT (or `database`) holds.
+    Names and problems come from file names: no cell may be a formula to a spreadsheet."""
+    results = [(e.student, e.report, e.problem) for e in entries if not e.absent]
+    overridden, commented, late = {}, {}, {}
+    if database is not None or (out / "gradebook.sqlite").is_file():
+        book = Gradebook(database or out / "gradebook.sqlite")
+        try:
+            overridden, commented = overrides(book, assignment.id), comments(book, assignment.id)
+            late = stored_late(book, assignment.id)
+        finally:
+            book.close()
+    rows = standings(results, roster, overridden, commented, late)
+    names = [t.name for t in assignment.targets]
+    return write_grades(rows, names, sum(t.points for t in assignment.targets), out / "grades.csv")

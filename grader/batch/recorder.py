@@ -1,0 +1,156 @@
+"""Where each graded notebook goes as soon as it is judged: the batch's entries, the gradebook,
+the feedback folder and the fault log; a student's several notebooks are held until the one
+kept is known."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from grader.batch.entries import Batch, Entry, log_fault
+from grader.batch.gradebook import Gradebook
+from grader.batch.keep import Candidate, base_of, choose
+from grader.batch.lateness import Handed, clear_late, late_of, save_late
+from grader.batch.records import Comment, Override, comments, overrides
+from grader.batch.standing import Standing
+from grader.course.config import Config
+from grader.course.deadline import Late
+from grader.course.notebook import Submission
+from grader.judge.aggregate import scores_only
+from grader.render.escape import safe_name
+from grader.render.feedback import Adjusted, write_feedback
+from grader.report import Report
+
+
+@dataclass
+class Recorder:
+    """Where each finished entry goes: the batch, the gradebook, the feedback folder."""
+
+    batch: Batch
+    book: Gradebook | None
+    out: Path | None
+    settings: str
+    on_entry: Callable[[Entry], None] | None
+    keep_reports: bool = True
+    hashes: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, tuple[dict[str, list[Override]], dict[str, list[Comment]]]] = field(
+        default_factory=dict
+    )
+    config: Config | None = None
+    handed: dict[str, Handed] = field(default_factory=dict)  # when each was handed in
+    extensions: dict[str, float] = field(default_factory=dict)  # hours, by student
+    cleared: set[str] = field(default_factory=set)  # assignments without a late policy
+    groups: dict[str, list[str]] = field(default_factory=dict)  # keys of several notebooks
+    waiting: dict[str, dict[str, tuple[Entry, Submission | None, bool]]] = field(
+        default_factory=dict
+    )
+    kept: dict[str, str] = field(default_factory=dict)  # which notebook was kept, and why
+
+    def late(self, student: str, report: Report, save: bool = True) -> Late | None:
+        """The lateness of a student's submission under its assignment's policy, stored in
+        the gradebook (None, and any stored lateness forgotten, without a policy)."""
+        spec = self.config.assignments.get(report.assignment) if self.config else None
+        handed = self.handed.get(student)
+        if spec is None or spec.late is None or handed is None:
+            if save and self.book is not None and spec is not None and spec.id not in self.cleared:
+                clear_late(self.book, spec.id)
+                self.cleared.add(spec.id)
+            return None
+        late = late_of(spec.late, handed, self.extensions.get(base_of(student), 0.0))
+        if save and self.book is not None:
+            save_late(self.book, student, spec.id, handed, late)
+        return late
+
+    def _held(
+        self, entry: Entry, submission: Submission | None, new: bool
+    ) -> tuple[Entry, Submission | None, bool] | None:
+        """One of a student's several notebooks: held until all are graded, then the kept
+        one (under the student's own key); None while some are still out."""
+        base = base_of(entry.student)
+        waiting = self.waiting.setdefault(base, {})
+        waiting[entry.student] = (entry, submission, new)
+        if len(waiting) < len(self.groups[base]):
+            return None
+        return self._keep(base)
+
+    def _keep(self, base: str) -> tuple[Entry, Submission | None, bool]:
+        waiting = self.waiting.pop(base)
+        keys = [key for key in self.groups.pop(base) if key in waiting]
+        candidates = []
+        for key in keys:
+            report = waiting[key][0].report
+            late = self.late(key, report, save=False) if report is not None else None
+            points = None if report is None else late.apply(report.score) if late else report.score
+            candidates.append(Candidate(key, waiting[key][0].path, points))
+        reports = [r for k in reversed(keys) if (r := waiting[k][0].report) is not None]
+        spec = (
+            self.config.assignments.get(reports[0].assignment) if reports and self.config else None
+        )
+        kept, line = choose(candidates, spec.keep if spec else "latest")
+        entry, submission, new = waiting[kept.key]
+        if kept.key != base:
+            self.hashes[base] = self.hashes.get(kept.key, "")
+            if kept.key in self.handed:
+                self.handed[base] = self.handed[kept.key]
+            entry, new = replace(entry, student=base), True
+        self.kept[base] = line
+        self.batch.problems.append(f"{base}: {line}")
+        return entry, submission, new
+
+    def settle(self) -> None:
+        """Keep one notebook of each student some of whose notebooks never came back."""
+        for base in list(self.waiting):
+            self.add(*self._keep(base))
+
+    def adjusted(self, student: str, report: Report) -> Adjusted | None:
+        """The instructor's overrides and comments for a student's feedback page."""
+        if self.book is None:
+            return None
+        aid = report.assignment
+        if aid not in self.notes:
+            self.notes[aid] = (overrides(self.book, aid), comments(self.book, aid))
+        overridden, commented = self.notes[aid]
+        return Standing(
+            student,
+            report,
+            overrides=tuple(overridden.get(student, ())),
+            comments=tuple(commented.get(student, ())),
+            late=self.late(student, report),
+        ).adjusted()
+
+    def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
+        """Record a finished entry (one of several notebooks: once the kept one is known)."""
+        if base_of(entry.student) in self.groups:
+            held = self._held(entry, submission, new)
+            if held is None:
+                return
+            entry, submission, new = held
+        line = self.kept.get(entry.student, "")
+        if entry.report is not None and line and line not in entry.report.notes:
+            entry = replace(entry, report=replace(entry.report, notes=(line, *entry.report.notes)))
+        if entry.fault and self.out is not None:
+            log_fault(self.out, entry)
+        if entry.report is None and self.book is not None and entry.path:
+            self.book.record_problem(entry.student, entry.path, entry.problem)
+        if entry.report is not None and new and self.book is not None and entry.path:
+            content = self.hashes[entry.student]
+            self.book.record(entry.student, entry.path, content, self.settings, entry.report)
+        if entry.report is not None and self.out is not None:
+            page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
+            # An unchanged submission's page again when its lateness (an extension, a
+            # deadline) may have changed since.
+            if new or not page.exists() or self.handed:
+                try:
+                    adjusted = self.adjusted(entry.student, entry.report)
+                    write_feedback(self.out, entry.student, entry.report, submission, adjusted)
+                except Exception as exc:  # the grade is recorded; one page must not stop all
+                    problem = f"feedback page not written (grader fault: {exc!r:.200})"
+                    entry = replace(entry, problem=problem, fault=traceback.format_exc())
+                    log_fault(self.out, entry)
+        if self.on_entry:
+            self.on_entry(entry)
+        if entry.report is not None and not self.keep_reports:
+            entry = replace(entry, report=scores_only(entry.report))
+        self.batch.entries.append(entry)
