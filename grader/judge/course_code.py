@@ -8,13 +8,14 @@ each gets its own results in the child's frames.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
 from grader.errors import ConfigError
+from grader.judge.child_error import exception_text
 from grader.run.wire import Value, clean_text
 from grader.run.workers import Workers
 
@@ -35,6 +36,13 @@ class CourseOutputs:
     values: dict[tuple[str, int], Value | CallFailed] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     cell_errors: dict[int, str] = field(default_factory=dict)
+
+    def refuse_failed_cells(self, say: Callable[[int, str], str]) -> None:
+        """ConfigError for the first cell of the course's code that failed, worded by `say`
+        from the cell and its error: a solution or catalogue that fails is the course's error."""
+        if self.cell_errors:
+            cell, error = min(self.cell_errors.items())
+            raise ConfigError(say(cell, error))
 
     def get(self, name: str, index: int) -> Value | CallFailed:
         """The outcome of one call; a call the child never reached is a failure."""
@@ -59,11 +67,7 @@ def course_limits(assignment: AssignmentSpec) -> TimeLimit:
 
 
 def _error_text(error: object) -> str:
-    if not isinstance(error, dict):
-        return "failed"
-    kind = clean_text(error.get("type"), 60)
-    message = clean_text(error.get("message", ""), 300)
-    return f"{kind}: {message}" if message else kind
+    return exception_text(error) if isinstance(error, dict) else "failed"
 
 
 def run_course_code(

@@ -136,7 +136,9 @@ def compute_fingerprints(
     outputs = run_course_code(
         cells, plan, assignment, workers, f"mistake catalogue {catalogue.path}"
     )
-    _refuse_failed_cells(outputs, catalogue)
+    outputs.refuse_failed_cells(
+        lambda cell, error: f"{_failed_part(cell, catalogue)} fails to load: {error}"
+    )
     for call in calls:
         cases = case_set.cases[call.target]
         result[call.target].append(
@@ -145,14 +147,10 @@ def compute_fingerprints(
     return result
 
 
-def _refuse_failed_cells(outputs: CourseOutputs, catalogue: Catalogue) -> None:
-    """A cell of the solution or of the catalogue that failed is the course's error."""
-    if outputs.cell_errors:
-        cell, error = min(outputs.cell_errors.items())
-        what = (
-            "the solution notebook" if cell < ADDED_CELLS else f"mistake catalogue {catalogue.path}"
-        )
-        raise ConfigError(f"{what} fails to load: {error}")
+def _failed_part(cell: int, catalogue: Catalogue) -> str:
+    """Which part of the course's code a failed cell belongs to: the solution's cells come
+    first, the catalogue's are added after them."""
+    return "the solution notebook" if cell < ADDED_CELLS else f"mistake catalogue {catalogue.path}"
 
 
 def _outputs(

@@ -77,12 +77,12 @@ def compute_references(
     outputs = run_course_code(
         solution.cells, plan, assignment, workers, f"the solution notebook {solution.path}"
     )
-    if outputs.cell_errors:
-        cell, error = min(outputs.cell_errors.items())
-        raise ConfigError(
-            f"assignment {assignment.id}: the solution notebook {solution.path} fails to run: "
-            f"cell {cell}: {error}"
+    outputs.refuse_failed_cells(
+        lambda cell, error: (
+            f"assignment {assignment.id}: the solution notebook "
+            f"{solution.path} fails to run: cell {cell}: {error}"
         )
+    )
     references, probes = {}, {}
     for target in assignment.targets:
         if target.name in outputs.missing:

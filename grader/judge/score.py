@@ -10,6 +10,7 @@ import numpy as np
 
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
+from grader.judge.child_error import exception_text
 from grader.judge.compare import compare
 from grader.judge.reference import Reference
 from grader.report import Finding, Location, Status
@@ -90,7 +91,7 @@ def describe_error(error: Mapping[str, Any]) -> str:
         return f"did not finish within the time limit{at}"
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         return f"does not parse: {kind}: {message}{at}"
-    text = f"raised {kind}: {message}{at}" if message else f"raised {kind}{at}"
+    text = f"raised {exception_text(error)}{at}"
     if kind == "TypeError" and ZERO_DIM_MESSAGE in message:
         text += f". {NUMPY_HINT}"
     return text
