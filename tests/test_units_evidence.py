@@ -16,6 +16,7 @@ from grader.judge.expected import Expected
 from grader.judge.reference import Reference
 from grader.judge.score import Answers
 from grader.report import Finding, Location, TargetResult
+from grader.run.frames import ResultFrame
 
 INPUTS = (np.array([1.0, 2.0]), np.array([3.0, 5.0, 7.0]))
 SOURCE = "def double(x):\n    return x * 4\n"
@@ -41,7 +42,7 @@ def setup() -> tuple[AssignmentSpec, CaseSet, Expected, Submission]:
 def answers(factor: float) -> Answers:
     found = Answers()
     for i, x in enumerate(INPUTS):
-        found.results[("double", i)] = ({"status": "ok"}, {"value": factor * x})
+        found.results[("double", i)] = ResultFrame("double", i, "ok", values={"value": factor * x})
     return found
 
 

@@ -23,6 +23,7 @@ from grader.judge.score import (
     target_status,
 )
 from grader.report import Location
+from grader.run.frames import ResultFrame
 from grader.run.sandbox import ChildRun
 from grader.run.wire import Seq, Value, encode_frame
 
@@ -41,8 +42,8 @@ def reference(inputs: tuple[Value, ...] = (np.ones((2, 2)),)) -> Reference:
     return Reference(outputs=(np.full((2, 2), 2.0),), inputs=(inputs,), parameters=("x",))
 
 
-def ok_answer(value: Value, args: tuple[Value, ...]) -> tuple[dict[str, Any], dict[str, Value]]:
-    return {"status": "ok"}, {"value": value, "args": Seq("tuple", args)}
+def ok_answer(value: Value, args: tuple[Value, ...]) -> ResultFrame:
+    return ResultFrame("t", 0, "ok", values={"value": value, "args": Seq("tuple", args)})
 
 
 def test_a_right_value_with_untouched_arguments_passes() -> None:
@@ -77,13 +78,13 @@ def test_no_answer_is_a_timeout_only_when_the_run_ended_over_time() -> None:
 
 def test_error_frames_become_errors_with_their_location() -> None:
     error = {"type": "NotImplementedError", "message": "", "where": {"cell": 3, "line": 2}}
-    todo = judge_case(spec(), case(0), reference(), ({"status": "error", "error": error}, {}), "")
+    todo = judge_case(spec(), case(0), reference(), ResultFrame("t", 0, "error", error), "")
     assert (todo.kind, todo.location) == ("not_implemented", Location(3, 2))
     error = {"type": "ValueError", "message": "bad", "where": {"cell": 4, "line": 1}}
-    raised = judge_case(spec(), case(0), reference(), ({"status": "error", "error": error}, {}), "")
+    raised = judge_case(spec(), case(0), reference(), ResultFrame("t", 0, "error", error), "")
     assert raised.kind == "error"
     assert raised.message == "raised ValueError: bad (cell 4, line 1)"
-    late = judge_case(spec(), case(0), reference(), ({"status": "timeout"}, {}), "")
+    late = judge_case(spec(), case(0), reference(), ResultFrame("t", 0, "timeout"), "")
     assert late.kind == "timeout"
 
 

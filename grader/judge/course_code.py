@@ -16,7 +16,8 @@ from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
 from grader.errors import ConfigError
 from grader.judge.child_error import exception_text
-from grader.run.wire import Value, clean_text
+from grader.run.frames import CellFrame, MissingFrame, ResultFrame, parse_frames
+from grader.run.wire import Value
 from grader.run.workers import Workers
 
 # A first cell index no notebook reaches: the cells the grader adds after the course's own.
@@ -85,19 +86,17 @@ def run_course_code(
         why = run.wire_error or run.exit_description or "it did not finish"
         raise ConfigError(f"assignment {assignment.id}: {what} could not be run: {why}")
     outputs = CourseOutputs()
-    for header, values in frames:
-        kind = header.get("kind")
-        if kind == "cell" and "error" in header:
-            outputs.cell_errors[int(header.get("cell", 0))] = _error_text(header["error"])
-        elif kind == "missing":
-            outputs.missing[str(header.get("target"))] = clean_text(header.get("found"), 40)
-        elif kind == "result":
-            key = (str(header.get("target")), int(header.get("case", -1)))
-            status = header.get("status")
-            if status == "ok" and "value" in values:
-                outputs.values[key] = values["value"]
-            elif status == "timeout":
+    for frame in parse_frames(frames):
+        if isinstance(frame, CellFrame) and frame.error is not None:
+            outputs.cell_errors[frame.cell] = _error_text(frame.error)
+        elif isinstance(frame, MissingFrame):
+            outputs.missing[frame.target] = frame.found
+        elif isinstance(frame, ResultFrame):
+            key = (frame.target, frame.case)
+            if frame.status == "ok" and "value" in frame.values:
+                outputs.values[key] = frame.values["value"]
+            elif frame.status == "timeout":
                 outputs.values[key] = CallFailed("did not finish within the time limit")
             else:
-                outputs.values[key] = CallFailed(_error_text(header.get("error")))
+                outputs.values[key] = CallFailed(_error_text(frame.error))
     return outputs

@@ -30,17 +30,16 @@ from grader.report import TargetResult, messages_of
 
 def _digest(answers: Answers, target: str, index: int) -> str | None:
     found = answers.results.get((target, index))
-    if found is None or found[0].get("status") != "ok":
+    if found is None or found.status != "ok":
         return None
-    value = found[0].get("digest")
-    return value if isinstance(value, str) else None
+    return found.digest
 
 
 def _answer(answers: Answers, target: str, index: int) -> Answer:
     found = answers.results.get((target, index))
-    if found is None or found[0].get("status") != "ok":
+    if found is None or found.status != "ok":
         return NO_ANSWER
-    return found[1].get("value")
+    return found.values.get("value")
 
 
 def _upstream(

@@ -14,6 +14,14 @@ from grader.judge.child_error import exception_text
 from grader.judge.compare import compare
 from grader.judge.reference import Reference
 from grader.report import Finding, Location, Status
+from grader.run.frames import (
+    CellFrame,
+    CellsDoneFrame,
+    MissingFrame,
+    ResultFrame,
+    as_int,
+    parse_frames,
+)
 from grader.run.sandbox import ChildRun
 from grader.run.scalars import NUMPY_HINT, ZERO_DIM_MESSAGE, scalar_note
 from grader.run.wire import Seq, Value, clean_text
@@ -27,9 +35,7 @@ class Answers:
 
     cell_errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
-    results: dict[tuple[str, int], tuple[dict[str, Any], dict[str, Value]]] = field(
-        default_factory=dict
-    )
+    results: dict[tuple[str, int], ResultFrame] = field(default_factory=dict)
     scalar_fixes: set[tuple[int, int]] = field(default_factory=set)
     fixes_by_target: dict[str, set[tuple[int, int]]] = field(default_factory=dict)
     output: str = ""
@@ -43,40 +49,26 @@ class Answers:
         """Sort a child run's frames: cell errors, missing targets, results by (target, case), the
         captured output and the scalar fixes."""
         answers = cls()
-        for header, values in run.frames:
-            kind = header.get("kind")
-            if kind == "cell" and isinstance(header.get("error"), dict):
-                answers.cell_errors[_int(header.get("cell"))] = header["error"]
-            elif kind == "missing":
-                answers.missing[str(header.get("target"))] = clean_text(header.get("found"), 40)
-            elif kind == "result":
-                key = (str(header.get("target")), _int(header.get("case")))
-                answers.results[key] = (header, values)
-            elif kind == "cells_done":
-                answers.output = clean_text(header.get("output", ""))
-            raw = header.get("scalar_fixes")
-            fixes = {f for f in map(_fix, raw) if f} if isinstance(raw, list) else set()
-            answers.scalar_fixes |= fixes
-            if kind == "result" and fixes:
-                answers.fixes_by_target.setdefault(str(header.get("target")), set()).update(fixes)
+        for frame in parse_frames(run.frames):
+            if isinstance(frame, CellFrame) and isinstance(frame.error, dict):
+                answers.cell_errors[frame.cell] = frame.error
+            elif isinstance(frame, MissingFrame):
+                answers.missing[frame.target] = frame.found
+            elif isinstance(frame, ResultFrame):
+                answers.results[(frame.target, frame.case)] = frame
+            elif isinstance(frame, CellsDoneFrame):
+                answers.output = frame.output
+            answers.scalar_fixes |= frame.scalar_fixes
+            if isinstance(frame, ResultFrame) and frame.scalar_fixes:
+                answers.fixes_by_target.setdefault(frame.target, set()).update(frame.scalar_fixes)
         return answers
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
-
-
-def _fix(value: Any) -> tuple[int, int] | None:
-    if isinstance(value, list) and len(value) == 2:
-        return (_int(value[0]), _int(value[1]))
-    return None
 
 
 def location_of(error: Mapping[str, Any]) -> Location | None:
     """Where a child's error happened, or None when it gives no cell."""
     where = error.get("where")
-    if isinstance(where, dict) and _int(where.get("cell")) > 0:
-        return Location(_int(where.get("cell")), max(_int(where.get("line")), 0))
+    if isinstance(where, dict) and as_int(where.get("cell")) > 0:
+        return Location(as_int(where.get("cell")), max(as_int(where.get("line")), 0))
     return None
 
 
@@ -114,7 +106,7 @@ def judge_case(
     spec: TargetSpec,
     case: Case,
     reference: Reference,
-    answer: tuple[dict[str, Any], dict[str, Value]] | None,
+    answer: ResultFrame | None,
     unanswered: str,
     over_time: bool = False,
 ) -> CaseOutcome:
@@ -122,14 +114,13 @@ def judge_case(
     the notebook ran out of time, which makes it a timeout)."""
     if answer is None:
         return CaseOutcome("timeout" if over_time else "error", unanswered)
-    header, values = answer
-    status = header.get("status")
-    if status == "timeout":
-        raw = header.get("error")
+    values = answer.values
+    if answer.status == "timeout":
+        raw = answer.error
         stuck = location_of(raw) if isinstance(raw, dict) else None
         return CaseOutcome("timeout", "did not finish within the per-call time limit", stuck)
-    if status != "ok":
-        raw_error = header.get("error")
+    if answer.status != "ok":
+        raw_error = answer.error
         error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
         where = location_of(error)
         if error.get("type") == "NotImplementedError":

@@ -1,0 +1,55 @@
+"""The child's frames parsed once, at the parent's side, into one dataclass per kind; the
+bytes they come in are the wire format's, unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.run.frames import (
+    CellFrame,
+    CellsDoneFrame,
+    MissingFrame,
+    OtherFrame,
+    ResultFrame,
+    parse_frames,
+)
+from grader.run.wire import FrameReader, encode_frame
+
+
+def test_each_kind_becomes_its_dataclass_with_the_fields_the_child_sent() -> None:
+    error = {"type": "KeyError", "message": "'q'", "where": {"cell": 3, "line": 1}}
+    data = b"".join(
+        [
+            encode_frame({"kind": "cell", "cell": 2, "scalar_fixes": [[2, 5]]}, {}),
+            encode_frame({"kind": "cell", "cell": 3, "error": error}, {}),
+            encode_frame({"kind": "missing", "target": "softmax", "found": "x" * 90}, {}),
+            encode_frame(
+                {"kind": "result", "target": "f", "case": 4, "status": "ok", "digest": "ab"},
+                {"value": np.arange(3.0)},
+            ),
+            encode_frame({"kind": "result", "target": "f", "case": 5, "status": "timeout"}, {}),
+            encode_frame({"kind": "cells_done", "output": "hi\x1b[2J"}, {}),
+            encode_frame({"kind": "done", "scalar_fixes": [[1, 1]]}, {}),
+        ]
+    )
+    cell, failed, missing, ok, late, output, done = parse_frames(FrameReader().feed(data))
+    assert cell == CellFrame(2, None, frozenset({(2, 5)}))
+    assert failed == CellFrame(3, error)
+    assert isinstance(missing, MissingFrame) and missing.target == "softmax"
+    assert len(missing.found) == 41 and missing.found.endswith("…")  # bounded, as before
+    assert isinstance(ok, ResultFrame) and (ok.target, ok.case, ok.status) == ("f", 4, "ok")
+    assert ok.digest == "ab" and np.array_equal(np.asarray(ok.values["value"]), np.arange(3.0))
+    assert isinstance(late, ResultFrame) and late.status == "timeout" and late.error is None
+    assert output == CellsDoneFrame("hi?[2J")
+    assert done == OtherFrame("done", frozenset({(1, 1)}))
+
+
+def test_what_the_child_got_wrong_becomes_safe_defaults() -> None:
+    forged = {"kind": "result", "target": 7, "case": True, "status": "passed!", "digest": 3}
+    frames = [(forged, {}), ({"kind": "cell", "cell": "1", "scalar_fixes": "no"}, {})]
+    result, cell = parse_frames(frames)
+    assert isinstance(result, ResultFrame)
+    assert (result.target, result.case, result.status, result.digest) == ("7", -1, "error", None)
+    assert cell == CellFrame(-1, None, frozenset())
+    (unknown,) = parse_frames([({"kind": ["x"]}, {})])
+    assert unknown == OtherFrame("")
