@@ -25,8 +25,8 @@ from click.testing import CliRunner
 from grader.batch import grade as batch_module
 from grader.batch import pool as pool_module
 from grader.batch import recorder as recorder_module
-from grader.batch.entries import FAULT_LOG
-from grader.batch.grade import Batch, available_cores, grade_batch, sweep_scratch
+from grader.batch.entries import FAULT_LOG, Batch
+from grader.batch.grade import available_cores, grade_batch, sweep_scratch
 from grader.batch.gradebook import Gradebook
 from grader.batch.pool import Job
 from grader.batch.recorder import Recorder
