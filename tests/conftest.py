@@ -64,6 +64,7 @@ def notebook(tmp_path: Path) -> NotebookFactory:
 def repo_config_raw() -> dict[str, Any]:
     """The repository's config as a dict, its paths made absolute so it can move elsewhere."""
     raw: dict[str, Any] = yaml.safe_load((REPO / "config.yaml").read_text())
+    raw["cases"] = str(REPO / raw["cases"])
     for assignment in raw["assignments"].values():
         for key in ("solution", "exercise", "mistakes"):
             if key in assignment:

@@ -135,6 +135,7 @@ def test_gradescope_bundle_carries_the_data_files(tmp_path: Path) -> None:
 
     course = tmp_path / "course"
     shutil.copytree(REPO / "solutions", course / "solutions")
+    shutil.copy(REPO / "cases.py", course / "cases.py")
     (course / "data").mkdir()
     (course / "data" / "x.txt").write_text("numbers")
     raw = yaml.safe_load((REPO / "config.yaml").read_text())

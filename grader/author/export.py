@@ -80,7 +80,15 @@ def _course_config(config: Config, assignment_id: str) -> str:
     }
     if "sandbox" in raw_config:
         bundle_config["sandbox"] = raw_config["sandbox"]
+    if _course_cases(config, assignment_id) is not None:
+        bundle_config["cases"] = "cases.py"
     return yaml.safe_dump(bundle_config, sort_keys=False)
+
+
+def _course_cases(config: Config, assignment_id: str) -> Path | None:
+    """The course's cases.py when a target of the assignment names one of its builders."""
+    targets = config.assignment(assignment_id).targets
+    return next((t.cases.path for t in targets if t.cases is not None), None)
 
 
 def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
@@ -98,6 +106,8 @@ def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
         for path in (assignment.solution, assignment.mistakes):
             if path is not None:
                 _add(bundle, f"solutions/{path.name}", path.read_text("utf-8"))
+        if (cases := _course_cases(config, assignment_id)) is not None:
+            _add(bundle, "cases.py", cases.read_text("utf-8"))
         for data in assignment.files:  # `files:` names them relative to the config
             bundle.writestr(data.name, data.source.read_bytes())
         _add(bundle, "package/pyproject.toml", package_project())

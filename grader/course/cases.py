@@ -1,6 +1,7 @@
 """Seeded cases for every target: the same for every student (but for the public cases of an
 assignment with per-student inputs, drawn from the student's own seed), of several shapes
-(the builders that make each call's arguments are in inputs.py), and the probes that perturb
+(each call's arguments are declared in config.yaml, declared.py, or made by a builder of the
+course's cases.py, inputs.py), and the probes that perturb
 one argument at a time."""
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from grader.course.config import AssignmentSpec, TargetSpec
-from grader.course.inputs import BUILDERS, Rng
+from grader.course.declared import draw_args
+from grader.course.inputs import Builder, DeclaredSizes, Rng
+from grader.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def target_cases(seed: int, target: TargetSpec, public_seed: int | None = None) 
     (and the hidden cases stay the same whatever `public_seed` is)."""
     if target.variable:
         return (Case(target.name, 0, {}, (), variable=True),)
-    build = BUILDERS[target.inputs]
+    build = _builder(target)
     name_key = zlib.crc32(target.name.encode())
     cases = []
     for index, sizes in enumerate(target.sizes):
@@ -72,6 +75,20 @@ def target_cases(seed: int, target: TargetSpec, public_seed: int | None = None) 
         rng = np.random.default_rng([stream, name_key, index])
         cases.append(Case(target.name, index, dict(sizes), build(rng, sizes, index)))
     return tuple(cases)
+
+
+def _builder(target: TargetSpec) -> Builder:
+    """What makes one call's arguments: the declared `args`, else the course's builder (which
+    sees only the size keys it declared)."""
+    if target.args:
+        args = target.args
+        return lambda rng, sizes, _: draw_args(args, rng, sizes)
+    builders = target.cases.builders() if target.cases is not None else {}
+    if target.inputs not in builders:
+        raise ConfigError(f"no case builder '{target.inputs}' for target '{target.name}'")
+    function, needs = builders[target.inputs]
+    name = target.inputs
+    return lambda rng, sizes, index: function(rng, DeclaredSizes(sizes, needs, name), index)
 
 
 def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:

@@ -14,8 +14,10 @@ import yaml
 
 from grader.course.bundle import BUNDLE_NAME, read_data
 from grader.course.deadline import LatePolicy, parse_time
+from grader.course.declared import ArgSpec
 from grader.course.files import DataFile, course_files
-from grader.course.inputs import BUILDERS
+from grader.course.input_checks import check_inputs, find_course_cases, target_args
+from grader.course.inputs import CourseCases
 from grader.course.locate import choose_course, ignored_configs, refuse_beside
 from grader.course.schema import SCHEMA, TYPE_WORDS
 from grader.errors import ConfigError
@@ -71,6 +73,8 @@ class TargetSpec:
     variable: bool = False
     public_cases: int | None = None  # how many cases check() in a student's notebook uses
     hidden_cases: int = 0  # cases left out of these sizes, graded only on submission
+    args: tuple[ArgSpec, ...] = ()  # declared inputs (`args:`); else the builder `inputs`
+    cases: CourseCases | None = None  # the course's cases.py, where `inputs` is registered
 
 
 @dataclass(frozen=True)
@@ -195,20 +199,7 @@ def validate_raw(raw: Any, path: Path) -> None:
 
     for aid, assignment in raw["assignments"].items():
         _check_deadline(assignment, f"{path}: assignments.{aid}")
-        for name, target in assignment["targets"].items():
-            where = f"{path}: assignments.{aid}.targets.{name}"
-            if target.get("variable") and "inputs" in target:
-                raise ConfigError(f"{where}: a variable target takes no `inputs`")
-            if target.get("variable"):
-                continue
-            if "inputs" not in target:
-                raise ConfigError(f"{where}: missing required key 'inputs' (or `variable: true`)")
-            if target["inputs"] not in BUILDERS:
-                known = ", ".join(sorted(BUILDERS))
-                raise ConfigError(
-                    f"{path}: assignments.{aid}.targets.{name}.inputs: unknown input builder "
-                    f"'{target['inputs']}' (known: {known})"
-                )
+    check_inputs(raw, path, find_course_cases(raw, path))
 
 
 def _check_deadline(assignment: Mapping[str, Any], where: str) -> None:
@@ -315,6 +306,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
     default_limit = TimeLimit(**defaults.get("time_limit", {}))
     assignments: dict[str, AssignmentSpec] = {}
     files = course_files(raw["assignments"], path)
+    cases = find_course_cases(raw, path)
     for aid, spec in raw["assignments"].items():
         tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
         sizes = tuple(spec["sizes"])
@@ -331,6 +323,8 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
                 mutation=t.get("mutation", defaults.get("mutation", "fail")),
                 sums_to_one=t.get("sums_to_one"),
                 public_cases=t.get("public_cases"),
+                args=target_args(t, f"{path}: assignments.{aid}.targets.{name}"),
+                cases=cases if "inputs" in t else None,
             )
             for name, t in spec["targets"].items()
         )

@@ -1,166 +1,143 @@
-"""Input builders: each turns (random generator, sizes, case index) into the positional
-arguments of one call. Sizes come from config.yaml so that an instructor can add shapes
-without code; the case index lets a builder vary the container (list of floats, list of 1×1
-arrays, array). Kept apart from cases.py so that the config can name them without importing
-the cases (which import the config).
+"""Case builders a course writes in Python, for inputs its config.yaml cannot declare.
+
+A builder turns (random generator, sizes, case index) into the positional arguments of one
+call. It lives in the course's `cases.py` (beside config.yaml, or where `cases:` says) and is
+registered with the `builder` decorator, which states the size keys it reads:
+
+    from grader.course.inputs import builder
+
+    @builder(needs=["N"])
+    def score_list(rng, sizes, index):
+        return (list(rng.standard_normal(sizes["N"])),)
+
+The config names it (`inputs: score_list`); when the config loads, every `sizes` entry of
+such a target must hold the keys the builder needs (config.py). `cases.py` is the
+instructor's code, like config.yaml: it runs in the grader's own (trusted) process, when the
+config loads and when cases are built, and is never staged into a student's sandbox.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+import hashlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
+from grader.errors import ConfigError
+
 Rng = np.random.Generator
 Builder = Callable[[Rng, Mapping[str, int], int], tuple[Any, ...]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NEEDS = "__grader_needs__"
+_NAME = "__grader_builder__"
 
 
-def _column(rng: Rng, d: int) -> np.ndarray:
-    return rng.standard_normal((d, 1))
+def builder(needs: Iterable[str], name: str | None = None) -> Callable[[F], F]:
+    """Register a function of a course's cases.py as the case builder `name` (default: the
+    function's own name) that reads the size keys `needs`."""
+    keys = tuple(needs)
+    if isinstance(needs, str) or not all(isinstance(k, str) and k for k in keys):
+        raise TypeError("builder(needs=[...]) takes a list of size key names")
+
+    def register(function: F) -> F:
+        setattr(function, _NEEDS, keys)
+        setattr(function, _NAME, name or function.__name__)
+        return function
+
+    return register
 
 
-def _weights(rng: Rng, rows: int, cols: int) -> np.ndarray:
-    # Scaled so that unscaled scores are large but not saturated: scaling must matter.
-    weights: np.ndarray = rng.standard_normal((rows, cols)) / np.sqrt(cols)
-    return weights
+@dataclass(frozen=True)
+class CourseCases:
+    """A course's cases.py: where it is and a digest of its text (so that the caches keyed
+    by an assignment's repr change when the file does)."""
+
+    path: Path
+    digest: str
+
+    def builders(self) -> dict[str, tuple[Builder, tuple[str, ...]]]:
+        """Its registered builders and the size keys each needs, by name."""
+        return _load(self.path, self.digest)
 
 
-def _qkv_loop(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    d, n = s["D"], s["N"]
-    all_x = [_column(rng, d) for _ in range(n)]
-    omegas = [_weights(rng, d, d) for _ in range(3)]
-    betas = [_column(rng, d) for _ in range(3)]
-    return (all_x, *omegas, *betas)
+def course_cases(path: Path) -> CourseCases:
+    """The course's cases.py at `path`; ConfigError when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the course's case builders {path}: {exc}") from None
+    return CourseCases(path, hashlib.sha256(data).hexdigest()[:16])
 
 
-def _score_list(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    scores = rng.standard_normal(s["N"]) * 2.0
-    kind = index % 3
-    if kind == 0:
-        return ([float(v) for v in scores],)
-    if kind == 1:
-        return ([np.full((1, 1), v) for v in scores],)
-    return (scores,)
+_LOADED: dict[tuple[Path, str], dict[str, tuple[Builder, tuple[str, ...]]]] = {}
 
 
-def _qkv_lists(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    d, n = s["D"], s["N"]
-    return tuple([_column(rng, d) for _ in range(n)] for _ in range(3))
+def _load(path: Path, digest: str) -> dict[str, tuple[Builder, tuple[str, ...]]]:
+    """Run cases.py once per content and collect what `builder` registered."""
+    key = (path, digest)
+    if key not in _LOADED:
+        module = _run_module(path, f"_grader_course_cases_{digest}")
+        found: dict[str, tuple[Builder, tuple[str, ...]]] = {}
+        for value in vars(module).values():
+            name = getattr(value, _NAME, None)
+            if not callable(value) or not isinstance(name, str):
+                continue
+            if name in found and found[name][0] is not value:
+                raise ConfigError(f"{path}: two case builders are named '{name}'")
+            found[name] = (value, tuple(getattr(value, _NEEDS)))
+        _LOADED[key] = found
+    return _LOADED[key]
 
 
-def _score_matrix(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    # Rows ≠ columns in most cases, so summing over the wrong axis cannot hide.
-    return (rng.standard_normal((s["N"], s["D"])) * 2.0,)
+def _run_module(path: Path, name: str) -> Any:
+    """Import a file as a module; any failure is one line naming the file and line."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{path}: cannot be loaded as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        raise ConfigError(f"{path}, line {exc.lineno}: does not parse: {exc.msg}") from None
+    except Exception as exc:  # the course's own code: any failure is the course's
+        sys.modules.pop(name, None)
+        line = _line_in(exc, path)
+        raise ConfigError(f"{path}{line}: fails when loaded: {type(exc).__name__}: {exc}") from None
+    return module
 
 
-def _attention_columns(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    d, n = s["D"], s["N"]
-    x = rng.standard_normal((d, n))
-    omega_v, omega_q, omega_k = (_weights(rng, d, d) for _ in range(3))
-    beta_v, beta_q, beta_k = (_column(rng, d) for _ in range(3))
-    return (x, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k)
+def _line_in(exc: BaseException, path: Path) -> str:
+    """', line N' for the deepest frame of `path` in the exception's traceback."""
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f", line {lines[-1]}" if lines else ""
 
 
-def _causal_size(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    return (s["L"],)
+class DeclaredSizes(Mapping[str, int]):
+    """The sizes a builder sees: only the keys it declared, so reading another is a clear
+    config error rather than a KeyError deep in grading."""
 
+    def __init__(self, sizes: Mapping[str, int], needs: tuple[str, ...], name: str) -> None:
+        self._sizes, self._needs, self._name = sizes, needs, name
 
-def _score_rows(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    """Scores for a last-axis softmax: a vector, a matrix, scores near 1000, masked rows."""
-    length = s["L"]
-    kind = index % 4
-    if kind == 0:
-        return (rng.standard_normal(length) * 3.0,)
-    scores = rng.standard_normal((length, length + 1)) * 3.0
-    if kind == 2:
-        scores += 1000.0  # a softmax without the max subtraction overflows here
-    if kind == 3:
-        scores[np.triu_indices(length, k=2)] = -np.inf
-    return (scores,)
+    def __getitem__(self, key: str) -> int:
+        if key not in self._needs:
+            raise ConfigError(
+                f"case builder '{self._name}' reads size key '{key}', which its "
+                f"@builder(needs=[...]) does not list"
+            )
+        return self._sizes[key]
 
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._sizes if k in self._needs)
 
-def _causal(length: int) -> np.ndarray:
-    mask = np.zeros((length, length))
-    mask[np.triu_indices(length, k=1)] = -np.inf
-    return mask
-
-
-def _qkv_rows(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    """q, k (L×d_k) and v (L×d_v); every other case adds the causal mask."""
-    length = s["L"]
-    q = rng.standard_normal((length, s["d_k"]))
-    k = rng.standard_normal((length, s["d_k"]))
-    v = rng.standard_normal((length, s["d_v"]))
-    return (q, k, v) if index % 2 == 0 else (q, k, v, _causal(length))
-
-
-def _projection(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    x = rng.standard_normal((s["L"], s["d"]))
-    w_q, w_k = (rng.standard_normal((s["d"], s["d_k"])) for _ in range(2))
-    return (x, w_q, w_k, rng.standard_normal((s["d"], s["d_v"])))
-
-
-def _stable_scores(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    scores = rng.standard_normal((s["L"], s["L"] + 2)) * 3.0 + (1000.0 if index % 2 else 0.0)
-    return (scores,) if index % 3 == 0 else (scores, index % 2)
-
-
-def _qkv_word(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    q, k, v = _qkv_rows(rng, s, 0)
-    word = int(rng.integers(s["L"]))
-    return (word, q, k, v) if index % 3 == 0 else (word, q, k, v, index % 3 == 1)
-
-
-def _qkv_sentence(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    q, k, v = _qkv_rows(rng, s, 0)
-    return (q, k, v) if index % 3 == 0 else (q, k, v, index % 3 == 1)
-
-
-def _vector_pair(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    a = rng.standard_normal(s["d"])
-    return (a, a * 0.5 + rng.standard_normal(s["d"]))
-
-
-def _low_rank(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    return (rng.standard_normal((s["L"], s["d"])), s["k"])
-
-
-def _probabilities(rng: Rng, s: Mapping[str, int], index: int) -> tuple[Any, ...]:
-    p_x, p_y = rng.uniform(0.1, 0.9, size=2 if index % 2 else (2, s["d"]))
-    p_xy = p_x * p_y * rng.uniform(0.3, 1.8, size=np.shape(p_x))
-    if index % 2:
-        return (float(p_x), float(p_y), float(p_xy))
-    return (p_x, p_y, p_xy)
-
-
-def _two_heads(rng: Rng, s: Mapping[str, int], _: int) -> tuple[Any, ...]:
-    d, n = s["D"], s["N"]
-    head = d // 2
-    x = rng.standard_normal((d, n))
-    heads = []
-    for _ in range(2):
-        omegas = [rng.standard_normal((head, d)) / np.sqrt(d) for _ in range(3)]
-        betas = [_column(rng, head) for _ in range(3)]
-        heads.extend([*omegas, *betas])
-    return (x, *heads, rng.standard_normal((d, d)) / np.sqrt(d))
-
-
-BUILDERS: dict[str, Builder] = {
-    "qkv_loop": _qkv_loop,
-    "score_list": _score_list,
-    "qkv_lists": _qkv_lists,
-    "score_matrix": _score_matrix,
-    "attention_columns": _attention_columns,
-    "causal_size": _causal_size,
-    "score_rows": _score_rows,
-    "qkv_rows": _qkv_rows,
-    "projection": _projection,
-    "stable_scores": _stable_scores,
-    "qkv_word": _qkv_word,
-    "qkv_sentence": _qkv_sentence,
-    "vector_pair": _vector_pair,
-    "low_rank": _low_rank,
-    "probabilities": _probabilities,
-    "two_heads": _two_heads,
-}
+    def __len__(self) -> int:
+        return sum(1 for k in self._sizes if k in self._needs)

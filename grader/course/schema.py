@@ -68,6 +68,89 @@ _SIZES = {
         "additionalProperties": {"type": "integer", "minimum": 1},
     },
 }
+_DIM = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "integer", "minimum": 1},
+    ],
+}
+_ARG = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "One argument of the call, drawn in the order the list gives. A size key "
+    "(a name of `sizes`, such as `N`) may stand wherever a dimension or a count goes; every "
+    "`sizes` entry of the target must then hold it (checked when the config loads).",
+    "properties": {
+        "name": {
+            "type": "string",
+            "description": "The argument's name, for the author's eyes (default arg0, arg1, …).",
+        },
+        "shape": {
+            "type": "array",
+            "items": _DIM,
+            "description": "The array's shape in size keys and numbers, such as `[N, D]` or "
+            "`[D, 1]`. Without it the argument is one number (a Python float, int or bool).",
+        },
+        "distribution": {
+            "enum": ["normal", "uniform", "integers", "positive"],
+            "description": "normal (the default): mean + std × a standard normal draw; "
+            "uniform: between low and high; integers: whole numbers from low up to, not "
+            "including, high (either may be a size key); positive: std × |a standard normal "
+            "draw| + low (low defaults to 0.1), for variances and scales.",
+        },
+        "mean": {"type": "number", "description": "normal: the mean (default 0)."},
+        "std": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "normal and positive: the spread (default 1).",
+        },
+        "fan_in": {
+            **_DIM,
+            "description": "normal: divide the draw by √fan_in (a size key or a number), "
+            "as weights are initialised, so products of them stay of order one.",
+        },
+        "low": {
+            "anyOf": [{"type": "number"}, {"type": "string", "minLength": 1}],
+            "description": "uniform and integers: the lowest value (default 0); positive: "
+            "the smallest value (default 0.1).",
+        },
+        "high": {
+            "anyOf": [{"type": "number"}, {"type": "string", "minLength": 1}],
+            "description": "uniform: the highest value (default 1); integers: one past the "
+            "highest (a size key such as `L` draws an index below L).",
+        },
+        "dtype": {
+            "enum": ["float64", "float32", "int64", "bool"],
+            "description": "The array's element type (default float64).",
+        },
+        "special": {
+            "enum": ["overflow", "masked"],
+            "description": "Special values laid over the draw. overflow: every entry is "
+            "raised by 1000, so scores overflow a softmax that does not subtract the maximum "
+            "first; masked: entries above the first superdiagonal of a matrix are -inf, as "
+            "a mask leaves them.",
+        },
+        "size": {
+            **_DIM,
+            "description": "A value derived from the sizes: the size itself as an int "
+            "(`size: L` passes L). Given alone.",
+        },
+        "causal_mask": {
+            **_DIM,
+            "description": "A value derived from the sizes: the L×L causal mask, 0 on and "
+            "below the diagonal and -inf above it (`causal_mask: L`). Given alone.",
+        },
+        "value": {
+            "type": ["number", "boolean"],
+            "description": "A constant passed as it is, such as `eps: 1.0e-5`. Given alone.",
+        },
+        "list": {
+            **_DIM,
+            "description": "A container: a Python list of this many independent draws "
+            "(`list: N` with `shape: [D, 1]` is a list of N columns).",
+        },
+    },
+}
 _TARGET = {
     "type": "object",
     "additionalProperties": False,
@@ -82,8 +165,16 @@ _TARGET = {
         },
         "inputs": {
             "type": "string",
-            "description": "The name of the case builder that makes the target's arguments "
-            "(`BUILDERS` in grader/course/inputs.py). Required, except for a variable.",
+            "description": "The name of a case builder in the course's cases.py (registered "
+            "with `@builder(needs=[...])`) that makes the target's arguments, for inputs "
+            "`args` cannot declare. A target has `inputs` or `args`, except for a variable.",
+        },
+        "args": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"$ref": "#/$defs/arg"},
+            "description": "The target's arguments, declared: one entry per positional "
+            "argument, drawn in order from the case's seed.",
         },
         "variable": {
             "type": "boolean",
@@ -257,6 +348,12 @@ SCHEMA: dict[str, Any] = {
             "note saying so; required: no sandbox is an error (exit 2); none: never try. "
             "`grader check|grade --sandbox` overrides it.",
         },
+        "cases": {
+            "type": "string",
+            "description": "The course's case builders (a Python file, relative to the "
+            "course folder; default cases.py when there is one). It runs in the grader's own "
+            "process, never in a student's sandbox.",
+        },
         "secret_file": {
             "type": "string",
             "description": "A file (relative to the course folder) holding the course secret "
@@ -294,6 +391,7 @@ SCHEMA: dict[str, Any] = {
         "time_limit": _TIME_LIMIT,
         "sizes": _SIZES,
         "target": _TARGET,
+        "arg": _ARG,
         "assignment": _ASSIGNMENT,
         "late": _LATE,
     },
