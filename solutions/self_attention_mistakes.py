@@ -161,6 +161,9 @@ def self_attention__returns_tuple(X, omega_v, omega_q, omega_k, beta_v, beta_q, 
     "computes the scaled scores and throws them away: the softmax gets the unscaled ones",
     hint="assign the result, e.g. `scores = scores / np.sqrt(d_q)`, and pass that on",
     requires="discarded",
+    static="`{code}` computes the scaled scores and throws them away, so the softmax gets "
+    "the unscaled ones",
+    replaces="scale_missing",  # discarding the scaling is why it is missing
 )
 def scaled_dot_product_self_attention__scale_discarded(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
     queries = omega_q @ X + beta_q
@@ -188,6 +191,7 @@ def scaled_dot_product_self_attention__scale_missing(X, omega_v, omega_q, omega_
     "divides by a fixed number (2 = √4): right when D_q = 4 and wrong for every other size",
     hint="compute the divisor from the data: `np.sqrt(queries.shape[0])`",
     requires="literal_divisor",
+    static="divides by the literal `{code}`, which is right only when D_q = 4",
 )
 def scaled_dot_product_self_attention__scale_hardcoded(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
     queries = omega_q @ X + beta_q

@@ -8,6 +8,12 @@ function decorated with the words for its mistake, all literals:
                        hint="sum with axis=0", locate=r"axis\\s*=\\s*(1|-1)")
     def softmax_cols__softmax_wrong_axis(data_in): ...
 
+A mistake found by what the code itself shows (`requires=`, a static hint) may carry its own
+words for that finding: `static=` is a sentence with `{code}` standing for the code the hint
+points at ("divides by the literal `{code}`, which is right only when D_q = 4"); `replaces=`
+names another mistake of the target this one explains (discarding the scaling is why the
+scaling is missing), which is then not named beside it. The grader adds only generic words.
+
 The trusted process only *reads* the file (the words, the variants' names and sources); the
 variants run in a sandboxed child after the solution notebook's cells, so they can call the
 reference's own helpers and read its globals (`D`, `N`) exactly as a student's code would
@@ -28,7 +34,7 @@ from grader.errors import ConfigError
 # Static hints a mistake can require before it is named (see static.py).
 STATIC_KINDS = ("discarded", "global", "literal_divisor", "truthiness")
 _WORDS = ("target", "mistake_id", "message")
-_OPTIONS = ("hint", "requires", "locate")
+_OPTIONS = ("hint", "requires", "locate", "static", "replaces")
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,8 @@ class Mistake:
     source: str = ""  # the variant's `def`, as written (selftest pastes it into the solution)
     requires: str | None = None
     locate: str | None = None
+    static: str | None = None  # the words for it when its static hint is found ({code})
+    replaces: str | None = None  # a mistake id this one explains, not named beside it
 
 
 @dataclass
@@ -86,6 +94,15 @@ def _words(call: ast.Call, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: a mistake needs a hint=")
     if words.get("requires") is not None and words["requires"] not in STATIC_KINDS:
         raise ConfigError(f"{where}: requires must be one of {STATIC_KINDS}")
+    if words.get("static") is not None and words.get("requires") is None:
+        raise ConfigError(f"{where}: static= words need requires= (the hint they describe)")
+    if words.get("static") is not None:
+        try:
+            words["static"].format(code="")
+        except (KeyError, IndexError, ValueError):
+            raise ConfigError(
+                f"{where}: static= may hold only {{code}} in braces (double other braces)"
+            ) from None
     return words
 
 
@@ -115,6 +132,8 @@ def parse_catalogue(source: str, path: Path) -> Catalogue:
                     "\n".join(lines),
                     words.get("requires"),
                     words.get("locate"),
+                    words.get("static"),
+                    words.get("replaces"),
                 )
             )
     return catalogue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -61,13 +61,18 @@ CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
     (("returns_tuple",), (_swap,)),
     (("returns_tuple", "output_transposed"), (_item(0), _transpose)),
 ]
-STATIC_WORDS: dict[str, HintKind] = {
-    "mutates_input": "mutates",
-    "mask_truthiness": "truthiness",
-    "scale_discarded": "discarded",
-    "scale_hardcoded": "literal_divisor",
-    "uses_global": "global",
-}
+# Mistakes the grader names from a static hint whatever the course: changing an argument in
+# place, reading a notebook global. A course's own such mistakes are catalogued with
+# `requires=` (and, for their words, `static=`).
+GENERIC_STATIC: dict[str, HintKind] = {"mutates_input": "mutates", "uses_global": "global"}
+# The order in which mistakes found by static hints are named.
+STATIC_ORDER: tuple[HintKind, ...] = (
+    "mutates",
+    "truthiness",
+    "discarded",
+    "literal_divisor",
+    "global",
+)
 
 
 @dataclass(frozen=True)
@@ -307,16 +312,21 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
         kinds.setdefault(found.kind, found)  # the first place each kind shows
     for known in ev.known_mistakes:
         chosen.setdefault(known, catalogue.get(known))
-    for mistake_id, kind in STATIC_WORDS.items():
-        if kind not in kinds or mistake_id in chosen or mistake_id == "mutates_input":
+    for kind in STATIC_ORDER:
+        if kind not in kinds or kind == "mutates":  # mutation is known from the call itself
             continue
-        if mistake_id in catalogue or mistake_id == "uses_global":
-            chosen[mistake_id] = catalogue.get(mistake_id)
-    if "scale_discarded" in chosen:
-        chosen.pop("scale_missing", None)  # discarding the scaling is why it is missing
+        for mistake in catalogue.values():
+            if mistake.requires == kind:
+                chosen.setdefault(mistake.id, mistake)
+        if kind == "global":
+            chosen.setdefault("uses_global", catalogue.get("uses_global"))
+    for named in list(chosen.values()):
+        if named is not None and named.replaces:
+            chosen.pop(named.replaces, None)  # explained by this one: not named beside it
     findings = [_explain(ev, mistake_id, mistake, kinds) for mistake_id, mistake in chosen.items()]
+    described = {m.requires for m in chosen.values() if m is not None and m.requires}
     for hint in ev.hints:
-        if hint.kind == "discarded" and "scale_discarded" not in chosen:
+        if hint.kind == "discarded" and "discarded" not in described:
             text = (
                 f"{hint.location.describe()}: `{hint.text}` is computed and thrown away; "
                 "did you mean to assign it?"
@@ -336,21 +346,11 @@ def _explain(
     ev: Evidence, mistake_id: str, mistake: Mistake | None, hints: dict[HintKind, Hint]
 ) -> Finding:
     """The finding for one named mistake: its message is `id: [place: ]general[ Fix: …]`."""
-    word = STATIC_WORDS.get(mistake_id)
-    hint = hints.get(word) if word else None
+    word = GENERIC_STATIC.get(mistake_id) or (mistake.requires if mistake else None)
+    hint = hints.get(cast(HintKind, word)) if word else None
     fix = (mistake.hint or None) if mistake else None
-    if mistake_id == "scale_discarded" and hint:
-        general = (
-            f"`{hint.text}` computes the scaled scores and throws them away, so the softmax "
-            f"gets the unscaled ones. Assign it: `{_assignment_for(hint.text)}`."
-        )
-        return _placed(mistake_id, hint.location, general, None)
-    if mistake_id == "scale_hardcoded" and hint:
-        general = (
-            f"divides by the literal `{hint.text}`, which is right only when D_q = 4."
-            f"{'' if fix is not None else ' Compute it from the shape of the queries.'}"
-        )
-        return _placed(mistake_id, hint.location, general, fix)
+    if mistake is not None and mistake.static and hint:
+        return _static_words(mistake_id, mistake.static, hint, fix)
     if mistake_id == "mutates_input":
         general = (
             f"{f'`{hint.text}` ' if hint else ''}changes an argument in place, so the caller's "
@@ -374,6 +374,16 @@ def _explain(
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
+
+
+def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> Finding:
+    """A mistake shown by a static hint, in the catalogue's words (`{code}`: what the hint
+    points at). A discarded value's fix is always to assign it, so the grader says so."""
+    general = words.format(code=hint.text)
+    if hint.kind == "discarded":
+        general = f"{general}. Assign it: `{_assignment_for(hint.text)}`."
+        return _placed(mistake_id, hint.location, general, None)
+    return _placed(mistake_id, hint.location, f"{general}.", fix)
 
 
 def _placed(mistake_id: str, where: Location | None, general: str, fix: str | None) -> Finding:
