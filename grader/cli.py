@@ -876,3 +876,61 @@ def release_command(
     for student, folder in zip(students, folders, strict=True):
         release(config, folder, assignment, sandbox, student.id)
     click.echo(f"wrote {len(folders)} student bundles in {out}/<student id>/")
+
+
+@main.command("init")
+@click.argument("folder", type=click.Path(path_type=Path))
+@_errors_to_exit_codes
+def init_command(folder: Path) -> None:
+    """Make a new course folder: config.yaml, solutions/, exercises/, a mistake catalogue,
+    cases.py and a README, with a small working example assignment to copy from.
+
+    \b
+    FOLDER must not exist yet (or be empty).
+    Examples:
+      grader init my-course
+      cd my-course && grader selftest --course .
+    """
+    from grader.author.assign import write_exercise
+    from grader.author.scaffold import init_course
+    from grader.course.config import load_config
+
+    made = init_course(folder)
+    config = load_config(folder / "config.yaml")
+    made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
+    for path in made:
+        click.echo(f"wrote {path}")
+    click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {folder}")
+
+
+@main.command("new-assignment")
+@click.argument("name")
+@click.option(
+    "--function",
+    "function",
+    default=None,
+    metavar="'f(x, y)'",
+    help="The function students write, with its parameters [default: NAME(x)].",
+)
+@click.option(
+    "--course",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The course folder (its config.yaml).",
+)
+@_errors_to_exit_codes
+def new_assignment_command(name: str, function: str | None, course: Path) -> None:
+    """Add an assignment skeleton to a course: a solution notebook with a stub to fill, an
+    empty mistake catalogue, and its config entry (one declared argument per parameter).
+
+    \b
+    Examples:
+      grader new-assignment layer_norm --function "layer_norm(x, gamma, beta, eps)"
+      grader new-assignment softmax --function "softmax(scores)" --course my-course
+    Then edit the three files it names, and run grader assign and grader selftest.
+    """
+    from grader.author.scaffold import new_assignment
+
+    for path in new_assignment(course, name, function):
+        click.echo(f"wrote {path}")

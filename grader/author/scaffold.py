@@ -1,0 +1,160 @@
+"""`grader init` and `grader new-assignment`: a course folder and an assignment's skeleton,
+written so that an author edits files and never reads the grader's code.
+
+`init` writes a working course with one small example assignment (`standardize`), every key
+of its config commented, so `grader selftest --course DIR` passes at once; `new-assignment`
+adds a solution notebook with a stub to fill, an empty mistake catalogue and the config
+entry with one declared argument per parameter, to be edited.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from grader.author.course_template import files, notebook_text
+from grader.course.locate import CONFIG_NAME
+from grader.errors import ConfigError, UsageError
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A function to be written: its name and parameter names, as `--function` gives them."""
+
+    name: str
+    parameters: tuple[str, ...]
+
+    def text(self) -> str:
+        """`name(a, b)`."""
+        return f"{self.name}({', '.join(self.parameters)})"
+
+
+def parse_signature(text: str) -> Signature:
+    """`f(x, y)` (or a bare name, taken as `name(x)`) as a Signature; UsageError otherwise."""
+    source = text.strip()
+    if NAME.match(source):
+        return Signature(source, ("x",))
+    try:
+        node = ast.parse(f"def {source}: pass").body[0]
+    except SyntaxError:
+        raise UsageError(f"--function {text!r}: write it as name(arg, arg, …)") from None
+    assert isinstance(node, ast.FunctionDef)
+    plain = node.args.args
+    if node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.defaults:
+        raise UsageError(f"--function {text!r}: only plain positional parameters, no defaults")
+    return Signature(node.name, tuple(a.arg for a in plain))
+
+
+def init_course(folder: Path) -> list[Path]:
+    """Write a new course into `folder` (which must not exist, or be empty); the files made."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UsageError(f"{folder} already exists and is not empty: give a new folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    made = []
+    for name, text in files().items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        made.append(target)
+    (folder / "exercises").mkdir(exist_ok=True)
+    return made
+
+
+def new_assignment(course: Path, name: str, function: str | None) -> list[Path]:
+    """Add the assignment `name` to the course in `course`: its solution notebook, mistake
+    catalogue and config entry. The files made (the config last)."""
+    if not NAME.match(name):
+        raise UsageError(f"assignment name {name!r}: use letters, digits and _ (e.g. layer_norm)")
+    signature = parse_signature(function or name)
+    config = course / CONFIG_NAME
+    if not config.is_file():
+        raise UsageError(f"{course} has no {CONFIG_NAME}: make a course first (grader init DIR)")
+    text = config.read_text(encoding="utf-8")
+    raw = yaml.safe_load(text) or {}
+    if name in (raw.get("assignments") or {}):
+        raise UsageError(f"{config}: assignment '{name}' already exists")
+    solution = course / "solutions" / f"{name}.ipynb"
+    mistakes = course / "solutions" / f"{name}_mistakes.py"
+    for path in (solution, mistakes):
+        if path.exists():
+            raise UsageError(f"{path} already exists: choose another name or move it")
+    solution.parent.mkdir(parents=True, exist_ok=True)
+    solution.write_text(_solution_notebook(name, signature), encoding="utf-8")
+    mistakes.write_text(_catalogue(signature), encoding="utf-8")
+    _append_entry(config, text, name, _entry(name, signature))
+    return [solution, mistakes, config]
+
+
+def _solution_notebook(name: str, signature: Signature) -> str:
+    stub = (
+        f"def {signature.text()}:\n"
+        "    # BEGIN SOLUTION: what the student is asked to do (shown as a TODO)\n"
+        "    raise NotImplementedError('write the reference solution here')\n"
+        "    # END SOLUTION"
+    )
+    title = f"# {name}\n\nExplain the task to your students here."
+    cells = [("markdown", title), ("code", "import numpy as np"), ("code", stub)]
+    return notebook_text(cells, name)
+
+
+def _catalogue(signature: Signature) -> str:
+    params = ", ".join(signature.parameters)
+    return (
+        f"# Known mistakes of `{signature.name}`: one wrong variant per mistake, written as a\n"
+        "# student would write it. The grader reads the decorator's words without running this\n"
+        "# file; the variants run only in the sandbox, after the solution notebook (so `np` and\n"
+        "# the solution's functions are in scope). `grader selftest` checks each one is caught.\n"
+        "# Name each variant <function>__<mistake id>. Example:\n"
+        "#\n"
+        f"# @CATALOGUE.mistake(\n"
+        f'#     "{signature.name}", "wrong_axis",\n'
+        '#     "normalises over the wrong axis",          # what the student did\n'
+        '#     hint="use axis=-1, the features of each row",  # how to fix it\n'
+        "# )\n"
+        f"# def {signature.name}__wrong_axis({params}):\n"
+        "#     ...\n"
+    )
+
+
+def _entry(name: str, signature: Signature) -> str:
+    args = "\n".join(
+        f"          - {{name: {p}, shape: [N]}}   # edit: shape, distribution, value…"
+        for p in signature.parameters
+    )
+    return (
+        f"  {name}:\n"
+        f"    title: {name}\n"
+        f"    solution: solutions/{name}.ipynb\n"
+        f"    exercise: exercises/{name}.ipynb\n"
+        f"    mistakes: solutions/{name}_mistakes.py\n"
+        f"    seed: {zlib.crc32(name.encode()) % 100_000_000}\n"
+        "    sizes: [{N: 3}, {N: 5}, {N: 2}]   # every size key the args use, in each entry\n"
+        "    targets:\n"
+        f"      {signature.name}:\n"
+        "        points: 1\n"
+        f"        args:\n{args}\n"
+    )
+
+
+def _append_entry(config: Path, text: str, name: str, entry: str) -> None:
+    """Add the entry under `assignments:` (the file's last section, as `init` writes it),
+    keeping the author's comments; refuse when the result would not read back."""
+    lines = text.rstrip("\n").split("\n")
+    empty = [i for i, line in enumerate(lines) if re.match(r"^assignments:\s*\{\}\s*(#.*)?$", line)]
+    if empty:
+        lines[empty[0]] = "assignments:"
+    updated = "\n".join(lines) + "\n" + entry
+    raw = yaml.safe_load(updated) or {}
+    if name not in (raw.get("assignments") or {}):
+        raise ConfigError(
+            f"{config}: cannot add '{name}' under `assignments:`: keep that section the "
+            "file's last, or add the entry by hand (docs/course-author.md)"
+        )
+    config.write_text(updated, encoding="utf-8")
