@@ -217,3 +217,12 @@ def test_broken_inputs_are_one_config_error(
     path = write(tmp_path, one_target({"points": 1, **target}, [{"N": 2}]), cases)
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(path)
+
+
+def test_the_case_builders_are_never_a_students_data_file(tmp_path: Path) -> None:
+    (tmp_path / "s.ipynb").write_text("x")
+    raw = one_target({"points": 1, "args": [{"size": "N"}]}, [{"N": 2}])
+    raw["assignments"]["a"]["files"] = ["cases.py"]
+    path = write(tmp_path, raw, "# no builders\n")
+    with pytest.raises(ConfigError, match=r"the case builders.*must never see it"):
+        load_config(path)

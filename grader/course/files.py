@@ -36,7 +36,8 @@ class DataFile:
 def _hidden(raw: Mapping[str, Any], base: Path, config: Path) -> tuple[set[Path], set[Path]]:
     """What no data file may be (the config, every solution, every catalogue) and the
     folders none may lie in (each solution's own folder, unless that is the course's)."""
-    files, folders = {config.resolve()}, set()
+    # The course's case builders (cases.py beside the config) say how hidden cases are made.
+    files, folders = {config.resolve(), (base / "cases.py").resolve()}, set()
     for spec in raw.values():
         for key in ("solution", "mistakes"):
             if key in spec:
@@ -60,8 +61,8 @@ def _one(entry: str, base: Path, hidden: tuple[set[Path], set[Path]], where: str
     files, folders = hidden
     if source in files or any(source.is_relative_to(f) for f in folders):
         raise ConfigError(
-            f"{where}: {entry!r} is the config, a solution, a mistake catalogue or in the "
-            "solutions' folder: students' notebooks must never see it"
+            f"{where}: {entry!r} is the config, the case builders, a solution, a mistake "
+            "catalogue or in the solutions' folder: students' notebooks must never see it"
         )
     return DataFile(Path(name).as_posix(), source)
 
