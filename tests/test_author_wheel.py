@@ -154,8 +154,9 @@ def test_an_author_goes_from_an_empty_folder_to_a_graded_class(
     config = course / "config.yaml"
     for student, body in students.items():
         want = expected_points(config, body)
-        assert float(rows[student]["score"]) == pytest.approx(want), student
-    assert float(rows["ada"]["score"]) == 3 and float(rows["bruno"]["score"]) < 3
+        assert float(rows[student]["layer_norm"]) == pytest.approx(want), student
+        assert float(rows[student]["total"]) == pytest.approx(want), student
+    assert float(rows["ada"]["total"]) == 3 and float(rows["bruno"]["total"]) < 3
     for student, mistake in (("bruno", "variance_without_eps"), ("chen", "wrong_axis")):
         feedback = (out / "feedback" / f"{student}.html").read_text()
         assert mistake in feedback, student
