@@ -226,3 +226,20 @@ def test_the_case_builders_are_never_a_students_data_file(tmp_path: Path) -> Non
     path = write(tmp_path, raw, "# no builders\n")
     with pytest.raises(ConfigError, match=r"the case builders.*must never see it"):
         load_config(path)
+
+
+def test_a_builder_must_return_the_tuple_of_arguments(tmp_path: Path) -> None:
+    cases = (
+        "from grader.course.inputs import builder\n\n"
+        "@builder(needs=['N'])\n"
+        "def bare(rng, sizes, index):\n"
+        "    return rng.standard_normal(sizes['N'])\n"
+    )
+    raw = one_target({"points": 1, "inputs": "bare"}, [{"N": 2}])
+    spec = load_config(write(tmp_path, raw, cases)).assignment("a")
+    with pytest.raises(ConfigError, match="returned ndarray, not a tuple"):
+        target_cases(spec.seed, spec.target("f"))
+    (tmp_path / "cases.py").write_text(cases.replace("return rng", "return 1 / 0, rng"))
+    spec = load_config(tmp_path / "config.yaml").assignment("a")
+    with pytest.raises(ConfigError, match=r"'bare' fails on case 0 \({'N': 2}\): ZeroDivision"):
+        target_cases(spec.seed, spec.target("f"))

@@ -88,7 +88,25 @@ def _builder(target: TargetSpec) -> Builder:
         raise ConfigError(f"no case builder '{target.inputs}' for target '{target.name}'")
     function, needs = builders[target.inputs]
     name = target.inputs
-    return lambda rng, sizes, index: function(rng, DeclaredSizes(sizes, needs, name), index)
+
+    def build(rng: Rng, sizes: Mapping[str, int], index: int) -> tuple[Any, ...]:
+        try:
+            made = function(rng, DeclaredSizes(sizes, needs, name), index)
+        except ConfigError:
+            raise
+        except Exception as exc:  # the course's own code: its failure is a course error
+            raise ConfigError(
+                f"case builder '{name}' fails on case {index} ({dict(sizes)}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        if not isinstance(made, tuple):
+            raise ConfigError(
+                f"case builder '{name}' returned {type(made).__name__}, not a tuple of the "
+                "call's arguments (one argument: `return (x,)`)"
+            )
+        return made
+
+    return build
 
 
 def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:
