@@ -54,6 +54,7 @@ def course() -> Iterator[Path]:
         folder.chmod(0o755)
         source = Path(__file__).resolve().parent.parent
         shutil.copytree(source / "solutions", folder / "solutions")
+        shutil.copy(source / "cases.py", folder / "cases.py")  # the course's case builders
         (folder / "data").mkdir()
         np.save(folder / "data" / "x.npy", np.arange(3.0))
         np.save(folder / "data" / "unlisted.npy", np.arange(3.0))

@@ -40,6 +40,7 @@ def course() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="grader-wf-"))
     try:
         shutil.copytree(REPO / "solutions", folder / "solutions")
+        shutil.copy(REPO / "cases.py", folder / "cases.py")  # the course's case builders
         (folder / "course_helpers.py").write_text(HELPER)
         raw = yaml.safe_load((REPO / "config.yaml").read_text())
         spec = raw["assignments"]["self_attention"]
