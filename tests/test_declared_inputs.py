@@ -243,3 +243,13 @@ def test_a_builder_must_return_the_tuple_of_arguments(tmp_path: Path) -> None:
     spec = load_config(tmp_path / "config.yaml").assignment("a")
     with pytest.raises(ConfigError, match=r"'bare' fails on case 0 \({'N': 2}\): ZeroDivision"):
         target_cases(spec.seed, spec.target("f"))
+
+
+def test_case_builders_named_by_cases_are_never_a_data_file_either(tmp_path: Path) -> None:
+    (tmp_path / "s.ipynb").write_text("x")
+    (tmp_path / "builders.py").write_text("# none yet\n")
+    raw = one_target({"points": 1, "args": [{"size": "N"}]}, [{"N": 2}])
+    raw["cases"] = "builders.py"
+    raw["assignments"]["a"]["files"] = ["builders.py"]
+    with pytest.raises(ConfigError, match=r"files: 'builders.py' is the course's case builders"):
+        load_config(write(tmp_path, raw))

@@ -299,6 +299,19 @@ def _describe(err: Any) -> str:
     return f"{where}: {err.message}"
 
 
+def _refuse_cases_as_data(
+    files: Mapping[str, tuple[DataFile, ...]], cases: CourseCases | None, path: Path
+) -> None:
+    """The case builders (wherever `cases:` puts them) say how hidden cases are made."""
+    for aid, listed in files.items():
+        for data in listed:
+            if cases is not None and data.source == cases.path.resolve():
+                raise ConfigError(
+                    f"{path}: assignments.{aid}.files: {data.name!r} is the course's case "
+                    "builders: students' notebooks must never see it"
+                )
+
+
 def _build(raw: Mapping[str, Any], path: Path) -> Config:
     base = path.resolve().parent
     defaults = raw.get("defaults", {})
@@ -307,6 +320,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
     assignments: dict[str, AssignmentSpec] = {}
     files = course_files(raw["assignments"], path)
     cases = find_course_cases(raw, path)
+    _refuse_cases_as_data(files, cases, path)
     for aid, spec in raw["assignments"].items():
         tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
         sizes = tuple(spec["sizes"])
