@@ -8,8 +8,8 @@ import nbformat
 import pytest
 
 from grader.author.assign import (
-    CHECK_CELL,
     KEEP_GOING_CELL,
+    check_cell,
     exercise_notebook,
     strip_solutions,
     write_exercise,
@@ -74,5 +74,8 @@ def test_solution_only_cells_are_dropped(config: Config, tmp_path: Path) -> None
     from dataclasses import replace
 
     notebook = exercise_notebook(replace(spec, solution=path))
-    assert [c.source for c in notebook.cells] == [KEEP_GOING_CELL, "x = 1", CHECK_CELL]
+    cells = [c.source for c in notebook.cells]
+    assert cells == [KEEP_GOING_CELL, "x = 1", check_cell(spec)]
+    # the comment names one of this assignment's functions, not another exercise's
+    assert f"check({spec.targets[0].name!r})" in cells[-1]
     assert REPO.exists()

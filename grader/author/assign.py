@@ -28,12 +28,18 @@ KEEP_GOING_CELL = (
     "from grader import keep_going\n"
     "keep_going()"
 )
-CHECK_CELL = (
-    "# Check your work: this grades the last *saved* version of this notebook (save first).\n"
-    "# check('softmax') checks one function only.\n"
-    "from grader import check\n"
-    "check()"
-)
+
+
+def check_cell(assignment: AssignmentSpec) -> str:
+    """The last cell of an exercise: check() on the whole notebook, with a comment naming one
+    of this assignment's own functions as the way to check one function only."""
+    first = assignment.targets[0].name if assignment.targets else "my_function"
+    return (
+        "# Check your work: this grades the last *saved* version of this notebook (save first).\n"
+        f"# check({first!r}) checks one function only.\n"
+        "from grader import check\n"
+        "check()"
+    )
 
 
 def strip_solutions(source: str, where: str) -> str:
@@ -85,7 +91,7 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
     setup = nbformat.v4.new_code_cell(KEEP_GOING_CELL)
     setup["id"] = f"{assignment.id}-setup"
     cells.insert(first_code, setup)
-    checker = nbformat.v4.new_code_cell(CHECK_CELL)
+    checker = nbformat.v4.new_code_cell(check_cell(assignment))
     checker["id"] = f"{assignment.id}-check"
     cells.append(checker)
     notebook = nbformat.v4.new_notebook(cells=cells)
