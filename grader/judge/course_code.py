@@ -15,6 +15,7 @@ from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
 from grader.errors import ConfigError
+from grader.judge import run_cache
 from grader.judge.child_error import exception_text
 from grader.run.frames import CellFrame, MissingFrame, ResultFrame, parse_frames
 from grader.run.wire import Value
@@ -78,13 +79,22 @@ def run_course_code(
     workers: Workers,
     what: str,
 ) -> CourseOutputs:
-    """Run `cells`, then call `plan`, in a child of one of `workers`; ConfigError when it
+    """Run `cells`, then call `plan`, in a child of one of `workers` (or read what an earlier
+    run of the same code on the same inputs answered, cached on disk); ConfigError when it
     cannot finish (`what` names the code in that message)."""
-    run = workers.run(cells, plan, course_limits(assignment), assignment.files)
-    frames = run.frames
-    if run.wire_error or not run.finished:
-        why = run.wire_error or run.exit_description or "it did not finish"
-        raise ConfigError(f"assignment {assignment.id}: {what} could not be run: {why}")
+    limits = course_limits(assignment)
+    path = run_cache.cache_path(
+        run_cache.run_key(cells, plan, limits, assignment, workers.support.sandboxed)
+    )
+    frames = run_cache.load(path) if path else None
+    if frames is None:
+        run = workers.run(cells, plan, limits, assignment.files)
+        frames = run.frames
+        if run.wire_error or not run.finished:
+            why = run.wire_error or run.exit_description or "it did not finish"
+            raise ConfigError(f"assignment {assignment.id}: {what} could not be run: {why}")
+        if path:
+            run_cache.save(path, frames)
     outputs = CourseOutputs()
     for frame in parse_frames(frames):
         if isinstance(frame, CellFrame) and frame.error is not None:

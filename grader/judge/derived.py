@@ -29,10 +29,11 @@ from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
 from grader.judge.reference import Reference, load_solution
+from grader.judge.run_cache import CACHE_ENV as CACHE_ENV  # where tests and docs find it
+from grader.judge.run_cache import cache_dir
 from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
 from grader.run.workers import Workers
 
-CACHE_ENV = "GRADER_CACHE_DIR"
 _MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
 
 
@@ -173,14 +174,6 @@ def _feed(hasher: Any, value: Value | Exception) -> None:
 
 
 # ---------------------------------------------------------------- the cache on disk
-
-
-def cache_dir() -> Path | None:
-    """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader."""
-    if given := os.environ.get(CACHE_ENV):
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "grader"
 
 
 def _version() -> str:

@@ -1,0 +1,128 @@
+"""The course's own code's outputs, cached on disk by content hash, so that a fresh process
+(`grader check`, each `grader grade`) reads the references and the catalogue's fingerprints
+instead of starting a child for them.
+
+The key hashes exactly what the child is handed (the cells and every case's inputs, as the
+job's bytes), the limits, the course's data files, the preloads' versions, NumPy's and the
+grader's versions and the source of the child's side: any change means a new run. The file
+holds the child's frames in the wire format (numbers, and words as JSON), never a pickle; a
+file that does not decode is ignored and replaced. Only finished runs are cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.course.cases import Case
+from grader.course.config import AssignmentSpec, TimeLimit
+from grader.course.notebook import CodeCell
+from grader.run import child, wire
+from grader.run.wire import Frame, FrameReader, Other, Seq, Value, WireError, encode_frame
+
+Plan = Sequence[tuple[str, Sequence[Case]]]
+CACHE_ENV = "GRADER_CACHE_DIR"
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except (metadata.PackageNotFoundError, ValueError):
+        return "unknown"
+
+
+def run_key(
+    cells: Sequence[CodeCell],
+    plan: Plan,
+    limits: TimeLimit,
+    spec: AssignmentSpec,
+    sandboxed: bool,
+) -> str:
+    """The content hash one run of course code is cached under (sandboxed or not: what the
+    code may read differs); '' when its inputs cannot be hashed (then it is not cached)."""
+    try:
+        job = pickle.dumps(([(c.index, c.source) for c in cells], [(n, tuple(c)) for n, c in plan]))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return ""
+    parts: list[bytes] = [
+        job,
+        repr((limits, sandboxed, spec.preload, [f.name for f in spec.files])).encode(),
+        _version("attention-grader").encode(),
+        np.__version__.encode(),
+        *(f"{name}={_version(name)}".encode() for name in spec.preload),
+    ]
+    for path in (
+        *(f.source for f in spec.files),
+        Path(child.__file__),
+        Path(wire.__file__),
+        Path(__file__),
+    ):
+        try:
+            parts.append(path.read_bytes())
+        except OSError:
+            parts.append(b"")
+    hasher = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        hasher.update(len(part).to_bytes(8, "big") + part)
+    return hasher.hexdigest()
+
+
+def cache_dir() -> Path | None:
+    """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader."""
+    if given := os.environ.get(CACHE_ENV):
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+    return Path(base) / "grader"
+
+
+def cache_path(key: str) -> Path | None:
+    """Where the run with `key` is cached (None: no cache)."""
+    folder = cache_dir()
+    return folder / f"course-run-{key}.bin" if folder and key else None
+
+
+def _plain(value: Value) -> Any:
+    """A decoded value as the encoder takes it; ValueError for what it cannot carry back."""
+    if isinstance(value, Seq):
+        items = [_plain(v) for v in value.items]
+        return tuple(items) if value.kind == "tuple" else items
+    if isinstance(value, Other):
+        raise ValueError("not numbers")
+    return value
+
+
+def save(path: Path, frames: Sequence[Frame]) -> None:
+    """Write a finished run's frames atomically, as the child sent them; what cannot be
+    written (or carried back exactly: a value that is not numbers) is not cached."""
+    try:
+        data = b"".join(
+            encode_frame(header, {k: _plain(v) for k, v in values.items()})
+            for header, values in frames
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        partial.replace(path)
+    except (OSError, ValueError):
+        return
+
+
+def load(path: Path) -> list[Frame] | None:
+    """The cached frames, or None when there is no readable, well-formed file."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        reader = FrameReader(max_total=len(data) + 1)
+        frames = reader.feed(data)
+    except WireError:
+        return None
+    return None if reader.pending else frames
