@@ -18,11 +18,11 @@ import click
 
 from grader.course.config import MODES, Config, Mode, load_course
 from grader.course.locate import course_file
-from grader.engine import grade_path
 from grader.errors import GraderError, UsageError
 from grader.render.escape import one_line, safe_lines
 from grader.render.formats import CLASS_FORMATS, REPORT_FORMATS, TABLE_FORMATS
 from grader.render.table import Table
+from grader.run import prestart
 
 if TYPE_CHECKING:
     from grader.batch.entries import Entry
@@ -172,6 +172,9 @@ def check(
     Per-student inputs:  GRADER_COURSE_SECRET=… grader check nb.ipynb --student s123
     """
     config = _course(config_path, notebook)
+    prestart.begin_for(config, notebook, assignment, sandbox)  # the worker starts while we import
+    from grader.engine import grade_path
+
     report = grade_path(notebook, config, assignment, sandbox=sandbox, student=student)
     chosen = REPORT_FORMATS[fmt]
     text = chosen.render(report)

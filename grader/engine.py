@@ -30,7 +30,7 @@ from grader.judge.score import (
 )
 from grader.judge.timeouts import cell_loop_note, explain_timeouts
 from grader.report import Finding, Location, Report, TargetResult, cases_line, messages_of
-from grader.run import bwrap
+from grader.run import bwrap, prestart
 from grader.run.compat import removed_name_notes
 from grader.run.sandbox import GRADER_FAULTS, OVER_TIME, ChildRun
 from grader.run.workers import shared_workers
@@ -84,6 +84,7 @@ def grade_submission(
     started = time.monotonic()
     released = assignment.released is not None  # a student bundle: its numbers, no code
     case_set = released_data(assignment)[0] if released else build_cases(assignment)
+    prestart.finish()  # a worker started early (grader check) is the shared one
     workers = shared_workers(require(sandbox), assignment.files, assignment.preload)
     plan = case_set.plan(assignment)
     run = workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
