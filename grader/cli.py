@@ -33,6 +33,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 COURSE_HINT = "--course DIR, --config FILE or $GRADER_COURSE"
 
 
+def __getattr__(name: str) -> Any:
+    """`grade_path`, imported on first use: `grader check` imports the judging side while its
+    worker starts (grader/run/prestart.py)."""
+    if name == "grade_path":
+        from grader.engine import grade_path
+
+        return grade_path
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the same way
     """--config FILE and --course DIR (its config.yaml), passed on as `config_path`."""
 
@@ -173,9 +183,9 @@ def check(
     """
     config = _course(config_path, notebook)
     prestart.begin_for(config, notebook, assignment, sandbox)  # the worker starts while we import
-    from grader.engine import grade_path
-
-    report = grade_path(notebook, config, assignment, sandbox=sandbox, student=student)
+    report = sys.modules[__name__].grade_path(
+        notebook, config, assignment, sandbox=sandbox, student=student
+    )
     chosen = REPORT_FORMATS[fmt]
     text = chosen.render(report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"

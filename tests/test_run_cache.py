@@ -1,0 +1,79 @@
+"""The course's own code's runs (references, the catalogue's fingerprints) are cached on disk
+by content hash (issue 19): a fresh process reads them instead of starting a child, any change
+of what the child is handed means a new key, and a damaged file is ignored."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from grader.course.cases import build_cases
+from grader.course.config import Config
+from grader.engine import require
+from grader.judge import expected, run_cache
+from grader.judge.course_code import course_limits
+from grader.judge.reference import compute_references, load_solution
+from grader.run.workers import Workers, shared_workers
+
+
+def references(config: Config) -> tuple[object, object]:
+    spec = config.assignment("self_attention")
+    return compute_references(spec, build_cases(spec), shared_workers(require("auto"), ()))
+
+
+def test_a_second_start_reads_the_references_from_the_cache(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(run_cache.CACHE_ENV, str(tmp_path))
+    first = references(config)
+    assert len(list(tmp_path.glob("course-run-*.bin"))) == 1
+
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a child was run although the cache holds the answer")
+
+    monkeypatch.setattr(Workers, "run", no_run)
+    second = references(config)
+    assert repr(second) == repr(first)
+
+
+def test_the_whole_expected_comes_from_the_cache(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(run_cache.CACHE_ENV, str(tmp_path))
+    spec = config.assignment("masked_attention")
+    workers = shared_workers(require("auto"), ())
+    expected._EXPECTED.clear()
+    first = expected.build_expected(spec, build_cases(spec), workers)
+    expected._EXPECTED.clear()
+    monkeypatch.setattr(Workers, "run", lambda *a, **k: pytest.fail("a child was run"))
+    second = expected.build_expected(spec, build_cases(spec), workers)
+    assert repr(second) == repr(first)
+
+
+def test_a_damaged_cache_file_is_ignored(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(run_cache.CACHE_ENV, str(tmp_path))
+    first = references(config)
+    (path,) = tmp_path.glob("course-run-*.bin")
+    path.write_bytes(path.read_bytes()[:-20])
+    assert run_cache.load(path) is None
+    assert repr(references(config)) == repr(first)
+    assert run_cache.load(path) is not None  # replaced by the fresh run
+
+
+def test_the_key_changes_with_what_the_child_is_handed(config: Config) -> None:
+    spec = config.assignment("self_attention")
+    cells = load_solution(spec).cells
+    plan = build_cases(spec).plan(spec)
+    limits = course_limits(spec)
+    key = run_cache.run_key(cells, plan, limits, spec, True)
+    assert run_cache.run_key(cells, plan, limits, spec, True) == key
+    assert run_cache.run_key(cells, plan, limits, spec, False) != key
+    edited = [replace(cells[0], source=cells[0].source + "\n# edited\n"), *cells[1:]]
+    assert run_cache.run_key(edited, plan, limits, spec, True) != key
+    reseeded = replace(spec, seed=spec.seed + 1)
+    assert run_cache.run_key(cells, build_cases(reseeded).plan(reseeded), limits, spec, True) != key
+    assert run_cache.run_key(cells, plan, replace(limits, call=limits.call + 1), spec, True) != key
