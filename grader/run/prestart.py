@@ -9,6 +9,8 @@ reports it as it always has.
 
 from __future__ import annotations
 
+import shutil
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,14 +35,26 @@ def _start(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...])
         return
 
 
+def _speculate(files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
+    """Start the sandboxed worker while the probe still runs: where the sandbox can be made
+    (nearly everywhere bubblewrap is installed) it is the one the engine will ask for; where
+    it cannot, it fails to start and is forgotten (the probe says why, as always)."""
+    try:
+        shared_workers(bwrap.Support(True), files, importable)
+    except Exception:  # no sandbox here: the probe's answer decides
+        return
+
+
 def begin(mode: Mode, files: Sequence[DataFile] = (), importable: Sequence[str] = ()) -> None:
     """Begin probing the sandbox and starting the shared worker for these course `files`
-    and `importable` modules, in the background."""
-    thread = threading.Thread(
-        target=_start, args=(mode, tuple(files), tuple(importable)), daemon=True
-    )
-    thread.start()
-    _STARTED.append(thread)
+    and `importable` modules, in the background (the sandboxed worker beside the probe)."""
+    args = (tuple(files), tuple(importable))
+    threads = [threading.Thread(target=_start, args=(mode, *args), daemon=True)]
+    if mode != "none" and sys.platform == "linux" and shutil.which("bwrap"):
+        threads.append(threading.Thread(target=_speculate, args=args, daemon=True))
+    for thread in threads:
+        thread.start()
+    _STARTED.extend(threads)
 
 
 def finish() -> None:
