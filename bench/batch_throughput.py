@@ -7,7 +7,9 @@ mistakes, broken cells, stubs), grades them with `grader grade --out` in a fresh
 submission, its ratio to a bare numpy start measured in the same run, and the peak resident
 memory of the largest grader process. With two sizes or more it also prints the marginal
 cost of one more submission (the slope between the smallest and the largest size) and the
-fixed cost of a run, both against the issue's budget of 1/50 of a bare numpy start.
+fixed cost of a run, both against the issue's budget of 1/50 of a bare numpy start, and
+whether the run stays flat (issue 19): from the second largest size to the largest, the time
+per submission and the peak memory grow by at most FLAT (25%).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 from students import write_class as generate  # noqa: E402
+
+
+FLAT = 1.25  # issue 19: most growth of time per submission and of memory, size to size
 
 
 def bare_numpy(repeat: int = 7) -> float:
@@ -59,12 +64,14 @@ def main() -> None:
     columns += [("bare/sub", 8), ("peak MB", 7)]
     print("  ".join(f"{name:>{width}}" for name, width in columns))
     measured: list[tuple[int, float]] = []
+    peaks: dict[int, float] = {}
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch) / "class"
             generate(folder, size)
             seconds, peak = grade(folder, Path(scratch) / "out", jobs)
         measured.append((size, seconds))
+        peaks[size] = peak
         per = seconds / size
         print(
             f"{size:>11}  {seconds:>8.2f}  {per * 1000:>7.2f}  {size / seconds:>7.1f}  "
@@ -80,6 +87,16 @@ def main() -> None:
             print(
                 f"marginal: {slope * 1000:.2f} ms per submission ({bare / slope:.1f}x faster than "
                 f"a bare numpy start); fixed cost of a run: {fixed:.2f} s"
+            )
+        (before, t_before), (last, t_last) = sorted(measured)[-2:]
+        if last > before:
+            time_growth = (t_last / last) / (t_before / before)
+            memory_growth = peaks[last] / peaks[before]
+            flat = time_growth <= FLAT and memory_growth <= FLAT
+            print(
+                f"from {before} to {last}: time per submission x{time_growth:.2f}, peak memory "
+                f"x{memory_growth:.2f} (flat: both <= {FLAT}): "
+                f"{'target met' if flat else 'target not met'}"
             )
 
 

@@ -53,10 +53,34 @@ from grader.run import bwrap, child  # noqa: E402
 from grader.run.sandbox import ChildRun  # noqa: E402
 from grader.run.workers import Workers, shared_workers  # noqa: E402
 
+TARGET = 1.5  # issue 19: child + judging CPU per submission, against the floor in this run
+
 
 def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a live process and all its descendants, their reaped children included
+    (read from /proc: a sandboxed worker's processes are not this process's children, and
+    killing bubblewrap never reaps them here, so RUSAGE_CHILDREN would miss them)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    table: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            table[int(entry)] = (int(fields[1]), sum(int(f) for f in fields[11:15]))
+    wanted, total, grew = {pid}, 0, True
+    while grew:
+        more = {p for p, (parent, _) in table.items() if parent in wanted} - wanted
+        grew = bool(more)
+        wanted |= more
+    total = sum(table[p][1] for p in wanted if p in table)
+    return total / tick
 
 
 def in_a_worker(task: Callable[[], float]) -> float:
@@ -158,11 +182,13 @@ def main() -> None:
     def sandboxed() -> float:
         """CPU of the grader, its worker and the children, per student (bubblewrap)."""
         workers = Workers(1, bwrap.support(), [plan])
-        before = children_cpu() + time.process_time()
+        pid = workers.all[0].process.pid
+        before = tree_cpu(pid) + time.process_time()
         for submission in subs:
             workers.run(submission.cells, plan, spec.time_limit)
-        workers.close()  # reaped: the worker's and its children's CPU now count
-        return (children_cpu() + time.process_time() - before) / count
+        spent = tree_cpu(pid) + time.process_time() - before  # the worker, its children
+        workers.close()
+        return spent / count
 
     fork_cpu = in_a_worker(forks)
     floor_cpu = lean_floor(subs, plan)
@@ -204,6 +230,12 @@ def main() -> None:
         "main cases only (no probe calls), before any answer is sent back or judged"
     )
     total = child_cpu + judge_cpu
+    ratio = total / floor_cpu
+    verdict = "target met" if ratio <= TARGET else "target not met"
+    print(
+        f"child + judge / floor: {ratio:.2f} (issue 19's target: <= {TARGET}): {verdict}; "
+        f"the fork alone is {fork_cpu / floor_cpu:.2f} of the floor"
+    )
     print(
         f"child + judge: {total * 1000:.2f} ms CPU per submission -> at best "
         f"{total / cores * 1000:.2f} ms per submission on {cores} cores, "
