@@ -28,7 +28,6 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from students import write_class as generate  # noqa: E402
 
-
 FLAT = 1.25  # issue 19: most growth of time per submission and of memory, size to size
 
 
