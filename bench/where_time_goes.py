@@ -11,14 +11,18 @@ batch grading, for generated submissions of mixed quality (as bench/batch_throug
   student   the same, as the child runs it (inputs copied for each call, answers
             encoded, probes digested, outputs captured), without fork or sandbox
   child     the same, in a sandboxed child forked by a warmed, jailed worker (what a
-            batch really does: fork, namespaces, limits, the cells and calls, exit)
+            batch really does: fork, namespaces, limits, the cells and calls, exit); the
+            worker's and its children's CPU read from /proc
+  empty     an empty notebook through the same worker (sandboxed, and without the sandbox):
+            the child's process creation alone, the floor of this design
   judge     decoding the child's answers, comparing, diagnosing: in this process
   floor     bench/lean_floor.py: a process that imported numpy and nothing else forks a
             child per submission that runs its cells and calls, and exits (twice: with
             every call, and with the main cases only)
 
 and prints each one as milliseconds of CPU and as a share of the issue's budget: 1/50 of a
-bare `python -c "import numpy"` start per submission, on all cores together.
+bare `python -c "import numpy"` start per submission, on all cores together, and child +
+judge against the floor (issue 19's target: at most 1.5 times), met or not.
 Must run as root for the sandbox part (as the grader's own batch does).
 """
 
@@ -46,7 +50,7 @@ from lean_floor import compiled, run_own_code  # noqa: E402
 
 from grader.course.cases import build_cases  # noqa: E402
 from grader.course.config import load_config  # noqa: E402
-from grader.course.notebook import Submission, load_submission  # noqa: E402
+from grader.course.notebook import CodeCell, Submission, load_submission  # noqa: E402
 from grader.engine import finish  # noqa: E402
 from grader.judge.expected import build_expected  # noqa: E402
 from grader.run import bwrap, child  # noqa: E402
@@ -179,16 +183,33 @@ def main() -> None:
 
     runs: list[ChildRun] = []
 
-    def sandboxed() -> float:
-        """CPU of the grader, its worker and the children, per student (bubblewrap)."""
-        workers = Workers(1, bwrap.support(), [plan])
+    def on_worker(support: bwrap.Support, empty: bool) -> float:
+        """CPU of the grader, its worker and the children, per student; `empty`: a notebook
+        of one cell, `pass`, and no call (the cost of the child's process alone)."""
+        workers = Workers(1, support, [plan])
         pid = workers.all[0].process.pid
+        nothing = [CodeCell(1, "pass", "pass")]
         before = tree_cpu(pid) + time.process_time()
         for submission in subs:
-            workers.run(submission.cells, plan, spec.time_limit)
+            if empty:
+                workers.run(nothing, [], spec.time_limit)
+            else:
+                workers.run(submission.cells, plan, spec.time_limit)
         spent = tree_cpu(pid) + time.process_time() - before  # the worker, its children
         workers.close()
         return spent / count
+
+    def sandboxed() -> float:
+        """CPU per student of the sandboxed run (bubblewrap)."""
+        return on_worker(bwrap.support(), empty=False)
+
+    def sandboxed_empty() -> float:
+        """CPU per empty notebook, sandboxed: the sandbox's process creation alone."""
+        return on_worker(bwrap.support(), empty=True)
+
+    def plain_empty() -> float:
+        """CPU per empty notebook on a worker without the sandbox (fork and limits)."""
+        return on_worker(bwrap.Support(False, "bench"), empty=True)
 
     fork_cpu = in_a_worker(forks)
     floor_cpu = lean_floor(subs, plan)
@@ -197,6 +218,8 @@ def main() -> None:
     own_cpu = in_a_worker(own_code)
     student_cpu = in_a_worker(student_work)
     child_cpu = in_a_worker(sandboxed) if bwrap.support().sandboxed else float("nan")
+    empty_cpu = in_a_worker(sandboxed_empty) if bwrap.support().sandboxed else float("nan")
+    plain_empty_cpu = in_a_worker(plain_empty)
     plain = Workers(1, bwrap.Support(False, "bench"))
     for submission in subs:  # the answers the parent judges (no sandbox: same frames)
         runs.append(plain.run(submission.cells, plan, spec.time_limit))
@@ -235,6 +258,13 @@ def main() -> None:
     print(
         f"child + judge / floor: {ratio:.2f} (issue 19's target: <= {TARGET}): {verdict}; "
         f"the fork alone is {fork_cpu / floor_cpu:.2f} of the floor"
+    )
+    print(
+        f"floor of this design: an empty notebook (one cell, `pass`, no call) costs "
+        f"{empty_cpu * 1000:.2f} ms CPU through the sandboxed worker "
+        f"({empty_cpu / floor_cpu:.2f}x the floor) and {plain_empty_cpu * 1000:.2f} ms "
+        f"({plain_empty_cpu / floor_cpu:.2f}x) through a worker without the sandbox: the "
+        "child's process creation, before any cell, call or judging"
     )
     print(
         f"child + judge: {total * 1000:.2f} ms CPU per submission -> at best "
