@@ -77,3 +77,17 @@ def test_the_key_changes_with_what_the_child_is_handed(config: Config) -> None:
     reseeded = replace(spec, seed=spec.seed + 1)
     assert run_cache.run_key(cells, build_cases(reseeded).plan(reseeded), limits, spec, True) != key
     assert run_cache.run_key(cells, plan, replace(limits, call=limits.call + 1), spec, True) != key
+
+
+def test_a_run_that_ran_out_of_time_is_not_cached(tmp_path: Path) -> None:
+    path = tmp_path / "course-run-x.bin"
+    finished = [({"kind": "result", "target": "f", "case": 0, "status": "ok"}, {"value": None})]
+    run_cache.save(path, finished)
+    assert run_cache.load(path) == finished
+    path.unlink()
+    late = [({"kind": "result", "target": "f", "case": 0, "status": "timeout"}, {})]
+    run_cache.save(path, [*finished, *late])
+    assert not path.exists()
+    cell = [({"kind": "cell", "cell": 1, "error": {"type": "TimeLimit", "message": ""}}, {})]
+    run_cache.save(path, cell)
+    assert not path.exists()

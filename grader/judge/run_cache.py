@@ -6,7 +6,8 @@ The key hashes exactly what the child is handed (the cells and every case's inpu
 job's bytes), the limits, the course's data files, the preloads' versions, NumPy's and the
 grader's versions and the source of the child's side: any change means a new run. The file
 holds the child's frames in the wire format (numbers, and words as JSON), never a pickle; a
-file that does not decode is ignored and replaced. Only finished runs are cached.
+file that does not decode is ignored and replaced. Only finished runs are cached, and none in
+which a cell or a call ran out of time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
-from grader.run import child, wire
+from grader.run import child
 from grader.run.wire import Frame, FrameReader, Other, Seq, Value, WireError, encode_frame
 
 Plan = Sequence[tuple[str, Sequence[Case]]]
@@ -58,10 +59,11 @@ def run_key(
         np.__version__.encode(),
         *(f"{name}={_version(name)}".encode() for name in spec.preload),
     ]
+    # What runs beside the course's code (the child, the wire, the names put back) is all of
+    # grader/run: any edit of it is a new key.
     for path in (
         *(f.source for f in spec.files),
-        Path(child.__file__),
-        Path(wire.__file__),
+        *sorted(Path(child.__file__).parent.glob("*.py")),
         Path(__file__),
     ):
         try:
@@ -98,9 +100,19 @@ def _plain(value: Value) -> Any:
     return value
 
 
+def _timed_out(header: dict[str, Any]) -> bool:
+    error = header.get("error")
+    return header.get("status") == "timeout" or (
+        isinstance(error, dict) and error.get("type") == "TimeLimit"
+    )
+
+
 def save(path: Path, frames: Sequence[Frame]) -> None:
     """Write a finished run's frames atomically, as the child sent them; what cannot be
-    written (or carried back exactly: a value that is not numbers) is not cached."""
+    written (or carried back exactly: a value that is not numbers) is not cached, nor a run
+    in which anything ran out of time (a busy machine's answer, not the code's)."""
+    if any(_timed_out(header) for header, _ in frames):
+        return
     try:
         data = b"".join(
             encode_frame(header, {k: _plain(v) for k, v in values.items()})
