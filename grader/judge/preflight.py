@@ -20,10 +20,10 @@ from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import load_submission
 from grader.errors import ConfigError
 from grader.judge.compare import compare
-from grader.judge.derived import cache_dir
 from grader.judge.expected import Expected
 from grader.judge.fingerprints import catalogue_for, compute_fingerprints
 from grader.judge.reference import compute_references
+from grader.judge.run_cache import cache_dir
 from grader.judge.score import Answers, judge_case
 from grader.run.workers import Workers
 
