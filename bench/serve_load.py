@@ -8,7 +8,10 @@ Prints, for each run: p50 and p95 seconds from the start of an upload to its fee
 ready (as a polling browser would see it, every 50 ms), the uploads accepted, lost (accepted
 but never graded: must be 0) and graded more than once (must be 0), and for the kill run the
 uploads the dead server refused (the client tried again: a refused upload is not accepted).
-Stops by itself: each run ends within two minutes of its last upload.
+For the kill run it also prints where the restart's time goes: after the kill, when the new
+server accepted uploads again, when its grading workers were ready (its own log line), and
+when the uploads that came while it was down or starting were all graded. Stops by itself:
+each run ends within two minutes of its last upload.
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ class Run:
     stored: int = 0
     twice: int = 0
     ungraded: int = 0
+    spans: list[tuple[float, float]] = field(default_factory=list)  # (upload began, graded)
+    killed: float = 0.0
+    accepting: float = 0.0
+    workers: float = 0.0
 
 
 def notebook(number: int) -> bytes:
@@ -69,13 +76,30 @@ def notebook(number: int) -> bytes:
     ).encode()
 
 
-def start(out: Path, port: int, jobs: int) -> subprocess.Popen[bytes]:
-    """The server, as `grader serve` starts it."""
+def start(out: Path, port: int, jobs: int, log: Path) -> subprocess.Popen[bytes]:
+    """The server, as `grader serve` starts it, its output in `log`."""
     command = [sys.executable, "-m", "grader", "serve", "--out", str(out), "--port", str(port)]
     options = ["--jobs", str(jobs), "--min-interval", "0", "--max-attempts", "1000"]
-    return subprocess.Popen(
-        [*command, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO
-    )
+    with log.open("wb") as sink:
+        return subprocess.Popen(
+            [*command, *options], stdout=sink, stderr=subprocess.STDOUT, cwd=REPO
+        )
+
+
+async def watch_restart(base: str, log: Path, run: Run) -> None:
+    """After the kill: when the new server answers, and when it says its workers are ready."""
+    async with httpx.AsyncClient(base_url=base) as client:
+        gives_up = time.monotonic() + 60
+        while not (run.accepting and run.workers) and time.monotonic() < gives_up:
+            await asyncio.sleep(0.01)
+            if not run.workers and b"grading workers ready" in log.read_bytes():
+                run.workers = time.monotonic()
+            if not run.accepting:
+                try:
+                    await client.get("/", timeout=1)
+                    run.accepting = time.monotonic()
+                except httpx.TransportError:
+                    pass
 
 
 async def until_up(base: str) -> None:
@@ -122,6 +146,7 @@ async def one_upload(
             state = "down"
         if state in ("graded", "problem"):
             run.latencies.append(time.monotonic() - started)
+            run.spans.append((started, time.monotonic()))
             return
         await asyncio.sleep(POLL)
 
@@ -138,7 +163,9 @@ async def load(args: argparse.Namespace, kill: bool) -> Run:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         base = f"http://127.0.0.1:{port}"
-        server = start(out, port, args.jobs)
+        log = Path(folder) / "server.log"
+        server = start(out, port, args.jobs, log)
+        watcher = None
         try:
             await until_up(base)
             sessions = [await sign_in(base, token) for token in tokens]
@@ -153,10 +180,12 @@ async def load(args: argparse.Namespace, kill: bool) -> Run:
                 if kill and n == args.uploads // 2:
                     server.send_signal(signal.SIGKILL)
                     server.wait()
-                    server = start(out, port, args.jobs)
+                    run.killed = time.monotonic()
+                    server = start(out, port, args.jobs, log)
+                    watcher = asyncio.create_task(watch_restart(base, log, run))
                 session = sessions[n % len(sessions)]
                 tasks.append(asyncio.create_task(one_upload(session, bodies[n], run, deadline)))
-            await asyncio.gather(*tasks)
+            await asyncio.gather(*tasks, *([watcher] if watcher else []))
             for client, _ in sessions:
                 await client.aclose()
         finally:
@@ -184,6 +213,19 @@ def report(name: str, run: Run, args: argparse.Namespace) -> None:
     )
 
 
+def restart_report(run: Run) -> None:
+    """Where the restart's time went, in seconds after the kill."""
+    if not run.killed:
+        return
+    # The uploads that began before the new server accepted: those the restart delayed.
+    hit = [done for began, done in run.spans if run.killed - 1.0 <= began <= run.accepting]
+    print(
+        f"       restart: accepting uploads {run.accepting - run.killed:.2f} s after the kill, "
+        f"workers ready {run.workers - run.killed:.2f} s, the {len(hit)} uploads sent "
+        f"meanwhile all graded {max(hit, default=run.killed) - run.killed:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--uploads", type=int, default=300)
@@ -195,7 +237,9 @@ def main() -> None:
     print(f"{os.cpu_count()} cores, {args.jobs} grading workers")
     for name in ("plain", "kill"):
         if args.only in (None, name):
-            report(name, asyncio.run(load(args, kill=name == "kill")), args)
+            run = asyncio.run(load(args, kill=name == "kill"))
+            report(name, run, args)
+            restart_report(run)
 
 
 if __name__ == "__main__":

@@ -685,14 +685,23 @@ def export_command(
     help="required: refuse to start without the sandbox (exit 2); auto: relax to process "
     "limits where none can be made.",
 )
-@click.option("--max-kb", type=click.IntRange(min=1), default=2048, show_default=True)
-@click.option("--max-attempts", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option(
+    "--max-kb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Largest upload in KB [config serve.max_kb, else 2048].",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Uploads per student [config serve.max_attempts, else 100].",
+)
 @click.option(
     "--min-interval",
     type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
-    help="Seconds between two uploads of one student.",
+    default=None,
+    help="Seconds between two uploads of one student [config serve.min_interval, else 10].",
 )
 @click.option("--secure-cookies", is_flag=True, help="Cookies only over HTTPS (behind TLS).")
 @click.option(
@@ -721,9 +730,9 @@ def serve_command(
     port: int,
     jobs: int | None,
     sandbox: Mode,
-    max_kb: int,
-    max_attempts: int,
-    min_interval: float,
+    max_kb: int | None,
+    max_attempts: int | None,
+    min_interval: float | None,
     secure_cookies: bool,
     database: str | None,
     cluster: str | None,
@@ -736,6 +745,7 @@ def serve_command(
       grader serve --course . --port 8000
       grader serve --course . --host 0.0.0.0 --secure-cookies   # behind a TLS proxy
       grader serve --course . --db postgresql://grader@dbhost/course --cluster tcp://s:8786
+    Limits come from the config's `serve:` section; the options override them.
     Every accepted upload is on disk before the student's answer; a restart grades what a
     stopped server left. Exit codes: 2 bad options, or no sandbox with --sandbox required.
     """
@@ -753,7 +763,7 @@ def serve_command(
     # A broken course: one line and exit 2 at start-up, not a fault per upload.
     specs = config.assignments.values()
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
-    limits = Limits(max_kb, max_attempts, min_interval)
+    limits = Limits.from_settings(config.serve, max_kb, max_attempts, min_interval)
     workers = jobs or max(1, available_cores() - 1)
     _database_option(database, out)
     serve(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -20,6 +20,7 @@ from grader.course.input_checks import check_inputs, find_course_cases, target_a
 from grader.course.inputs import CourseCases
 from grader.course.locate import choose_course, ignored_configs, refuse_beside
 from grader.course.schema import SCHEMA, TYPE_WORDS
+from grader.course.service import ServeSettings, serve_settings
 from grader.errors import ConfigError
 
 # How a notebook is to be sandboxed: `sandbox:` in the config, `--sandbox` on the command line.
@@ -136,6 +137,7 @@ class Config:
     assignments: Mapping[str, AssignmentSpec]
     sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
     secret_file: Path | None = None  # `secret_file:`, where per-student inputs' secret is
+    serve: ServeSettings = field(default_factory=ServeSettings)  # `serve:`, grader serve's
 
     def assignment(self, assignment_id: str) -> AssignmentSpec:
         """The assignment with this id; ConfigError listing the known ids when there is none."""
@@ -363,6 +365,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
         assignments=assignments,
         sandbox=raw.get("sandbox", "auto"),
         secret_file=secret,
+        serve=serve_settings(raw),
     )
 
 

@@ -334,6 +334,35 @@ _ASSIGNMENT = {
     },
 }
 
+_SERVE = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "What `grader serve` allows; its command-line options override these.",
+    "properties": {
+        "max_kb": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "The largest upload, in KB (default 2048).",
+        },
+        "max_attempts": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Uploads per student, all assignments together (default 100).",
+        },
+        "min_interval": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Seconds between two uploads of one student (default 10).",
+        },
+        "release_hidden": {
+            "type": "boolean",
+            "description": "true: students see their hidden cases' feedback on the service; "
+            "false (the default): only the public cases', with a line saying the hidden ones "
+            "are graded later. An instructor can also release them from the class page.",
+        },
+    },
+}
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -379,6 +408,7 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "serve": _SERVE,
         "assignments": {
             "type": "object",
             "minProperties": 1,

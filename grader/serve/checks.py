@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course.notebook import load_submission
+from grader.course.service import ServeSettings
 from grader.errors import GraderError
 from grader.render.escape import one_line
 from grader.serve.store import Store
@@ -26,6 +27,21 @@ class Limits:
     max_attempts: int = 100
     min_interval: float = 10.0
     form_overhead: int = 16 * 1024  # the multipart form's own bytes around the file
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: ServeSettings,
+        max_kb: int | None = None,
+        max_attempts: int | None = None,
+        min_interval: float | None = None,
+    ) -> Limits:
+        """The course config's limits (`serve:`), each overridden by an option given."""
+        return cls(
+            settings.max_kb if max_kb is None else max_kb,
+            settings.max_attempts if max_attempts is None else max_attempts,
+            settings.min_interval if min_interval is None else min_interval,
+        )
 
     @property
     def max_bytes(self) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,9 @@ from grader.serve.checks import graded_as
 from grader.serve.store import Store, Upload
 
 IN_FLIGHT_PER_WORKER = 2
+# The other assignments are prepared while the queue is idle, but only once no upload came
+# for this long: during a burst (a restart's backlog, a deadline) every worker grades.
+IDLE_BEFORE_PREPARING = 2.0
 
 
 @dataclass(frozen=True)
@@ -62,11 +66,22 @@ class Grading:
         self.failed = ""
         self.unprepared: set[str] = set()
         self.grace = 0.0
+        self.started = False
+        # When (time.monotonic) the start began, the workers were ready and the first upload
+        # was recorded: where a restart's time goes (`grader serve` prints it).
+        self.timings: dict[str, float] = {}
+        self.announce: Callable[[str], None] = lambda line: None
         self.thread = threading.Thread(target=self._main, name="grader-serve", daemon=True)
 
     def start(self) -> None:
-        """Start the workers and grade whatever is queued, this start's and the last's."""
-        self.store.requeue_running()
+        """Start the workers and grade whatever is queued, this start's and the last's, oldest
+        first (an upload a stopped server was grading keeps its place). Once only: the server
+        starts it before the web side, so the workers warm up while that loads."""
+        if self.started:
+            return
+        self.started = True
+        self.timings["start"] = time.monotonic()
+        self.timings["recovered"] = float(self.store.requeue_running())
         self.thread.start()
 
     def wake(self) -> None:
@@ -84,6 +99,13 @@ class Grading:
         assignments = list(self.config.assignments.values())
         try:
             pool = self._pool(assignments)
+            self.timings["workers"] = now = time.monotonic()
+            waiting = self.store.counts().get("queued", 0)
+            self.announce(
+                f"{self.jobs} grading workers ready in {now - self.timings['start']:.2f} s; "
+                f"{waiting} uploads waiting ({self.timings['recovered']:.0f} were being graded "
+                "when the last server stopped)"
+            )
         except Exception as exc:  # the service stays up and says so on the class page
             self.failed = f"the grading workers could not start: {exc}"
             self.ready.set()
@@ -129,6 +151,7 @@ class Grading:
         running: dict[Future[Done], Upload] = {}
         limit = IN_FLIGHT_PER_WORKER * self.jobs
         deadline: float | None = None
+        last_upload = time.monotonic()
         while True:
             if self.stopping.is_set():
                 deadline = deadline or time.monotonic() + self.grace
@@ -137,8 +160,10 @@ class Grading:
             else:
                 for upload in self.store.claim(limit - len(running)):
                     running[pool.submit(self._job(upload))] = upload
+                    last_upload = time.monotonic()
             if not running:
-                if not self._prepare_one(pool, prepared):
+                idle = time.monotonic() - last_upload > IDLE_BEFORE_PREPARING
+                if not idle or not self._prepare_one(pool, prepared):
                     self.wakeup.wait(1.0)
                     self.wakeup.clear()
                     self.store.requeue_orphans()  # a replica that died: its uploads, here
@@ -155,6 +180,7 @@ class Grading:
                 recorded = self.store.finish(
                     upload.id, outcome.score, outcome.max_score, outcome.page, outcome.problem
                 )
+                self.timings.setdefault("first", time.monotonic())
                 if recorded and outcome.report is not None:
                     path = Path(upload.filename)
                     book.record(upload.student, path, upload.content_hash, settings, outcome.report)

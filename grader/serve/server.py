@@ -37,10 +37,14 @@ def serve(
     """Serve until SIGTERM or Ctrl-C; every accepted upload is graded, now or at the next
     start. `database`: PostgreSQL instead of OUT's SQLite files (replicas share it);
     `cluster`: a Dask scheduler whose workers run the notebooks, sandboxed as `mode` says."""
-    import uvicorn
-
     store = Store(out, database)
     grading = Grading(config, store, support, jobs, cluster, mode)
+    grading.announce = _say
+    # The workers warm up (their own processes) while the web side is imported and bound: a
+    # restarted server grades its backlog sooner.
+    grading.start()
+    import uvicorn
+
     service = Service(store, limits, grading, secure_cookies, grace)
     print(f"serving {config.path.parent} on http://{host}:{port} (data in {out})", flush=True)
     try:
@@ -54,6 +58,10 @@ def serve(
         )
     finally:
         store.close()
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
 
 
 def issue_tokens(

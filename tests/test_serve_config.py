@@ -1,0 +1,69 @@
+"""`grader serve`'s settings from the course config (`serve:`): the limits per student and
+per upload, each overridden by its command-line option, and the hidden cases' release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import grader.serve.server
+from grader.cli import main
+from grader.course.config import load_config
+from grader.errors import ConfigError
+from grader.serve.checks import Limits
+
+from conftest import repo_config_raw
+
+
+def course_with_serve(tmp_path: Path, serve: dict[str, Any] | None) -> Path:
+    """The bundled course's config with this `serve:` section (None: without one)."""
+    raw = repo_config_raw()
+    if serve is not None:
+        raw["serve"] = serve
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_the_limits_come_from_the_config_and_options_override_them(tmp_path: Path) -> None:
+    config = load_config(course_with_serve(tmp_path, {"max_kb": 64, "max_attempts": 3}))
+    assert config.serve.max_kb == 64 and config.serve.max_attempts == 3
+    limits = Limits.from_settings(config.serve)
+    assert (limits.max_kb, limits.max_attempts, limits.min_interval) == (64, 3, 10.0)
+    assert limits.max_bytes == 64 * 1024
+    overridden = Limits.from_settings(config.serve, max_attempts=7, min_interval=0)
+    assert (overridden.max_kb, overridden.max_attempts, overridden.min_interval) == (64, 7, 0)
+    assert load_config(course_with_serve(tmp_path, None)).serve.release_hidden is False
+
+
+@pytest.mark.parametrize(
+    ("serve", "words"),
+    [({"max_kb": 0}, "serve.max_kb"), ({"max_atempts": 3}, "max_atempts"), ([], "serve")],
+)
+def test_a_bad_serve_section_is_a_config_error_naming_the_key(
+    tmp_path: Path, serve: Any, words: str
+) -> None:
+    with pytest.raises(ConfigError, match=words):
+        load_config(course_with_serve(tmp_path, serve))
+
+
+def test_grader_serve_passes_the_configs_limits_and_the_options_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[Limits] = []
+
+    def serve(*args: Any, **kwargs: Any) -> None:
+        seen.extend(a for a in args if isinstance(a, Limits))
+
+    monkeypatch.setattr(grader.serve.server, "serve", serve)
+    config = course_with_serve(tmp_path, {"max_kb": 5, "max_attempts": 2, "min_interval": 30})
+    out = str(tmp_path / "out")
+    base = ["serve", "--course", str(config.parent), "--sandbox", "auto", "--out", out]
+    for extra in ([], ["--max-attempts", "9"]):
+        result = CliRunner().invoke(main, [*base, *extra])
+        assert result.exit_code == 0, result.output
+    assert [(s.max_kb, s.max_attempts, s.min_interval) for s in seen] == [(5, 2, 30), (5, 9, 30)]
