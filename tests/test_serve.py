@@ -114,10 +114,11 @@ def test_every_form_carries_a_csrf_token_and_every_post_checks_it(served: Class)
     sign_in(teacher, served.tokens["ada"])
     pages = [student.get("/").text, teacher.get("/class").text, served.client().get("/").text]
     forms = [f for page in pages for f in re.findall(r"<form.*?</form>", page, re.S)]
-    assert len(forms) == 5  # sign in; upload, sign out; regrade, sign out
+    assert len(forms) == 6  # sign in; upload, sign out; release, regrade, sign out
     assert all(re.search(r'name="csrf" value="[^"]{20,}"', f) for f in forms)
     posts = {r.path for r in served.app.routes if isinstance(r, Route) and "POST" in r.methods}
-    assert posts == {"/login", "/logout", "/upload", "/class/regrade"}
+    adjust = "/class/students/{student:path}/adjust"
+    assert posts == {"/login", "/logout", "/upload", "/class/regrade", "/class/release", adjust}
     for client in (student, teacher):
         for path in posts:
             for token in ({}, {"csrf": "forged-token-value-of-a-good-length"}):

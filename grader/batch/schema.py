@@ -195,6 +195,37 @@ MIGRATIONS: tuple[Step, ...] = (
         "ALTER TABLE uploads ADD COLUMN claimed_by BIGINT",
         column=("uploads", "claimed_by"),
     ),
+    # What a graded upload shows beside its whole page: the page of its public cases (before
+    # the hidden cases are released) and its lateness.
+    Step(
+        "service",
+        """CREATE TABLE IF NOT EXISTS views (
+    upload BIGINT PRIMARY KEY REFERENCES uploads(id),
+    assignment TEXT NOT NULL,
+    public_page TEXT NOT NULL,
+    public_score DOUBLE PRECISION NOT NULL,
+    public_max DOUBLE PRECISION NOT NULL,
+    late_percent DOUBLE PRECISION NOT NULL,
+    late_note TEXT NOT NULL
+)""",
+        later=True,
+    ),
+    # The service's switches set from its pages (the hidden cases' release).
+    Step(
+        "service",
+        "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        later=True,
+    ),
+    # LTI 1.3 logins' and launches' short-lived states and nonces.
+    Step(
+        "service",
+        """CREATE TABLE IF NOT EXISTS lti (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    expires DOUBLE PRECISION
+)""",
+        later=True,
+    ),
 )
 
 

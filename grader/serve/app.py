@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -30,10 +31,12 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from grader.course.config import Config
 from grader.render.html import render_template
 from grader.serve.checks import Limits, refusal, uploaded_name
 from grader.serve.grading import Grading
 from grader.serve.headers import SecurityHeaders
+from grader.serve.semester import adjust, describe_policy, instructor_notes, notes_html
 from grader.serve.store import Person, Session, Store
 
 COOKIE = "grader_session"
@@ -50,6 +53,13 @@ class Service:
     grading: Grading | None = None
     secure_cookies: bool = False
     grace: float = 10.0
+    config: Config | None = None  # the course: deadlines, targets, the hidden cases' release
+
+    def released(self) -> bool:
+        """Whether students see their hidden cases' feedback: the config's `serve:
+        release_hidden`, or the instructor's button."""
+        configured = self.config is not None and self.config.serve.release_hidden
+        return configured or self.store.released()
 
 
 class Denied(Exception):
@@ -101,9 +111,9 @@ def _signed_in(request: Request, role: str) -> tuple[Session, Person]:
     return session, session.person
 
 
-async def _form(request: Request, session: Session | None) -> FormData:
+async def _form(request: Request, session: Session | None, fields: int = 4) -> FormData:
     """The posted form, refused unless it carries the session's CSRF token."""
-    form = await request.form(max_files=1, max_fields=4)
+    form = await request.form(max_files=1, max_fields=fields)
     sent = form.get("csrf")
     if session is None or not isinstance(sent, str) or not _same(sent, session.csrf):
         raise Denied(403, "The form was out of date: reload the page and try again.")
@@ -150,8 +160,36 @@ def _student_page(
         error=error,
         limits=service.limits,
         attempts=attempts,
-        uploads=service.store.history(person.id),
+        deadlines=_deadlines(service),
+        **_history(service, person.id, service.released()),
     )
+
+
+def _deadlines(service: Service) -> list[tuple[str, str]]:
+    """Each assignment with a due date: its title and the date with the late policy."""
+    if service.config is None:
+        return []
+    found = []
+    for spec in service.config.assignments.values():
+        if spec.late is not None:
+            found.append((spec.title or spec.id, describe_policy(spec.late)))
+    return found
+
+
+def _history(service: Service, student: str, whole: bool) -> dict[str, Any]:
+    """A student's uploads, the score each shows (the public cases' until the release, for
+    a student) and each one's lateness."""
+    uploads = service.store.history(student)
+    views = service.store.views(student)
+    scores = {
+        u.id: (u.score, u.max_score)
+        if whole or u.id not in views
+        else (views[u.id].public_score, views[u.id].public_max)
+        for u in uploads
+        if u.score is not None
+    }
+    late = {i: v.late_note for i, v in views.items() if v.late_note}
+    return {"uploads": uploads, "scores": scores, "late": late, "partial": not whole}
 
 
 async def login(request: Request) -> Response:
@@ -238,9 +276,19 @@ async def submission(request: Request) -> Response:
     found = service.store.upload(upload_id)
     assert found is not None
     if found.status == "graded":
-        page = service.store.page(upload_id) or ""
+        view = service.store.view(upload_id)
+        whole = session.person is not None and session.person.role == "instructor"
+        if view is not None and not whole and not service.released():
+            page = view.public_page  # the hidden cases' feedback waits for the release
+        else:
+            page = service.store.page(upload_id) or ""
         stamp = escape(when(found.received_at))
         back = f'<nav><a href="/">← back</a> · submission {found.id}, {stamp}</nav>\n'
+        if view is not None:
+            lines = await run_in_threadpool(
+                instructor_notes, service.store.out, found.student, view.assignment
+            )
+            back += notes_html(lines)
         return HTMLResponse(page.replace("<body>\n", f"<body>\n{back}", 1))
     return _page("waiting.html.j2", session=session, title="Submission", upload=found)
 
@@ -279,6 +327,8 @@ async def class_view(request: Request) -> Response:
         counts=service.store.counts(),
         state=_class_state(service),
         failed=grading.failed if grading else "",
+        released=service.released(),
+        configured=service.config is not None and service.config.serve.release_hidden,
     )
 
 
@@ -296,10 +346,87 @@ async def student_history(request: Request) -> Response:
     student = service.store.person(request.path_params["student"])
     if student is None or student.role != "student":
         raise Denied(404, "There is no such student.")
-    uploads = service.store.history(student.id)
     return _page(
-        "person.html.j2", session=session, title=student.id, student=student, uploads=uploads
+        "person.html.j2",
+        session=session,
+        title=student.id,
+        student=student,
+        assignments=_graded_assignments(service, student.id),
+        targets=_targets(service),
+        adjust_url=f"/class/students/{quote(student.id, safe='')}/adjust",
+        notes=[],
+        **_history(service, student.id, True),
     )
+
+
+def _graded_assignments(service: Service, student: str) -> list[str]:
+    """The assignments a student has a graded upload of, newest first."""
+    return list(
+        dict.fromkeys(
+            v.assignment for _, v in sorted(service.store.views(student).items(), reverse=True)
+        )
+    )
+
+
+def _targets(service: Service) -> dict[str, list[str]]:
+    """Each assignment's target names (what an override may set)."""
+    if service.config is None:
+        return {}
+    return {a.id: [t.name for t in a.targets] for a in service.config.assignments.values()}
+
+
+async def adjust_student(request: Request) -> Response:
+    """An instructor's override (points, optionally of one target) or comment for a student:
+    kept in the served class's gradebook, shown on the student's feedback pages."""
+    service: Service = request.app.state.service
+    session, instructor = _signed_in(request, "instructor")
+    form = await _form(request, session, fields=6)
+    student = service.store.person(request.path_params["student"])
+    if student is None or student.role != "student":
+        raise Denied(404, "There is no such student.")
+    values = {
+        k: str(form.get(k) or "").strip() for k in ("assignment", "target", "points", "comment")
+    }
+    problem = _adjust_problem(service, student.id, values)
+    if problem:
+        raise Denied(400, problem)
+    points = float(values["points"]) if values["points"] else None
+    await run_in_threadpool(
+        adjust,
+        service.store.out,
+        student.id,
+        values["assignment"],
+        values["target"],
+        points,
+        values["comment"],
+        instructor.id,
+    )
+    return RedirectResponse(f"/class/students/{quote(student.id, safe='')}", 303)
+
+
+def _adjust_problem(service: Service, student: str, values: dict[str, str]) -> str:
+    """Why an override or comment cannot be made ("" when it can)."""
+    if values["assignment"] not in _graded_assignments(service, student):
+        return "Choose an assignment this student has a graded upload of."
+    targets = _targets(service).get(values["assignment"])
+    if values["target"] and targets is not None and values["target"] not in targets:
+        return f"{values['target']} is not a target of {values['assignment']}."
+    if not values["points"]:
+        return "" if values["comment"] else "Give points to set, or a comment."
+    try:
+        points = float(values["points"])
+    except ValueError:
+        return f"{values['points']!r} is not a number of points."
+    return "" if math.isfinite(points) and points >= 0 else "Points are a number ≥ 0."
+
+
+async def release(request: Request) -> Response:
+    """Release the hidden cases' feedback to every student (or take it back)."""
+    service: Service = request.app.state.service
+    session, _ = _signed_in(request, "instructor")
+    form = await _form(request, session)
+    service.store.release_hidden(form.get("release") == "1")
+    return RedirectResponse("/class", 303)
 
 
 async def regrade(request: Request) -> Response:
@@ -361,7 +488,9 @@ def make_app(service: Service) -> Starlette:
         Route("/submissions/{upload:int}/status", submission_state),
         Route("/class", class_view),
         Route("/class/state", class_state),
+        Route("/class/students/{student:path}/adjust", adjust_student, methods=["POST"]),
         Route("/class/students/{student:path}", student_history),
+        Route("/class/release", release, methods=["POST"]),
         Route("/class/regrade", regrade, methods=["POST"]),
         Route("/static/poll.js", poll_js),
         Route("/favicon.ico", no_icon),

@@ -21,11 +21,11 @@ from grader.course.config import AssignmentSpec, Config, Mode
 from grader.engine import finish, with_choice
 from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
-from grader.render.feedback import feedback_page
 from grader.report import Report
 from grader.run import bwrap
 from grader.serve.checks import graded_as
-from grader.serve.store import Store, Upload
+from grader.serve.semester import graded_view, record_late
+from grader.serve.store import Store, Upload, View
 
 IN_FLIGHT_PER_WORKER = 2
 # The other assignments are prepared while the queue is idle, but only once no upload came
@@ -42,6 +42,8 @@ class Outcome:
     page: str
     problem: str
     report: Report | None = None
+    view: View | None = None
+    spec: AssignmentSpec | None = None
 
 
 class Grading:
@@ -178,12 +180,20 @@ class Grading:
                     raise PoolLost(str(future.exception()))
                 outcome = self._outcome(upload, future, prepared, pool)
                 recorded = self.store.finish(
-                    upload.id, outcome.score, outcome.max_score, outcome.page, outcome.problem
+                    upload.id,
+                    outcome.score,
+                    outcome.max_score,
+                    outcome.page,
+                    outcome.problem,
+                    outcome.view,
                 )
                 self.timings.setdefault("first", time.monotonic())
                 if recorded and outcome.report is not None:
                     path = Path(upload.filename)
                     book.record(upload.student, path, upload.content_hash, settings, outcome.report)
+                    if outcome.spec is not None:
+                        course = self.config.path.parent
+                        record_late(book, course, upload.student, outcome.spec, upload.received_at)
                     book.flush()
 
     def _prepare_one(self, pool: Pool, prepared: dict[str, tuple[CaseSet, Expected]]) -> bool:
@@ -225,8 +235,9 @@ class Grading:
             case_set, expected = prepared[spec.id]
             report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
             report = with_choice(report, done.chosen)
-            page = feedback_page(upload.student, report, done.submission)
-            return Outcome(report.score, report.max_score, page, "", report)
+            course, student, received = self.config.path.parent, upload.student, upload.received_at
+            page, view = graded_view(course, student, spec, report, done.submission, received)
+            return Outcome(report.score, report.max_score, page, "", report, view, spec)
         except Exception as exc:  # one upload's grader fault must not stop the service
             entry = Entry(upload.student, None, None, fault=traceback.format_exc())
             log_fault(self.store.out, entry)

@@ -45,7 +45,7 @@ def serve(
     grading.start()
     import uvicorn
 
-    service = Service(store, limits, grading, secure_cookies, grace)
+    service = Service(store, limits, grading, secure_cookies, grace, config)
     print(f"serving {config.path.parent} on http://{host}:{port} (data in {out})", flush=True)
     try:
         uvicorn.run(

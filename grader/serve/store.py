@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -67,6 +67,20 @@ class Upload:
     max_score: float | None
     problem: str | None
     recorded: int
+
+
+@dataclass(frozen=True)
+class View:
+    """What a graded upload shows beside its whole page: its assignment, the page of its
+    public cases (what a student reads before the hidden cases are released) and its
+    lateness (the penalty in percent and one line saying why)."""
+
+    assignment: str
+    public_page: str
+    public_score: float
+    public_max: float
+    late_percent: float = 0.0
+    late_note: str = ""
 
 
 _UPLOAD_COLUMNS = (
@@ -300,13 +314,19 @@ class Store:
         return sorted((Upload(*row) for row in rows), key=lambda upload: upload.id)
 
     def finish(
-        self, upload: int, score: float | None, max_score: float | None, page: str, problem: str
+        self,
+        upload: int,
+        score: float | None,
+        max_score: float | None,
+        page: str,
+        problem: str,
+        view: View | None = None,
     ) -> bool:
-        """Record an upload's result (graded when there is a score, else a problem); False
-        when it was not running as this replica's any more (recorded already)."""
+        """Record an upload's result (graded when there is a score, else a problem) and its
+        view; False when it was not running as this replica's any more (recorded already)."""
         status = "graded" if score is not None else "problem"
         with self._transaction() as db:
-            return (
+            done = (
                 db.execute(
                     "UPDATE uploads SET status=?, graded_at=?, score=?, max_score=?, page=?, "
                     "problem=?, recorded=recorded+1 WHERE id=? AND status='running'"
@@ -327,6 +347,72 @@ class Store:
                 ).rowcount
                 == 1
             )
+            if done and view is not None:
+                db.execute(
+                    "INSERT INTO views VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (upload) DO UPDATE"
+                    " SET assignment = excluded.assignment, public_page = excluded.public_page,"
+                    " public_score = excluded.public_score, public_max = excluded.public_max,"
+                    " late_percent = excluded.late_percent, late_note = excluded.late_note",
+                    (upload, *astuple(view)),
+                )
+            return done
+
+    def view(self, upload_id: int) -> View | None:
+        """A graded upload's view (None: not graded, or graded before views were kept)."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT assignment, public_page, public_score, public_max, late_percent, "
+                "late_note FROM views WHERE upload=?",
+                (upload_id,),
+            ).fetchone()
+        return View(*row) if row else None
+
+    def views(self, student: str) -> dict[int, View]:
+        """The views of a student's graded uploads, by upload id."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT v.* FROM views v JOIN uploads u ON u.id = v.upload WHERE u.student=?",
+                (student,),
+            ).fetchall()
+        return {int(r[0]): View(*r[1:]) for r in rows}
+
+    def released(self) -> bool:
+        """Whether the instructor released the hidden cases' feedback from the class page."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM settings WHERE key='released'").fetchone()
+        return bool(row and row[0] == "1")
+
+    def release_hidden(self, released: bool = True) -> None:
+        """Release the hidden cases' feedback to the students (or take it back)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO settings VALUES ('released', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                ("1" if released else "0",),
+            )
+
+    # --- LTI launches' short-lived data (states, nonces, launches) ------------------------
+
+    def lti_put(self, key: str, value: str, seconds: float) -> None:
+        """Keep a value of an LTI login or launch for `seconds`."""
+        now = time.time()
+        with self._transaction() as db:
+            db.execute("DELETE FROM lti WHERE expires < ?", (now,))
+            db.execute(
+                "INSERT INTO lti VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+                " SET value = excluded.value, expires = excluded.expires",
+                (key, value, now + seconds),
+            )
+
+    def lti_get(self, key: str, take: bool = False) -> str | None:
+        """A kept value, if not expired; `take`: and forget it (a nonce is good once)."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT value FROM lti WHERE key=? AND expires >= ?", (key, time.time())
+            ).fetchone()
+            if take:
+                db.execute("DELETE FROM lti WHERE key=?", (key,))
+        return str(row[0]) if row else None
 
     def regrade_latest(self) -> int:
         """Queue each student's latest upload again (after the course changed)."""

@@ -1,0 +1,169 @@
+"""What the service shows of the semester beside the feedback: the deadline and the late
+penalty of each upload (the assignment's `due:` and `late:`, the student's extension), the
+instructor's overrides and comments (kept in the served class's gradebook, as `grader
+override` and `grader comment` keep them), and the hidden cases only once released.
+
+Before the release a student reads the page of their public cases only: the score and the
+diagnosis those cases show, and a line saying the hidden cases are graded later. The
+instructor always sees the whole page.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from grader.batch.gradebook import Gradebook
+from grader.batch.lateness import Handed, late_of, load_extensions, save_late
+from grader.batch.records import (
+    Comment,
+    Override,
+    add_comment,
+    comments,
+    overrides,
+    set_override,
+)
+from grader.course.config import AssignmentSpec
+from grader.course.deadline import Late, LatePolicy
+from grader.course.notebook import Submission
+from grader.errors import GraderError
+from grader.render.feedback import Adjusted, feedback_page
+from grader.render.html import render_template
+from grader.report import Report, TargetResult
+from grader.serve.store import View
+
+HIDDEN_LATER = (
+    "Your hidden cases are graded later: their feedback is shown once your instructor releases it."
+)
+
+
+def public_target(target: TargetResult) -> TargetResult:
+    """A target as its public cases alone show it: their share of the points, their
+    outcomes, and the diagnosis only when one of them failed (as the Gradescope export's
+    visible test)."""
+    public, total = target.public_cases, target.cases_total
+    if public is None or public >= total or total == 0:
+        return target
+    share = target.max_score / total
+    outcomes = target.case_outcomes[:public]
+    passed = sum(o == "passed" for o in outcomes)
+    ok = passed == public
+    status = "passed" if ok else ("failed" if target.status == "passed" else target.status)
+    said = not ok
+    return replace(
+        target,
+        status=status,
+        score=min(share * passed, target.score),
+        max_score=share * public,
+        cases_passed=passed,
+        cases_total=public,
+        case_outcomes=outcomes,
+        messages=target.messages if said else (),
+        mistakes=target.mistakes if said else (),
+        findings=tuple(f for f in target.findings if f.kind not in ("case",)) if said else (),
+    )
+
+
+def public_report(report: Report) -> Report:
+    """The report of the public cases only, with the line that says the rest comes later."""
+    targets = tuple(public_target(t) for t in report.targets)
+    if targets == report.targets:
+        return report
+    return replace(report, targets=targets, notes=(*report.notes, HIDDEN_LATER))
+
+
+def describe_policy(policy: LatePolicy) -> str:
+    """An assignment's deadline and late policy in one line, as the student's page shows it."""
+    said = [f"due {policy.due.isoformat(sep=' ', timespec='minutes')}"]
+    if policy.grace_minutes:
+        said.append(f"{policy.grace_minutes:g} min of grace")
+    if policy.percent:
+        said.append(f"then {policy.percent:g}% off per {policy.per} late, at most {policy.cap:g}%")
+    if policy.cutoff is not None:
+        said.append(f"0 after {policy.cutoff.isoformat(sep=' ', timespec='minutes')}")
+    return "; ".join(said)
+
+
+def upload_late(
+    course: Path, spec: AssignmentSpec, student: str, received_at: float
+) -> Late | None:
+    """What handing in when the service received the upload costs (None: no `due:`). The
+    student's extension is read from the course folder at each upload, so a new one counts
+    without a restart."""
+    if spec.late is None:
+        return None
+    try:
+        extension = load_extensions(course).get(student, 0.0)
+    except GraderError:
+        extension = 0.0  # an unreadable extensions.csv: `grader grade` says so, exit 2
+    when = datetime.fromtimestamp(received_at, UTC)
+    return late_of(spec.late, Handed(when, "uploaded to grader serve"), extension)
+
+
+def graded_view(
+    course: Path,
+    student: str,
+    spec: AssignmentSpec,
+    report: Report,
+    submission: Submission | None,
+    received_at: float,
+) -> tuple[str, View]:
+    """The whole feedback page and what the service keeps beside it: the public cases'
+    page and the lateness, both pages showing the deadline's penalty."""
+    late = upload_late(course, spec, student, received_at)
+    public = public_report(report)
+
+    def adjusted(shown: Report) -> Adjusted | None:
+        if late is None or late.minutes <= 0:
+            return None
+        return Adjusted(late.apply(shown.score), {}, (), late.note)
+
+    page = feedback_page(student, report, submission, adjusted(report))
+    public_page = feedback_page(student, public, submission, adjusted(public))
+    percent, note = (late.percent, late.note) if late else (0.0, "")
+    return page, View(spec.id, public_page, public.score, public.max_score, percent, note)
+
+
+def record_late(
+    book: Gradebook, course: Path, student: str, spec: AssignmentSpec, received_at: float
+) -> None:
+    """The upload's lateness in the gradebook too: `grader report` and the exports apply it."""
+    late = upload_late(course, spec, student, received_at)
+    if late is not None:
+        when = datetime.fromtimestamp(received_at, UTC)
+        save_late(book, student, spec.id, Handed(when, "uploaded to grader serve"), late)
+
+
+def instructor_notes(out: Path, student: str, assignment: str) -> list[str]:
+    """The overrides and comments on a student's assignment, one line each."""
+    path = out / "gradebook.sqlite"
+    if not path.is_file():
+        return []
+    book = Gradebook(path)
+    try:
+        found = [o.describe() for o in overrides(book, assignment).get(student, [])]
+        return found + [c.describe() for c in comments(book, assignment).get(student, [])]
+    finally:
+        book.close()
+
+
+def notes_html(lines: list[str]) -> str:
+    """The block the student's feedback page shows the instructor's notes in."""
+    return render_template("serve/notes.html.j2", notes=lines) if lines else ""
+
+
+def adjust(
+    out: Path, student: str, assignment: str, target: str, points: float | None, text: str, by: str
+) -> None:
+    """Set an override (points given; target "" is the total) or add a comment."""
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        if points is None:
+            add_comment(book, Comment(student, assignment, text, by, time.time()))
+        else:
+            override = Override(student, assignment, target, points, text, by, time.time())
+            set_override(book, override)
+    finally:
+        book.close()

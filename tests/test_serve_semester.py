@@ -1,0 +1,168 @@
+"""`grader serve` shows the semester: each upload's deadline, lateness and penalty; the
+instructor's overrides and comments; and the hidden cases' feedback only once released
+(the config's `serve: release_hidden`, or the instructor's button). Through Starlette's
+TestClient, with uploads graded by hand (tests/test_serve_grading.py grades for real)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from grader.course.config import Config, load_config
+from grader.report import Report, TargetResult
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
+from grader.serve.semester import HIDDEN_LATER, graded_view, public_report
+from grader.serve.store import Store
+
+from conftest import repo_config_raw
+from serving import csrf, issue, sign_in
+
+DAY = 86400.0
+
+
+def course(tmp_path: Path, **serve: Any) -> Config:
+    """The bundled course with self_attention due a day ago (10% per started day, capped at
+    50%) and `softmax` graded on one public and two hidden cases."""
+    raw = repo_config_raw()
+    spec = raw["assignments"]["self_attention"]
+    due = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - DAY))
+    spec.update(due=due, late={"percent": 10, "per": "day", "cap": 50})
+    spec["targets"]["softmax"]["public_cases"] = 1
+    raw["serve"] = serve
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(json.dumps(raw))
+    return load_config(folder / "config.yaml")
+
+
+def report(config: Config) -> Report:
+    """A self_attention report: `softmax` passes its public case and fails a hidden one."""
+    spec = config.assignment("self_attention")
+    targets = []
+    for t in spec.targets:
+        if t.name == "softmax":
+            outcomes = ("passed", "failed", "passed")
+            targets.append(
+                TargetResult(
+                    t.name, "failed", 0.0, t.points, ("HIDDEN-CASE-DIAGNOSIS",), (), None,
+                    2, 3, outcomes, public_cases=1,
+                )
+            )  # fmt: skip
+        else:
+            targets.append(TargetResult(t.name, "passed", t.points, t.points))
+    return Report("self_attention", "alice.ipynb", tuple(targets))
+
+
+class Served:
+    """A served class with one graded upload of alice's, a day and a bit late."""
+
+    def __init__(self, tmp_path: Path, config: Config) -> None:
+        self.store = Store(tmp_path / "out")
+        self.tokens = issue(self.store)
+        self.app = make_app(Service(self.store, Limits(min_interval=0), None, config=config))
+        received = time.time()
+        self.upload = self.store.accept("alice", "alice.ipynb", b"{}")
+        assert self.upload is not None and self.store.claim(1)
+        spec = config.assignment("self_attention")
+        self.report = report(config)
+        page, view = graded_view(
+            config.path.parent, "alice", spec, self.report, None, received + 3600
+        )
+        score, most = self.report.score, self.report.max_score
+        assert self.store.finish(self.upload, score, most, page, "", view)
+
+    def client(self, who: str) -> tuple[TestClient, str]:
+        client = TestClient(self.app, follow_redirects=False)
+        return client, sign_in(client, self.tokens[who])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    served = Served(tmp_path, course(tmp_path))
+    yield served
+    served.store.close()
+
+
+def test_the_public_report_scores_the_public_cases_and_keeps_the_hidden_diagnosis_back(
+    tmp_path: Path,
+) -> None:
+    full = report(course(tmp_path))
+    public = public_report(full)
+    soft = next(t for t in public.targets if t.name == "softmax")
+    points = next(t.max_score for t in full.targets if t.name == "softmax")
+    assert soft.status == "passed" and soft.case_outcomes == ("passed",)
+    assert soft.max_score == pytest.approx(points / 3) and soft.messages == ()
+    assert public.max_score == pytest.approx(full.max_score - 2 * points / 3)
+    assert HIDDEN_LATER in public.notes and HIDDEN_LATER not in full.notes
+
+
+def test_a_student_reads_public_feedback_until_the_instructor_releases_the_hidden_cases(
+    served: Served,
+) -> None:
+    student, _ = served.client("alice")
+    before = student.get(f"/submissions/{served.upload}").text
+    assert "graded later" in before and "HIDDEN-CASE-DIAGNOSIS" not in before
+    home = student.get("/").text
+    assert "(public cases)" in home and 'id="hidden-later"' in home
+    instructor, _ = served.client("ada")
+    assert "HIDDEN-CASE-DIAGNOSIS" in instructor.get(f"/submissions/{served.upload}").text
+    # Only an instructor can release; a student's try is refused.
+    assert (
+        student.post("/class/release", data={"csrf": csrf(home), "release": "1"}).status_code == 403
+    )
+    page = instructor.get("/class").text
+    assert (
+        instructor.post("/class/release", data={"csrf": csrf(page), "release": "1"}).status_code
+        == 303
+    )
+    after = student.get(f"/submissions/{served.upload}").text
+    assert "HIDDEN-CASE-DIAGNOSIS" in after and "graded later" not in after
+    assert "(public cases)" not in student.get("/").text
+
+
+def test_the_config_can_release_the_hidden_cases_from_the_start(tmp_path: Path) -> None:
+    served = Served(tmp_path, course(tmp_path, release_hidden=True))
+    student, _ = served.client("alice")
+    assert "HIDDEN-CASE-DIAGNOSIS" in student.get(f"/submissions/{served.upload}").text
+    served.store.close()
+
+
+def test_the_deadline_lateness_and_penalty_are_on_the_students_pages(served: Served) -> None:
+    student, _ = served.client("alice")
+    home = student.get("/").text
+    assert 'id="deadlines"' in home and "10% off per day late, at most 50%" in home
+    assert "after the due date" in home and "late penalty 20%" in home  # a day and an hour
+    page = student.get(f"/submissions/{served.upload}").text
+    assert "Late:" in page and "late penalty 20%" in page
+
+
+def test_an_instructors_override_and_comment_reach_only_that_student(served: Served) -> None:
+    instructor, _ = served.client("ada")
+    page = instructor.get("/class/students/alice").text
+    form = {"csrf": csrf(page), "assignment": "self_attention", "target": "softmax"}
+    sent = instructor.post(
+        "/class/students/alice/adjust", data={**form, "points": "2.5", "comment": "<b>x</b>"}
+    )
+    assert sent.status_code == 303
+    note = {**form, "target": "", "points": "", "comment": "see me after class"}
+    assert instructor.post("/class/students/alice/adjust", data=note).status_code == 303
+    student, _ = served.client("alice")
+    shown = student.get(f"/submissions/{served.upload}").text
+    assert "softmax set to 2.5 by ada" in shown and "see me after class" in shown
+    assert "&lt;b&gt;x&lt;/b&gt;" in shown and "<b>x</b>" not in shown
+    for bad in ({"points": "-1"}, {"points": "lots"}, {"target": "nope", "points": "1"}, {}):
+        answer = instructor.post("/class/students/alice/adjust", data={**form, "points": "", **bad})
+        assert answer.status_code == 400, bad
+    # A student cannot set points, for themselves or anyone.
+    mine = csrf(student.get("/").text)
+    tried = student.post("/class/students/alice/adjust", data={**form, "csrf": mine, "points": "9"})
+    assert tried.status_code == 403
+    bob, _ = served.client("bob")
+    assert bob.get(f"/submissions/{served.upload}").status_code == 404
