@@ -30,6 +30,7 @@ SANDBOX_TESTS = [
     "tests/test_view.py",
     "tests/test_gradescope.py",
     "tests/test_working_folder.py",
+    "tests/test_serve_grading.py",
 ]
 
 
