@@ -365,7 +365,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
         assignments=assignments,
         sandbox=raw.get("sandbox", "auto"),
         secret_file=secret,
-        serve=serve_settings(raw),
+        serve=serve_settings(raw, base),
     )
 
 

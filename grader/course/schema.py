@@ -334,6 +334,42 @@ _ASSIGNMENT = {
     },
 }
 
+_URL = {"type": "string", "pattern": "^https?://"}
+_LTI = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["issuer", "client_id", "deployment_ids", "auth_login_url", "launch_url"],
+    "description": "Students sign in by an LTI 1.3 launch from the course's page in Canvas or "
+    "Moodle (the tool registered there with these values). Each launch is matched to a "
+    "roster student (roster.csv in the course folder) who has a token already.",
+    "properties": {
+        "issuer": {"type": "string", "description": "The platform's issuer (`iss`)."},
+        "client_id": {"type": "string", "description": "The tool's client id there."},
+        "deployment_ids": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string"},
+            "description": "The deployment ids a launch may come from.",
+        },
+        "auth_login_url": {**_URL, "description": "The platform's OIDC authorisation URL."},
+        "auth_token_url": {**_URL, "description": "The platform's token URL (unused yet)."},
+        "jwks_url": {**_URL, "description": "The platform's public keys (JWKS) URL."},
+        "jwks_file": {
+            "type": "string",
+            "description": "The platform's public keys as a JWKS file, relative to the course "
+            "folder, instead of `jwks_url`.",
+        },
+        "launch_url": {
+            **_URL,
+            "description": "This service's launch URL as registered: https://HOST/lti/launch.",
+        },
+        "match": {
+            "enum": ["email", "lms_id"],
+            "description": "How a launch finds its roster student: by the `email` claim "
+            "(the default) or by `lms_id` (the launch's `sub` or LIS person id).",
+        },
+    },
+}
 _SERVE = {
     "type": "object",
     "additionalProperties": False,
@@ -360,6 +396,7 @@ _SERVE = {
             "false (the default): only the public cases', with a line saying the hidden ones "
             "are graded later. An instructor can also release them from the class page.",
         },
+        "lti": _LTI,
     },
 }
 

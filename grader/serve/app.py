@@ -13,7 +13,6 @@ import hmac
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
@@ -31,43 +30,17 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from grader.course.config import Config
 from grader.render.html import render_template
-from grader.serve.checks import Limits, refusal, uploaded_name
-from grader.serve.grading import Grading
+from grader.serve.checks import refusal, uploaded_name
 from grader.serve.headers import SecurityHeaders
+from grader.serve.launch import lti_routes
 from grader.serve.semester import adjust, describe_policy, instructor_notes, notes_html
-from grader.serve.store import Person, Session, Store
+from grader.serve.service import Denied as Denied
+from grader.serve.service import Service as Service
+from grader.serve.store import Person, Session
 
 COOKIE = "grader_session"
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-@dataclass
-class Service:
-    """What the pages work with: the store, the limits, and the grader (None: uploads only
-    wait in the queue, as while the workers start)."""
-
-    store: Store
-    limits: Limits
-    grading: Grading | None = None
-    secure_cookies: bool = False
-    grace: float = 10.0
-    config: Config | None = None  # the course: deadlines, targets, the hidden cases' release
-
-    def released(self) -> bool:
-        """Whether students see their hidden cases' feedback: the config's `serve:
-        release_hidden`, or the instructor's button."""
-        configured = self.config is not None and self.config.serve.release_hidden
-        return configured or self.store.released()
-
-
-class Denied(Exception):
-    """The request may not do this (no session, wrong role, bad CSRF token)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def when(stamp: float) -> str:
@@ -492,6 +465,7 @@ def make_app(service: Service) -> Starlette:
         Route("/class/students/{student:path}", student_history),
         Route("/class/release", release, methods=["POST"]),
         Route("/class/regrade", regrade, methods=["POST"]),
+        *lti_routes(_page, _signed_in_as),
         Route("/static/poll.js", poll_js),
         Route("/favicon.ico", no_icon),
     ]

@@ -335,6 +335,15 @@ class Store:
                 ).rowcount
                 == 1
             )
+            if done and view is not None:
+                db.execute(
+                    "INSERT INTO views VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (upload) DO UPDATE"
+                    " SET assignment = excluded.assignment, public_page = excluded.public_page,"
+                    " public_score = excluded.public_score, public_max = excluded.public_max,"
+                    " late_percent = excluded.late_percent, late_note = excluded.late_note",
+                    (upload, *astuple(view)),
+                )
+            return done
 
     def release(self, upload: int) -> bool:
         """Put an upload this replica took back in the queue, ungraded (its workers are gone)."""
@@ -347,15 +356,6 @@ class Store:
                 ).rowcount
                 == 1
             )
-            if done and view is not None:
-                db.execute(
-                    "INSERT INTO views VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (upload) DO UPDATE"
-                    " SET assignment = excluded.assignment, public_page = excluded.public_page,"
-                    " public_score = excluded.public_score, public_max = excluded.public_max,"
-                    " late_percent = excluded.late_percent, late_note = excluded.late_note",
-                    (upload, *astuple(view)),
-                )
-            return done
 
     def view(self, upload_id: int) -> View | None:
         """A graded upload's view (None: not graded, or graded before views were kept)."""
