@@ -219,9 +219,10 @@ def restart_report(run: Run) -> None:
         return
     # The uploads that began before the new server accepted: those the restart delayed.
     hit = [done for began, done in run.spans if run.killed - 1.0 <= began <= run.accepting]
+    ready = f"{run.workers - run.killed:.2f} s" if run.workers else "(not said)"
     print(
         f"       restart: accepting uploads {run.accepting - run.killed:.2f} s after the kill, "
-        f"workers ready {run.workers - run.killed:.2f} s, the {len(hit)} uploads sent "
+        f"workers ready {ready}, the {len(hit)} uploads sent "
         f"meanwhile all graded {max(hit, default=run.killed) - run.killed:.2f} s"
     )
 

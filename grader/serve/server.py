@@ -57,6 +57,8 @@ def serve(
             timeout_graceful_shutdown=int(grace) + 5,
         )
     finally:
+        if grading.thread.is_alive():  # uvicorn never started its lifespan (a port in use)
+            grading.stop(grace)
         store.close()
 
 
