@@ -63,6 +63,10 @@ def test_a_student_reads_the_same_feedback_as_the_batch_writes(
     served = "\n".join(line for line in page.splitlines() if not line.startswith("<nav>"))
     assert served == expected.rstrip("\n") and "scale" in served
     assert store.upload(1).recorded == 1  # type: ignore[union-attr]
+    # Kept beside it: the assignment, and (no hidden cases in this course) the same score.
+    view = store.view(1)
+    assert view is not None and view.assignment == "self_attention"
+    assert view.public_score == store.upload(1).score and view.late_note == ""  # type: ignore[union-attr]
     store.close()
     book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
     ((student, report),) = book.latest()

@@ -110,7 +110,14 @@ def test_a_student_reads_public_feedback_until_the_instructor_releases_the_hidde
     before = student.get(f"/submissions/{served.upload}").text
     assert "graded later" in before and "HIDDEN-CASE-DIAGNOSIS" not in before
     home = student.get("/").text
-    assert "(public cases)" in home and 'id="hidden-later"' in home
+    public = public_report(served.report)
+    shown = f"{public.score:g} / {public.max_score:g} (public cases)"
+    assert shown in home and 'id="hidden-later"' in home
+    view = served.store.view(served.upload)
+    assert view is not None and (view.public_score, view.public_max) == (
+        public.score,
+        public.max_score,
+    )
     instructor, _ = served.client("ada")
     assert "HIDDEN-CASE-DIAGNOSIS" in instructor.get(f"/submissions/{served.upload}").text
     # Only an instructor can release; a student's try is refused.
