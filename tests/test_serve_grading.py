@@ -97,6 +97,7 @@ def test_a_killed_server_grades_every_accepted_upload_once_after_restart(
     db = sqlite3.connect(out / "serve.sqlite")
     left = db.execute("SELECT COUNT(*) FROM uploads WHERE status != 'graded'").fetchone()[0]
     assert left > 0  # the workers were still warming up: the kill came mid-queue
+    running = db.execute("SELECT COUNT(*) FROM uploads WHERE status = 'running'").fetchone()[0]
     server = start_server(out, port)
     try:
         with httpx.Client(base_url=base) as client:
@@ -106,6 +107,10 @@ def test_a_killed_server_grades_every_accepted_upload_once_after_restart(
         # A graceful stop: uvicorn ends by re-raising the signal, as a process stopped by it
         assert stop(server, signal.SIGTERM) == -signal.SIGTERM
         assert server.stdout is not None
-        assert "stopped; 0 uploads wait for the next start" in server.stdout.read().decode()
+        said = server.stdout.read().decode()
+        assert "stopped; 0 uploads wait for the next start" in said
+        # The restart says where its time went and what it found of the last run's queue.
+        assert f"uploads waiting ({running} were being graded when the last server" in said
+        assert "1 grading workers ready in " in said
     rows = db.execute("SELECT status, recorded, score = max_score FROM uploads").fetchall()
     assert rows == [("graded", 1, 1)] * len(accepted), (left, rows)
