@@ -327,7 +327,6 @@ async def student_history(request: Request) -> Response:
         assignments=_graded_assignments(service, student.id),
         targets=_targets(service),
         adjust_url=f"/class/students/{quote(student.id, safe='')}/adjust",
-        notes=[],
         **_history(service, student.id, True),
     )
 
