@@ -4,6 +4,7 @@ per upload, each overridden by its command-line option, and the hidden cases' re
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,16 @@ def test_grader_serve_passes_the_configs_limits_and_the_options_on(
         result = CliRunner().invoke(main, [*base, *extra])
         assert result.exit_code == 0, result.output
     assert [(s.max_kb, s.max_attempts, s.min_interval) for s in seen] == [(5, 2, 30), (5, 9, 30)]
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config = course_with_serve(tmp_path, None)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        args = ["serve", "--course", str(config.parent), "--sandbox", "auto", "--port", port]
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output

@@ -5,12 +5,14 @@ the rest queued in the store for the next start."""
 from __future__ import annotations
 
 import csv
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 from grader.course.config import Config, Mode
+from grader.errors import UsageError
 from grader.render.escape import spreadsheet_row
 from grader.run import bwrap
 from grader.serve.app import Service, make_app
@@ -37,29 +39,45 @@ def serve(
     """Serve until SIGTERM or Ctrl-C; every accepted upload is graded, now or at the next
     start. `database`: PostgreSQL instead of OUT's SQLite files (replicas share it);
     `cluster`: a Dask scheduler whose workers run the notebooks, sandboxed as `mode` says."""
+    # Listening first: while a restarted server loads, its students' uploads wait in the
+    # socket's backlog instead of being refused.
+    listening = _listen(host, port)
     store = Store(out, database)
     grading = Grading(config, store, support, jobs, cluster, mode)
     grading.announce = _say
-    # The workers warm up (their own processes) while the web side is imported and bound: a
-    # restarted server grades its backlog sooner.
+    # The workers warm up (their own processes) while the web side is imported: a restarted
+    # server grades its backlog sooner.
     grading.start()
     import uvicorn
 
     service = Service(store, limits, grading, secure_cookies, grace, config)
     print(f"serving {config.path.parent} on http://{host}:{port} (data in {out})", flush=True)
     try:
-        uvicorn.run(
+        settings = uvicorn.Config(
             make_app(service),
-            host=host,
-            port=port,
             log_level="warning",
             proxy_headers=True,  # X-Forwarded-Proto from a TLS proxy on this machine
             timeout_graceful_shutdown=int(grace) + 5,
         )
+        uvicorn.Server(settings).run(sockets=[listening])
     finally:
+        listening.close()
         if grading.thread.is_alive():  # uvicorn never started its lifespan (a port in use)
             grading.stop(grace)
         store.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port; UsageError (exit 2) when it cannot be had."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listening = socket.socket(family, kind, proto)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+        listening.listen(2048)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return listening
 
 
 def _say(line: str) -> None:
