@@ -88,6 +88,19 @@ def test_a_student_uploads_and_reads_the_feedback_as_the_class_view_updates(
 
         until(bob_graded)
         assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+        # The instructor overrides alice's softmax_cols with a reason; alice reads it.
+        browser.find_element(By.LINK_TEXT, "alice").click()
+        until(lambda: bool(browser.find_elements(By.ID, "adjust")))
+        target = browser.find_element(By.ID, "adjust-target")
+        target.find_element(By.CSS_SELECTOR, "option[value='softmax_cols']").click()
+        browser.find_element(By.ID, "adjust-points").send_keys("0.5")
+        browser.find_element(By.ID, "adjust-comment").send_keys("right idea, wrong axis")
+        browser.find_element(By.ID, "adjust-save").click()
+        sign_in(alice := httpx.Client(base_url=base), tokens["alice"])
+        until(lambda: "right idea, wrong axis" in alice.get("/submissions/1").text)
+        assert "softmax_cols set to 0.5 by ada" in alice.get("/submissions/1").text
+        until(lambda: browser.current_url == f"{base}/class/students/alice")  # back on her page
+        alice.close()
         teacher.close()
         bob.close()
     finally:
