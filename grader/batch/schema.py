@@ -242,6 +242,11 @@ def final_tables() -> dict[str, list[str]]:
     return {table: db.columns(table) for table in db.tables()}
 
 
+def part_tables(part: Part) -> set[str]:
+    """The tables this part's migrations make (the service's, or the gradebook's)."""
+    return {_table(s) for s in MIGRATIONS if s.part == part} - {""}
+
+
 def _table(step: Step) -> str:
     words = step.sql.split()
     return words[5].split("(")[0] if words[:2] == ["CREATE", "TABLE"] else ""
