@@ -430,6 +430,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(sizes)
     if ignored := _ignored(ev):
         sentences.append(ignored)
+    if pairs and (nan := relations.nan_where_finite(pairs[0][0], pairs[0][1])):
+        sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
         sentences.append(extra)
     if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):

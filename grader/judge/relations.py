@@ -117,3 +117,24 @@ def singleton_dimensions(got: np.ndarray, expected: np.ndarray) -> str | None:
         f"the shape {got.shape} differs from {expected.shape} only by size-1 dimensions: "
         f"reshape the result to {expected.shape}"
     )
+
+
+def nan_where_finite(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """NaN where a finite value is expected, and what usually makes it (`0 * inf`)."""
+    if got.shape != expected.shape or not np.issubdtype(got.dtype, np.floating):
+        return None
+    bad = np.isnan(got) & np.isfinite(expected)
+    if not bad.any():
+        return None
+    count = int(bad.sum())
+    where = f"{count} entr{'ies' if count > 1 else 'y'}"
+    if np.all(expected[bad] == 0):
+        return (
+            f"NaN in {where} where 0 is expected: `0 * inf` is NaN, so multiplying a matrix "
+            "of zeros and ones by an infinity does not give a mask; set the entries to "
+            "`-np.inf` directly (or use `np.where`)"
+        )
+    return (
+        f"NaN in {where} where a finite value is expected: it comes from `0 * inf`, "
+        "`inf - inf` or `0 / 0` in the computation"
+    )
