@@ -88,3 +88,15 @@ def test_singleton_dimensions() -> None:
     assert singleton_dimensions(np.ones(3), np.ones(3)) is None
     assert singleton_dimensions(np.ones((3, 1)), np.ones((1, 4))) is None
     assert singleton_dimensions(np.ones((2, 3)), np.ones((3, 2))) is None
+
+
+def test_nan_where_zero_is_expected_says_zero_times_inf() -> None:
+    from grader.judge.relations import nan_where_finite
+
+    expected = np.array([[0.0, -np.inf], [0.0, 0.0]])
+    got = np.array([[np.nan, -np.inf], [np.nan, np.nan]])
+    said = nan_where_finite(got, expected)
+    assert said is not None and "3 entries" in said and "`0 * inf`" in said
+    assert nan_where_finite(expected.copy(), expected) is None
+    other = nan_where_finite(np.array([np.nan, 1.0]), np.array([2.0, 1.0]))
+    assert other is not None and "where a finite value is expected" in other

@@ -28,6 +28,7 @@ class DerivedCounts:
     distinct: Counter[str]
     named: int  # distinct ones diagnosed with their own id
     misnamed: tuple[str, ...]  # "target: id (words) named as …", for each that is not
+    pairs: int = 0  # distinct pairs of mutations (matched only when no single one matches)
 
     def line(self) -> str:
         """One line for the selftest report."""
@@ -35,7 +36,8 @@ class DerivedCounts:
             f"derived mistakes: {self.generated['mutant']} mutants and "
             f"{self.generated['inherited']} carried across targets generated; "
             f"{self.distinct['mutant']} + {self.distinct['inherited']} distinct; "
-            f"{self.named} of {sum(self.distinct.values())} named as themselves"
+            f"{self.named} of {sum(self.distinct.values())} named as themselves; "
+            f"{self.pairs} distinct pairs of mutations"
         )
 
 
@@ -68,9 +70,11 @@ def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:
     expected = build_expected(
         assignment, case_set, shared_workers(require("auto"), assignment.files)
     )
-    kept = [
+    derived = [
         f for prints in expected.fingerprints.values() for f in prints if f.origin != "catalogue"
     ]
+    # Pairs are counted, not each diagnosed: one diagnosis scans every single first.
+    kept = [f for f in derived if not f.also]
     named, misnamed = 0, []
     for fingerprint in kept:
         ids = _named(assignment, expected, fingerprint)
@@ -81,4 +85,4 @@ def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:
             what = f"{mistake.target}: {mistake.id} ({mistake.message})"
             misnamed.append(f"{what} is named as {', '.join(ids) or 'nothing'}")
     distinct: Counter[str] = Counter(str(f.origin) for f in kept)
-    return DerivedCounts(generated, distinct, named, tuple(misnamed))
+    return DerivedCounts(generated, distinct, named, tuple(misnamed), len(derived) - len(kept))

@@ -24,11 +24,12 @@ import numpy as np
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
-from grader.judge import mutant_operators, mutants, transplant
+from grader.judge import mutant_operators, mutant_pairs, mutants, transplant
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
 from grader.judge.reference import Reference, load_solution
+from grader.judge.static import find_function
 from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
 from grader.run.workers import Workers
 
@@ -69,9 +70,77 @@ def derived_fingerprints(
         )
         for t in assignment.targets
     }
+    sources = {  # a single that is a catalogued mistake still pairs with another
+        t.name: distinct(
+            _catalogued_first(found[t.name], known[t.name]),
+            [],
+            references[t.name].outputs,
+            t.compare,
+            t.tolerance,
+        )
+        for t in assignment.targets
+    }
+    kept = _with_pairs(assignment, case_set, known, kept, sources, references, workers)
     if path:
         _save(path, kept)
     return kept
+
+
+def _catalogued_first(found: list[Fingerprint], known: list[Fingerprint]) -> list[Fingerprint]:
+    """Mutants whose id the catalogue knows first: of two with the same numbers (dividing by
+    D, or by √D twice), the one told in the catalogue's terms is kept."""
+    ids = {f.mistake.id for f in known if f.origin == "catalogue"}
+    return sorted(found, key=lambda f: f.mistake.id not in ids)
+
+
+def _original(assignment: AssignmentSpec, target: str, variable: bool) -> Any:
+    """The function the target's mutants were made from (for a variable, its cell's)."""
+    solution = load_solution(assignment)
+    if variable:
+        made = mutants.cell_function(solution, target)
+        return made[0] if made else None
+    found = find_function(solution, target)
+    return found.node if found else None
+
+
+def _with_pairs(
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    known: dict[str, list[Fingerprint]],
+    kept: dict[str, list[Fingerprint]],
+    sources: dict[str, list[Fingerprint]],
+    references: dict[str, Reference],
+    workers: Workers,
+) -> dict[str, list[Fingerprint]]:
+    """The distinct single fingerprints, followed by the distinct pairs of mutations (run
+    in one more child, after the singles: only singles that differ from the reference and
+    from each other are paired)."""
+    made: list[tuple[Mistake, Origin]] = []
+    second: dict[str, Mistake] = {}
+    for target in assignment.targets:
+        singles = [f.mistake for f in sources[target.name] if f.origin == "mutant"]
+        original = _original(assignment, target.name, target.variable) if singles else None
+        for pair in mutant_pairs.pair_mutants(original, singles) if original else []:
+            made.append((pair.mistake, "mutant"))
+            second[pair.mistake.function] = pair.second
+    if not made:
+        return kept
+    ran = _run(assignment, case_set, made, workers)
+    result = {}
+    for t in assignment.targets:
+        pairs = [
+            # once run, a pair's long source is never needed again (nor cached)
+            replace(f, mistake=replace(f.mistake, source=""), also=(second[f.mistake.function],))
+            for f in distinct(
+                ran[t.name],
+                [*known[t.name], *kept[t.name]],
+                references[t.name].outputs,
+                t.compare,
+                t.tolerance,
+            )
+        ]
+        result[t.name] = [*kept[t.name], *pairs]
+    return result
 
 
 def _run(
@@ -203,6 +272,7 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
         assignment.solution,
         Path(mutants.__file__),
         Path(mutant_operators.__file__),
+        Path(mutant_pairs.__file__),
         Path(transplant.__file__),
         Path(__file__),
     ):
@@ -232,19 +302,38 @@ def _plain(value: Value) -> Any:
     return value
 
 
+_PER_FRAME = 50  # fingerprints in one frame of the cache (a frame's header is bounded)
+
+
+def _frame(target: str, prints: list[Fingerprint]) -> bytes | None:
+    """One frame of the cache: some of a target's fingerprints, their words and numbers."""
+    header = {
+        "target": target,
+        "prints": [
+            {
+                **{k: getattr(f.mistake, k) for k in _MISTAKE_FIELDS},
+                "origin": f.origin,
+                "also": [{k: getattr(m, k) for k in _MISTAKE_FIELDS} for m in f.also],
+            }
+            for f in prints
+        ],
+    }
+    values = {str(i): [_plain(v) for v in f.outputs] for i, f in enumerate(prints)}  # type: ignore[arg-type]
+    try:
+        return encode_frame(header, values)
+    except ValueError:
+        return None
+
+
 def _save(path: Path, kept: dict[str, list[Fingerprint]]) -> None:
     """Write the cache atomically; a folder that cannot be written just means no cache."""
     frames = []
-    for target, prints in kept.items():
-        header = {
-            "target": target,
-            "prints": [
-                {**{k: getattr(f.mistake, k) for k in _MISTAKE_FIELDS}, "origin": f.origin}
-                for f in prints
-            ],
-        }
-        values = {str(i): [_plain(v) for v in f.outputs] for i, f in enumerate(prints)}  # type: ignore[arg-type]
-        frames.append(encode_frame(header, values))
+    for target, every in kept.items():
+        for start in range(0, max(len(every), 1), _PER_FRAME):
+            frame = _frame(target, every[start : start + _PER_FRAME])
+            if frame is None:  # too big for one frame: no cache, never a failure
+                return
+            frames.append(frame)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
@@ -265,7 +354,11 @@ def _load(path: Path) -> dict[str, list[Fingerprint]] | None:
         frames = reader.feed(data)
         if reader.pending:
             return None
-        return dict(_fingerprints(header, values) for header, values in frames)
+        found: dict[str, list[Fingerprint]] = {}
+        for header, values in frames:
+            target, prints = _fingerprints(header, values)
+            found.setdefault(target, []).extend(prints)
+        return found
     except (WireError, KeyError, TypeError, ValueError, json.JSONDecodeError):
         return None
 
@@ -280,5 +373,6 @@ def _fingerprints(
         if not isinstance(outputs, Seq) or entry["origin"] not in ("inherited", "mutant"):
             raise ValueError("malformed cache entry")
         mistake = Mistake(**fields)
-        prints.append(Fingerprint(mistake, outputs.items, None, entry["origin"]))
+        also = tuple(Mistake(**{k: m[k] for k in _MISTAKE_FIELDS}) for m in entry["also"])
+        prints.append(Fingerprint(mistake, outputs.items, None, entry["origin"], also))
     return str(header["target"]), prints

@@ -227,11 +227,15 @@ def _mutant(ev: Evidence) -> Diagnosis | None:
     """The first mutant of the reference that gives the student's outputs (after the
     structural normalisers), named with its generated words."""
     mutants = [f for f in ev.fingerprints if f.origin == "mutant"]
-    for ids, chain in CHAINS:
-        normalised = _apply(chain, ev.answers)
-        for fingerprint in mutants:
-            if _matches(ev, normalised, fingerprint.outputs):
-                return _static_only(ev, list(ids), [fingerprint.mistake])
+    # Single mutations first, on every normaliser; pairs of them only when none matches.
+    for group in ([f for f in mutants if not f.also], [f for f in mutants if f.also]):
+        for ids, chain in CHAINS:
+            normalised = _apply(chain, ev.answers)
+            for fingerprint in group:
+                if _matches(ev, normalised, fingerprint.outputs):
+                    first = fingerprint.mistake
+                    named = [first, *(m for m in fingerprint.also if m.id != first.id)]
+                    return _static_only(ev, list(ids), named)
     return None
 
 
