@@ -24,7 +24,7 @@ import numpy as np
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
-from grader.judge import mutant_operators, mutant_pairs, mutants, transplant
+from grader.judge import mutant_helpers, mutant_operators, mutant_pairs, mutants, transplant
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
@@ -45,6 +45,7 @@ def derived_mistakes(
     functions = [t.name for t in assignment.targets if not t.variable]
     carried = transplant.inherited_mistakes(solution, catalogue, functions)
     made = mutants.reference_mutants(solution, functions)
+    made += [m for m, _ in mutant_helpers.helper_mutants(solution, functions)]
     variables = [t.name for t in assignment.targets if t.variable]
     made += mutants.variable_mutants(solution, variables)
     return [(m, "inherited") for m in carried] + [(m, "mutant") for m in made]
@@ -64,6 +65,7 @@ def derived_fingerprints(
     if cached is not None:
         return {t.name: cached.get(t.name, []) for t in assignment.targets}
     found = _run(assignment, case_set, derived_mistakes(assignment, catalogue), workers)
+    found = _helper_pairs(assignment, found)
     kept = {
         t.name: distinct(
             found[t.name], known[t.name], references[t.name].outputs, t.compare, t.tolerance
@@ -84,6 +86,25 @@ def derived_fingerprints(
     if path:
         _save(path, kept)
     return kept
+
+
+def _helper_pairs(
+    assignment: AssignmentSpec, found: dict[str, list[Fingerprint]]
+) -> dict[str, list[Fingerprint]]:
+    """A pair of mutations in a helper carries its second mistake, as a pair does."""
+    functions = [t.name for t in assignment.targets if not t.variable]
+    seconds = {
+        m.function: second
+        for m, second in mutant_helpers.helper_mutants(load_solution(assignment), functions)
+        if second is not None
+    }
+    return {
+        target: [
+            replace(f, also=(seconds[f.mistake.function],)) if f.mistake.function in seconds else f
+            for f in prints
+        ]
+        for target, prints in found.items()
+    }
 
 
 def _catalogued_first(found: list[Fingerprint], known: list[Fingerprint]) -> list[Fingerprint]:
@@ -273,6 +294,7 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
         Path(mutants.__file__),
         Path(mutant_operators.__file__),
         Path(mutant_pairs.__file__),
+        Path(mutant_helpers.__file__),
         Path(transplant.__file__),
         Path(__file__),
     ):

@@ -411,12 +411,13 @@ def _locate(
         return None
     if pattern is None and mistake_id in ("output_transposed", "returns_tuple"):
         pattern = r"^\s*return\b"
-    if pattern:
-        # The body only: a default like `axis=-1` in the signature is not the mistake.
-        start = function.node.body[0].lineno if function.node.body else function.node.lineno
-        end = function.node.end_lineno or function.node.lineno
+    # The body only: a default like `axis=-1` in the signature is not the mistake. A
+    # mutant's pattern is several, one per line, tried in turn (mutants.locate_pattern).
+    start = function.node.body[0].lineno if function.node.body else function.node.lineno
+    end = function.node.end_lineno or function.node.lineno
+    for each in pattern.split("\n") if pattern else ():
         for line in range(start, end + 1):
-            if re.search(pattern, function.line_text(line)):
+            if re.search(each, function.line_text(line)):
                 return function.location(line)
     return function.location()
 

@@ -76,7 +76,8 @@ def _function(source: str) -> ast.FunctionDef | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    first = tree.body[0] if tree.body else None
+    # one function only: a helper's mutant comes with its caller and is not paired
+    first = tree.body[0] if len(tree.body) == 1 else None
     return first if isinstance(first, ast.FunctionDef) else None
 
 
@@ -136,6 +137,9 @@ def pair_mutants(reference: ast.FunctionDef, singles: Sequence[Mistake]) -> list
         # Two mistakes of one kind are told in one finding; of two kinds, each in its own.
         same = first.id == second.id
         message = f"{first.message}; and {second.message}" if same else first.message
-        combined = Mistake(first.id, first.target, message, "", both.name, ast.unparse(both))
+        source = ast.unparse(both)
+        combined = Mistake(
+            first.id, first.target, message, "", both.name, source, None, first.locate
+        )
         pairs.append(Pair(combined, second))
     return pairs

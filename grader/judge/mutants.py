@@ -26,6 +26,7 @@ from grader.judge.mutant_operators import (
     returned_locals,
     siblings,
 )
+from grader.judge.mutant_places import locate_pattern
 from grader.judge.static import find_function
 from grader.judge.stubs import binds
 
@@ -238,7 +239,10 @@ def _add(
     mutant.decorator_list = []
     ast.fix_missing_locations(mutant)
     message = f"{change.words}{_where(original, node)}"
-    found.append(Mistake(change.mistake_id, target, message, "", name, ast.unparse(mutant)))
+    locate = locate_pattern(original, node, change.node)
+    found.append(
+        Mistake(change.mistake_id, target, message, "", name, ast.unparse(mutant), None, locate)
+    )
 
 
 def reference_mutants(solution: Submission, targets: Sequence[str]) -> list[Mistake]:
