@@ -86,4 +86,7 @@ def test_a_function_with_two_mistakes_is_told_both(config: Config) -> None:
     report = grade_path(path, config, "self_attention")
     result = next(t for t in report.targets if t.name == "scaled_dot_product_self_attention")
     assert {"scale_by_d", "missing_bias"} <= set(result.mistakes)
-    assert any("`+ beta_v`" in m for m in result.messages)
+    # each told at the line of its expression, not the def line (`V = omega_v @ X`, line 4)
+    (bias,) = [f for f in result.findings if f.mistake == "missing_bias"]
+    assert "`+ beta_v`" in bias.message and bias.location is not None
+    assert bias.location.line == 4
