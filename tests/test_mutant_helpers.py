@@ -38,3 +38,14 @@ def test_a_helper_of_a_helper_is_reached_through_the_one_between(config: Config)
     module = ast.parse(nested[0].source)
     assert len(module.body) == 3  # softmax_cols's mutant, one_head calling it, the target
     assert any(m.message.startswith("in `one_head`, which it calls: ") for m in made)
+
+
+def test_the_reference_on_an_argument_read_another_way() -> None:
+    from grader.judge.mutant_inputs import input_mutants
+
+    node = ast.parse("def f(X, k):\n    return X[:k] @ X[:k].T\n").body[0]
+    assert isinstance(node, ast.FunctionDef)
+    made = input_mutants(node, "f")
+    assert [m.id for m in made] == ["input_transposed", "input_reversed"] * 2
+    assert "X = X.T" in made[0].source and "X = X[::-1]" in made[1].source
+    assert made[0].message.startswith("gives what a correct version gives for `X` transposed")

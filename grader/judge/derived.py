@@ -24,7 +24,14 @@ import numpy as np
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
-from grader.judge import mutant_helpers, mutant_operators, mutant_pairs, mutants, transplant
+from grader.judge import (
+    mutant_helpers,
+    mutant_inputs,
+    mutant_operators,
+    mutant_pairs,
+    mutants,
+    transplant,
+)
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
@@ -46,6 +53,9 @@ def derived_mistakes(
     carried = transplant.inherited_mistakes(solution, catalogue, functions)
     made = mutants.reference_mutants(solution, functions)
     made += [m for m, _ in mutant_helpers.helper_mutants(solution, functions)]
+    for name in functions:
+        if found := find_function(solution, name):
+            made += mutant_inputs.input_mutants(found.node, name)
     variables = [t.name for t in assignment.targets if t.variable]
     made += mutants.variable_mutants(solution, variables)
     return [(m, "inherited") for m in carried] + [(m, "mutant") for m in made]
@@ -223,11 +233,14 @@ def distinct(
     """Derived fingerprints that answered every case with numbers and differ from the
     reference, from the catalogue's (`known`) and from every one kept before them."""
     seen = {_key(f.outputs) for f in known if f.via is None}
+    # what the diagnosis reads as a known mistake (or the reference) returned transposed
+    shadowed = {_key(f.outputs) for f in known if f.via is None} | {_key(reference)}
     kept: list[Fingerprint] = []
     for fingerprint in found:
         key = _key(fingerprint.outputs)
         if (
             key in seen
+            or _key(_transposed(fingerprint.outputs)) in shadowed
             or not all(_answered(o) for o in fingerprint.outputs)
             or _same(fingerprint.outputs, reference, mode, tol)
         ):
@@ -235,6 +248,11 @@ def distinct(
         seen.add(key)
         kept.append(fingerprint)
     return kept
+
+
+def _transposed(outputs: Sequence[Value | Exception]) -> list[Value | Exception]:
+    """Each 2-D output transposed (what the diagnosis tries as `output_transposed`)."""
+    return [o.T if isinstance(o, np.ndarray) and o.ndim == 2 else o for o in outputs]
 
 
 def _key(outputs: Sequence[Value | Exception]) -> str:
@@ -295,6 +313,7 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
         Path(mutant_operators.__file__),
         Path(mutant_pairs.__file__),
         Path(mutant_helpers.__file__),
+        Path(mutant_inputs.__file__),
         Path(transplant.__file__),
         Path(__file__),
     ):

@@ -435,6 +435,10 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(sizes)
     if ignored := _ignored(ev):
         sentences.append(ignored)
+    for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
+        if said := relations.shape_relations(got, want):
+            sentences += said
+            break
     if pairs and (nan := relations.nan_where_finite(pairs[0][0], pairs[0][1])):
         sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
@@ -458,6 +462,23 @@ def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
                 got, want = np.squeeze(got), np.squeeze(want)
             pairs.append((got, want))
     return pairs
+
+
+def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For list or tuple results: (student, reference) items that differ, first case first."""
+    found = []
+    for answer, expected in zip(ev.answers, ev.reference.outputs, strict=True):
+        if not (isinstance(answer, Seq) and isinstance(expected, Seq)):
+            continue
+        for got, want in zip(answer.items, expected.items, strict=False):
+            a, b = stack(got), stack(want)
+            if (
+                a is not None
+                and b is not None
+                and not compare(want, got, "squeeze", ev.spec.tolerance).ok
+            ):
+                found.append((a, b))
+    return found
 
 
 def _ignored(ev: Evidence) -> str | None:
