@@ -71,10 +71,15 @@ def test_the_cache_keeps_the_second_mistake_of_a_pair(tmp_path: Path) -> None:
     prints = [
         Fingerprint(first, (np.arange(3.0) + i,), None, "mutant", (second,)) for i in range(120)
     ]
+    single = Fingerprint(second, (np.zeros(3),), None, "mutant")
     path = tmp_path / "derived.bin"
-    derived._save(path, {"t": prints, "u": []})  # 120 prints: more than one frame
-    loaded = derived._load(path)
-    assert loaded is not None and loaded["u"] == []
+    derived._save(path, {"t": [single, *prints], "u": []})  # 120 pairs: more than one frame
+    singles = derived._load(path)
+    assert singles is not None and singles["u"] == []
+    assert [f.mistake for f in singles["t"]] == [second]
+    # the pairs are in a file of their own, read on demand
+    assert derived._load_pairs(path, "u") == []
+    loaded = {"t": derived._load_pairs(path, "t")}
     assert [f.also for f in loaded["t"]] == [(second,)] * 120
     assert np.array_equal(loaded["t"][119].outputs[0], np.arange(3.0) + 119)
     assert not isinstance(loaded["t"][0].outputs[0], Seq)

@@ -17,6 +17,7 @@ from grader.judge.derived import derived_mistakes
 from grader.judge.diagnose import Evidence, diagnose
 from grader.judge.expected import Expected, build_expected
 from grader.judge.fingerprints import Fingerprint, catalogue_for
+from grader.judge.pair_store import pairs_of
 from grader.run.workers import shared_workers
 
 
@@ -70,11 +71,14 @@ def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:
     expected = build_expected(
         assignment, case_set, shared_workers(require("auto"), assignment.files)
     )
-    derived = [
-        f for prints in expected.fingerprints.values() for f in prints if f.origin != "catalogue"
+    kept = [
+        f
+        for prints in expected.fingerprints.values()
+        for f in prints
+        if f.origin != "catalogue" and not f.also
     ]
     # Pairs are counted, not each diagnosed: one diagnosis scans every single first.
-    kept = [f for f in derived if not f.also]
+    pairs = sum(len(pairs_of(prints)) for prints in expected.fingerprints.values())
     named, misnamed = 0, []
     for fingerprint in kept:
         ids = _named(assignment, expected, fingerprint)
@@ -85,4 +89,4 @@ def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:
             what = f"{mistake.target}: {mistake.id} ({mistake.message})"
             misnamed.append(f"{what} is named as {', '.join(ids) or 'nothing'}")
     distinct: Counter[str] = Counter(str(f.origin) for f in kept)
-    return DerivedCounts(generated, distinct, named, tuple(misnamed), len(derived) - len(kept))
+    return DerivedCounts(generated, distinct, named, tuple(misnamed), pairs)

@@ -10,6 +10,7 @@ JSON, never a pickle; a file that does not decode is ignored and replaced.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -35,6 +36,7 @@ from grader.judge import (
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
+from grader.judge.pair_store import Prints, with_pairs
 from grader.judge.reference import Reference, load_solution
 from grader.judge.static import find_function
 from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
@@ -72,8 +74,11 @@ def derived_fingerprints(
     """The distinct derived fingerprints of each target, from the cache or one child run."""
     path = _cache_path(assignment, catalogue)
     cached = _load(path) if path else None
-    if cached is not None:
-        return {t.name: cached.get(t.name, []) for t in assignment.targets}
+    if cached is not None and path is not None:
+        return {
+            t.name: Prints(cached.get(t.name, []), functools.partial(_load_pairs, path, t.name))
+            for t in assignment.targets
+        }
     found = _run(assignment, case_set, derived_mistakes(assignment, catalogue), workers)
     found = _helper_pairs(assignment, found)
     kept = {
@@ -95,7 +100,10 @@ def derived_fingerprints(
     kept = _with_pairs(assignment, case_set, known, kept, sources, references, workers)
     if path:
         _save(path, kept)
-    return kept
+    return {
+        name: with_pairs([f for f in prints if not f.also], [f for f in prints if f.also])
+        for name, prints in kept.items()
+    }
 
 
 def _helper_pairs(
@@ -366,14 +374,36 @@ def _frame(target: str, prints: list[Fingerprint]) -> bytes | None:
         return None
 
 
+def _pairs_path(path: Path, target: str) -> Path:
+    """Where a target's pairs of mutations are cached, beside the singles."""
+    return path.with_name(f"{path.stem}-pairs-{target}.bin")
+
+
+def _load_pairs(path: Path, target: str) -> list[Fingerprint]:
+    """A target's cached pairs of mutations; none when the file is missing or damaged."""
+    found = _load(_pairs_path(path, target))
+    return found.get(target, []) if found else []
+
+
 def _save(path: Path, kept: dict[str, list[Fingerprint]]) -> None:
-    """Write the cache atomically; a folder that cannot be written just means no cache."""
+    """Write the cache atomically, each target's pairs of mutations in a file of their own
+    (written first: a cache with its singles has its pairs); a folder that cannot be
+    written just means no cache."""
+    for target, every in kept.items():
+        pairs = [f for f in every if f.also]
+        if not _write(_pairs_path(path, target), {target: pairs}):
+            return
+    _write(path, {target: [f for f in every if not f.also] for target, every in kept.items()})
+
+
+def _write(path: Path, kept: dict[str, list[Fingerprint]]) -> bool:
+    """Write one cache file atomically; False when it cannot be written."""
     frames = []
     for target, every in kept.items():
         for start in range(0, max(len(every), 1), _PER_FRAME):
             frame = _frame(target, every[start : start + _PER_FRAME])
             if frame is None:  # too big for one frame: no cache, never a failure
-                return
+                return False
             frames.append(frame)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -381,7 +411,8 @@ def _save(path: Path, kept: dict[str, list[Fingerprint]]) -> None:
         partial.write_bytes(b"".join(frames))
         partial.replace(path)
     except (OSError, ValueError):
-        return
+        return False
+    return True
 
 
 def _load(path: Path) -> dict[str, list[Fingerprint]] | None:

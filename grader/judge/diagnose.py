@@ -19,6 +19,7 @@ from grader.course.mistakes import Mistake
 from grader.judge import relations
 from grader.judge.compare import compare, stack
 from grader.judge.fingerprints import Fingerprint
+from grader.judge.pair_store import pairs_of
 from grader.judge.reference import Reference
 from grader.judge.static import FunctionSource, Hint, HintKind
 from grader.report import Finding, Location, messages_of
@@ -225,17 +226,20 @@ def _hand_made(ev: Evidence) -> list[Fingerprint]:
 
 def _mutant(ev: Evidence) -> Diagnosis | None:
     """The first mutant of the reference that gives the student's outputs (after the
-    structural normalisers), named with its generated words."""
-    mutants = [f for f in ev.fingerprints if f.origin == "mutant"]
-    # Single mutations first, on every normaliser; pairs of them only when none matches.
-    for group in ([f for f in mutants if not f.also], [f for f in mutants if f.also]):
-        for ids, chain in CHAINS:
-            normalised = _apply(chain, ev.answers)
-            for fingerprint in group:
-                if _matches(ev, normalised, fingerprint.outputs):
-                    first = fingerprint.mistake
-                    named = [first, *(m for m in fingerprint.also if m.id != first.id)]
-                    return _static_only(ev, list(ids), named)
+    structural normalisers), named with its generated words: single mutations first, on
+    every normaliser; pairs of them (read only now) when none matches."""
+    singles = [f for f in ev.fingerprints if f.origin == "mutant" and not f.also]
+    return _first_mutant(ev, singles) or _first_mutant(ev, pairs_of(ev.fingerprints))
+
+
+def _first_mutant(ev: Evidence, mutants: Sequence[Fingerprint]) -> Diagnosis | None:
+    for ids, chain in CHAINS:
+        normalised = _apply(chain, ev.answers)
+        for fingerprint in mutants:
+            if _matches(ev, normalised, fingerprint.outputs):
+                first = fingerprint.mistake
+                named = [first, *(m for m in fingerprint.also if m.id != first.id)]
+                return _static_only(ev, list(ids), named)
     return None
 
 
