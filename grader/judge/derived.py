@@ -30,6 +30,7 @@ from grader.judge import (
     mutant_inputs,
     mutant_operators,
     mutant_pairs,
+    mutant_places,
     mutants,
     transplant,
 )
@@ -322,6 +323,7 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
         Path(mutant_pairs.__file__),
         Path(mutant_helpers.__file__),
         Path(mutant_inputs.__file__),
+        Path(mutant_places.__file__),
         Path(transplant.__file__),
         Path(__file__),
     ):

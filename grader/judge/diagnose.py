@@ -229,11 +229,15 @@ def _mutant(ev: Evidence) -> Diagnosis | None:
     structural normalisers), named with its generated words: single mutations first, on
     every normaliser; pairs of them (read only now) when none matches."""
     singles = [f for f in ev.fingerprints if f.origin == "mutant" and not f.also]
-    return _first_mutant(ev, singles) or _first_mutant(ev, pairs_of(ev.fingerprints))
+    # a pair is two mistakes already: not also returned transposed or in a tuple (a third)
+    found = _first_mutant(ev, singles, CHAINS)
+    return found or _first_mutant(ev, pairs_of(ev.fingerprints), CHAINS[:1])
 
 
-def _first_mutant(ev: Evidence, mutants: Sequence[Fingerprint]) -> Diagnosis | None:
-    for ids, chain in CHAINS:
+def _first_mutant(
+    ev: Evidence, mutants: Sequence[Fingerprint], chains: Sequence[tuple[tuple[str, ...], Any]]
+) -> Diagnosis | None:
+    for ids, chain in chains:
         normalised = _apply(chain, ev.answers)
         for fingerprint in mutants:
             if _matches(ev, normalised, fingerprint.outputs):

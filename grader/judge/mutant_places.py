@@ -26,7 +26,8 @@ def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
 def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> str | None:
     """Where in a student's function a mutant's change shows, as patterns tried in turn (one
     per line of the text): the statement (`scores = …`, `return`) with the names the changed
-    expression holds, then the statement, then the names alone. The student's names may
+    expression holds, then the statement, then those names alone, then only the attributes
+    and functions it uses (`shape`, `sqrt`). The student's names may
     differ from the reference's; what matches nothing falls back to the `def` line."""
     names = [n.id for n in ast.walk(new) if isinstance(n, ast.Name) and n.id not in ("np", "math")]
     names += [n.attr for n in ast.walk(new) if isinstance(n, ast.Attribute) and n.attr != "T"]
