@@ -14,6 +14,7 @@ from grader.course.config import Config
 from grader.engine import require
 from grader.judge import derived, expected
 from grader.judge.fingerprints import catalogue_for
+from grader.judge.pair_store import pairs_of
 from grader.run.workers import shared_workers
 
 
@@ -29,13 +30,22 @@ def test_a_second_start_reads_the_cache(
     monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path))
     first = build(config)
     files = list(tmp_path.glob("derived-masked_attention-*.bin"))
-    assert len(files) == 1
+    singles = [p for p in files if "-pairs-" not in p.name]
+    assert len(singles) == 1
+    # each target's pairs of mutations in a file of their own, read only when needed
+    assert len(files) == 1 + len(config.assignment("masked_attention").targets)
 
     def no_run(*args: object) -> None:
         raise AssertionError("the child was run although the cache holds the answer")
 
     monkeypatch.setattr(derived, "_run", no_run)
+    read: list[str] = []
+    real_pairs = derived._load_pairs
+    monkeypatch.setattr(derived, "_load_pairs", lambda p, t: read.append(t) or real_pairs(p, t))
     second = build(config)
+    assert read == []  # a start reads no pairs
+    pairs = pairs_of(second.fingerprints["scaled_dot_product_attention"])
+    assert read == ["scaled_dot_product_attention"] and pairs and all(f.also for f in pairs)
     for name, prints in first.fingerprints.items():
         again = second.fingerprints[name]
         assert [(f.mistake, f.origin) for f in again] == [(f.mistake, f.origin) for f in prints]
@@ -48,7 +58,7 @@ def test_a_damaged_cache_file_is_ignored(
 ) -> None:
     monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path))
     first = build(config)
-    (path,) = tmp_path.glob("derived-*.bin")
+    (path,) = [p for p in tmp_path.glob("derived-*.bin") if "-pairs-" not in p.name]
     path.write_bytes(path.read_bytes()[:-20])
     second = build(config)
     assert len(second.fingerprints["scaled_dot_product_attention"]) == len(

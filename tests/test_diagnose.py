@@ -181,7 +181,7 @@ UNKNOWN = [
     (
         "softmax_cols",
         "def softmax_cols(data_in):\n    e = np.exp(data_in)\n    return e / np.sum(e)\n",
-        "the columns do not sum to one",
+        "the whole matrix sums to one, not each of the columns: the sum was taken without `axis=`",
     ),
     (
         "self_attention",

@@ -175,3 +175,14 @@ def test_a_variable_built_with_the_wrong_bias_is_named_from_a_mutant_of_its_cell
     result = target(grade_path(path, config, "udl_12_1"), "all_keys")
     assert result.mistakes == ("wrong_argument",)
     assert "uses `beta_v` where `beta_k` is meant (filling `all_keys`)" in result.messages[1]
+
+
+def test_a_call_of_the_notebooks_own_function_left_out() -> None:
+    node = ast.parse("def attend(s):\n    w = softmax(s)\n    return np.sum(w)\n").body[0]
+    assert isinstance(node, ast.FunctionDef)
+    found = mutants_of(node, "attend", {}, functions=frozenset({"softmax"}))
+    (dropped,) = [m for m in found if m.id == "call_dropped"]
+    assert dropped.message.startswith("skips `softmax`: uses `s` itself where `softmax(s)`")
+    assert "w = s" in dropped.source
+    # a library call (np.sum) is never dropped, nor one the notebook does not define
+    assert [m.id for m in mutants_of(node, "attend", {})].count("call_dropped") == 0

@@ -25,7 +25,11 @@ def test_every_assignment_passes_its_selftest(config: Config) -> None:
         caught = [line for line in result.lines if "caught, diagnosed as" in line]
         names = {t.name for t in assignment.targets}
         catalogue = catalogue_for(assignment).mistakes
-        assert len(caught) == len([m for m in catalogue if m.target in names]) > 0
+        variants = len([m for m in catalogue if m.target in names])
+        assert len(caught) == variants > 0
+        summary = f"catalogue variants: {variants} of {variants} caught, {variants} named exactly"
+        assert summary in result.lines
+        assert any(line.startswith("derived mistakes: ") for line in result.lines)
 
 
 def only_d4_config(tmp_path: Path) -> Path:

@@ -17,6 +17,7 @@ def test_counts_and_every_distinct_one_named_as_itself(config: Config) -> None:
     assert counts.named == sum(counts.distinct.values())
     assert counts.misnamed == ()
     assert f"{counts.named} of {counts.named} named as themselves" in counts.line()
+    assert counts.pairs > 0 and f"{counts.pairs} distinct pairs of mutations" in counts.line()
 
 
 def test_a_derived_mistake_named_wrongly_fails_the_selftest(

@@ -72,10 +72,16 @@ def test_ignored_inputs_names_the_arguments_that_should_matter() -> None:
 def test_differing_lines_names_the_wrong_rows_or_columns() -> None:
     got = EXPECTED.copy()
     got[:, 1] += 1
-    assert differing_lines(got, EXPECTED, TOL) == "only columns 1 differ; the others are right"
+    assert differing_lines(got, EXPECTED, TOL) == (
+        "only columns 1 differ; the others are right: look at how column 1 is computed "
+        "(an index that is off)"
+    )
     got = EXPECTED.copy()
     got[0, :] += 1
-    assert differing_lines(got, EXPECTED, TOL) == "only rows 0 differ; the others are right"
+    assert differing_lines(got, EXPECTED, TOL) == (
+        "only rows 0 differ; the others are right: look at how row 0 is computed "
+        "(an index that is off)"
+    )
     assert differing_lines(EXPECTED + 1, EXPECTED, TOL) is None  # everything differs
     assert differing_lines(EXPECTED, EXPECTED, TOL) is None
     assert differing_lines(np.ones(2), np.ones(2), TOL) is None
@@ -88,3 +94,48 @@ def test_singleton_dimensions() -> None:
     assert singleton_dimensions(np.ones(3), np.ones(3)) is None
     assert singleton_dimensions(np.ones((3, 1)), np.ones((1, 4))) is None
     assert singleton_dimensions(np.ones((2, 3)), np.ones((3, 2))) is None
+
+
+def test_nan_where_zero_is_expected_says_zero_times_inf() -> None:
+    from grader.judge.relations import nan_where_finite
+
+    expected = np.array([[0.0, -np.inf], [0.0, 0.0]])
+    got = np.array([[np.nan, -np.inf], [np.nan, np.nan]])
+    said = nan_where_finite(got, expected)
+    assert said is not None and "3 entries" in said and "`0 * inf`" in said
+    assert nan_where_finite(expected.copy(), expected) is None
+    other = nan_where_finite(np.array([np.nan, 1.0]), np.array([2.0, 1.0]))
+    assert other is not None and "where a finite value is expected" in other
+
+
+def test_what_a_wrong_shape_or_order_says() -> None:
+    from grader.judge.relations import shape_relations
+
+    column = np.arange(1.0, 5.0).reshape(4, 1)
+    square = column + np.zeros(4)  # a 4×1 column plus a length-4 vector
+    square[np.diag_indices(4)] = column[:, 0]
+    (said,) = shape_relations(square, column)
+    assert "4×1 column and a length-4 vector" in said and "its diagonal holds" in said
+    (said,) = shape_relations(np.array(3.0), np.ones((2, 3)))
+    assert said.startswith("returns one number where an array of shape (2, 3)")
+    expected = np.arange(6.0).reshape(3, 2)
+    (said,) = shape_relations(expected[[2, 0, 1]], expected)
+    assert "the right rows in another order (the expected 2, 0, 1 in turn)" in said
+    mask = np.array([[0.0, -np.inf], [0.0, 0.0]])
+    (said,) = shape_relations(np.where(np.isinf(mask), -1e9, mask), mask)
+    assert said.startswith("a large finite number (-1e+09) where ±inf is expected")
+    assert shape_relations(expected + 1, expected) == []
+
+
+def test_a_sum_without_axis_and_a_pattern_of_wrong_lines() -> None:
+    e = np.exp(np.arange(6.0).reshape(2, 3))
+    said = sums_to_one(e / e.sum(), "columns")
+    assert said is not None and said.startswith("the whole matrix sums to one")
+    expected = np.zeros((3, 4))
+    got = expected.copy()
+    got[:, 2:] = 1
+    said = differing_lines(got, expected, Tolerance())
+    assert said == (
+        "only columns 2, 3 differ; the others are right: the last columns are wrong, "
+        "as when a loop or slice stops early"
+    )

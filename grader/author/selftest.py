@@ -104,9 +104,15 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
         if stub.score != 0:
             result.problems.append(f"the untouched exercise scores {stub.score:g}, not 0")
     names = {t.name for t in assignment.targets}
-    for mistake in catalogue_for(assignment).mistakes:
-        if mistake.target in names:  # a catalogue may serve several assignments
-            _check_variant(assignment, solution, mistake, result)
+    checked = [
+        _check_variant(assignment, solution, mistake, result)
+        for mistake in catalogue_for(assignment).mistakes
+        if mistake.target in names  # a catalogue may serve several assignments
+    ]
+    result.lines.append(
+        f"catalogue variants: {sum(c for c, _ in checked)} of {len(checked)} caught, "
+        f"{sum(n for _, n in checked)} named exactly"
+    )
     derived = derived_counts(assignment)
     result.lines.append(derived.line())
     result.problems += [f"derived mistake {m}" for m in derived.misnamed]
@@ -115,12 +121,13 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
 
 def _check_variant(
     assignment: AssignmentSpec, solution: Submission, mistake: Mistake, result: SelftestResult
-) -> None:
+) -> tuple[bool, bool]:
+    """Grade the solution with one variant in place: (caught, named exactly as itself)."""
     label = f"{mistake.target} / {mistake.id}"
     function = find_function(solution, mistake.target)
     if function is None:
         result.problems.append(f"{label}: the solution does not define {mistake.target}")
-        return
+        return False, False
     cell = function.cell
     lines = cell.source.split("\n")
     start, end = function.node.lineno - 1, function.node.end_lineno or function.node.lineno
@@ -152,6 +159,7 @@ def _check_variant(
             f"{label}: the cases separate it from the reference by only {margin:.3g}× the "
             f"tolerance (need {MIN_MARGIN:g}×): add cases that tell it apart"
         )
+    return verdict.status != "passed", verdict.mistakes == (mistake.id,)
 
 
 def render_selftest(result: SelftestResult) -> str:

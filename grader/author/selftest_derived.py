@@ -17,6 +17,7 @@ from grader.judge.derived import derived_mistakes
 from grader.judge.diagnose import Evidence, diagnose
 from grader.judge.expected import Expected, build_expected
 from grader.judge.fingerprints import Fingerprint, catalogue_for
+from grader.judge.pair_store import pairs_of
 from grader.run.workers import shared_workers
 
 
@@ -28,6 +29,7 @@ class DerivedCounts:
     distinct: Counter[str]
     named: int  # distinct ones diagnosed with their own id
     misnamed: tuple[str, ...]  # "target: id (words) named as …", for each that is not
+    pairs: int = 0  # distinct pairs of mutations (matched only when no single one matches)
 
     def line(self) -> str:
         """One line for the selftest report."""
@@ -35,7 +37,8 @@ class DerivedCounts:
             f"derived mistakes: {self.generated['mutant']} mutants and "
             f"{self.generated['inherited']} carried across targets generated; "
             f"{self.distinct['mutant']} + {self.distinct['inherited']} distinct; "
-            f"{self.named} of {sum(self.distinct.values())} named as themselves"
+            f"{self.named} of {sum(self.distinct.values())} named as themselves; "
+            f"{self.pairs} distinct pairs of mutations"
         )
 
 
@@ -69,8 +72,13 @@ def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:
         assignment, case_set, shared_workers(require("auto"), assignment.files)
     )
     kept = [
-        f for prints in expected.fingerprints.values() for f in prints if f.origin != "catalogue"
+        f
+        for prints in expected.fingerprints.values()
+        for f in prints
+        if f.origin != "catalogue" and not f.also
     ]
+    # Pairs are counted, not each diagnosed: one diagnosis scans every single first.
+    pairs = sum(len(pairs_of(prints)) for prints in expected.fingerprints.values())
     named, misnamed = 0, []
     for fingerprint in kept:
         ids = _named(assignment, expected, fingerprint)
@@ -81,4 +89,4 @@ def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:
             what = f"{mistake.target}: {mistake.id} ({mistake.message})"
             misnamed.append(f"{what} is named as {', '.join(ids) or 'nothing'}")
     distinct: Counter[str] = Counter(str(f.origin) for f in kept)
-    return DerivedCounts(generated, distinct, named, tuple(misnamed))
+    return DerivedCounts(generated, distinct, named, tuple(misnamed), pairs)

@@ -10,6 +10,7 @@ JSON, never a pickle; a file that does not decode is ignored and replaced.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,13 +25,23 @@ import numpy as np
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
-from grader.judge import mutant_operators, mutants, transplant
+from grader.judge import (
+    mutant_helpers,
+    mutant_inputs,
+    mutant_operators,
+    mutant_pairs,
+    mutant_places,
+    mutants,
+    transplant,
+)
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
+from grader.judge.pair_store import Prints, with_pairs
 from grader.judge.reference import Reference, load_solution
 from grader.judge.run_cache import CACHE_ENV as CACHE_ENV  # where tests and docs find it
 from grader.judge.run_cache import cache_dir
+from grader.judge.static import find_function
 from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
 from grader.run.workers import Workers
 
@@ -45,6 +56,10 @@ def derived_mistakes(
     functions = [t.name for t in assignment.targets if not t.variable]
     carried = transplant.inherited_mistakes(solution, catalogue, functions)
     made = mutants.reference_mutants(solution, functions)
+    made += [m for m, _ in mutant_helpers.helper_mutants(solution, functions)]
+    for name in functions:
+        if found := find_function(solution, name):
+            made += mutant_inputs.input_mutants(found.node, name)
     variables = [t.name for t in assignment.targets if t.variable]
     made += mutants.variable_mutants(solution, variables)
     return [(m, "inherited") for m in carried] + [(m, "mutant") for m in made]
@@ -61,18 +76,112 @@ def derived_fingerprints(
     """The distinct derived fingerprints of each target, from the cache or one child run."""
     path = _cache_path(assignment, catalogue)
     cached = _load(path) if path else None
-    if cached is not None:
-        return {t.name: cached.get(t.name, []) for t in assignment.targets}
+    if cached is not None and path is not None:
+        return {
+            t.name: Prints(cached.get(t.name, []), functools.partial(_load_pairs, path, t.name))
+            for t in assignment.targets
+        }
     found = _run(assignment, case_set, derived_mistakes(assignment, catalogue), workers)
+    found = _helper_pairs(assignment, found)
     kept = {
         t.name: distinct(
             found[t.name], known[t.name], references[t.name].outputs, t.compare, t.tolerance
         )
         for t in assignment.targets
     }
+    sources = {  # a single that is a catalogued mistake still pairs with another
+        t.name: distinct(
+            _catalogued_first(found[t.name], known[t.name]),
+            [],
+            references[t.name].outputs,
+            t.compare,
+            t.tolerance,
+        )
+        for t in assignment.targets
+    }
+    kept = _with_pairs(assignment, case_set, known, kept, sources, references, workers)
     if path:
         _save(path, kept)
-    return kept
+    return {
+        name: with_pairs([f for f in prints if not f.also], [f for f in prints if f.also])
+        for name, prints in kept.items()
+    }
+
+
+def _helper_pairs(
+    assignment: AssignmentSpec, found: dict[str, list[Fingerprint]]
+) -> dict[str, list[Fingerprint]]:
+    """A pair of mutations in a helper carries its second mistake, as a pair does."""
+    functions = [t.name for t in assignment.targets if not t.variable]
+    seconds = {
+        m.function: second
+        for m, second in mutant_helpers.helper_mutants(load_solution(assignment), functions)
+        if second is not None
+    }
+    return {
+        target: [
+            replace(f, also=(seconds[f.mistake.function],)) if f.mistake.function in seconds else f
+            for f in prints
+        ]
+        for target, prints in found.items()
+    }
+
+
+def _catalogued_first(found: list[Fingerprint], known: list[Fingerprint]) -> list[Fingerprint]:
+    """Mutants whose id the catalogue knows first: of two with the same numbers (dividing by
+    D, or by √D twice), the one told in the catalogue's terms is kept."""
+    ids = {f.mistake.id for f in known if f.origin == "catalogue"}
+    return sorted(found, key=lambda f: f.mistake.id not in ids)
+
+
+def _original(assignment: AssignmentSpec, target: str, variable: bool) -> Any:
+    """The function the target's mutants were made from (for a variable, its cell's)."""
+    solution = load_solution(assignment)
+    if variable:
+        made = mutants.cell_function(solution, target)
+        return made[0] if made else None
+    found = find_function(solution, target)
+    return found.node if found else None
+
+
+def _with_pairs(
+    assignment: AssignmentSpec,
+    case_set: CaseSet,
+    known: dict[str, list[Fingerprint]],
+    kept: dict[str, list[Fingerprint]],
+    sources: dict[str, list[Fingerprint]],
+    references: dict[str, Reference],
+    workers: Workers,
+) -> dict[str, list[Fingerprint]]:
+    """The distinct single fingerprints, followed by the distinct pairs of mutations (run
+    in one more child, after the singles: only singles that differ from the reference and
+    from each other are paired)."""
+    made: list[tuple[Mistake, Origin]] = []
+    second: dict[str, Mistake] = {}
+    for target in assignment.targets:
+        singles = [f.mistake for f in sources[target.name] if f.origin == "mutant"]
+        original = _original(assignment, target.name, target.variable) if singles else None
+        for pair in mutant_pairs.pair_mutants(original, singles) if original else []:
+            made.append((pair.mistake, "mutant"))
+            second[pair.mistake.function] = pair.second
+    if not made:
+        return kept
+    ran = _run(assignment, case_set, made, workers)
+    result = {}
+    for t in assignment.targets:
+        pairs = [
+            # once run, a pair's long source is never needed again (nor cached)
+            replace(f, mistake=replace(f.mistake, source=""), also=(second[f.mistake.function],))
+            for f in distinct(
+                ran[t.name],
+                [*known[t.name], *kept[t.name]],
+                references[t.name].outputs,
+                t.compare,
+                t.tolerance,
+            )
+        ]
+        result[t.name] = [*kept[t.name], *pairs]
+    return result
 
 
 def _run(
@@ -134,11 +243,14 @@ def distinct(
     """Derived fingerprints that answered every case with numbers and differ from the
     reference, from the catalogue's (`known`) and from every one kept before them."""
     seen = {_key(f.outputs) for f in known if f.via is None}
+    # what the diagnosis reads as a known mistake (or the reference) returned transposed
+    shadowed = {_key(f.outputs) for f in known if f.via is None} | {_key(reference)}
     kept: list[Fingerprint] = []
     for fingerprint in found:
         key = _key(fingerprint.outputs)
         if (
             key in seen
+            or _key(_transposed(fingerprint.outputs)) in shadowed
             or not all(_answered(o) for o in fingerprint.outputs)
             or _same(fingerprint.outputs, reference, mode, tol)
         ):
@@ -146,6 +258,11 @@ def distinct(
         seen.add(key)
         kept.append(fingerprint)
     return kept
+
+
+def _transposed(outputs: Sequence[Value | Exception]) -> list[Value | Exception]:
+    """Each 2-D output transposed (what the diagnosis tries as `output_transposed`)."""
+    return [o.T if isinstance(o, np.ndarray) and o.ndim == 2 else o for o in outputs]
 
 
 def _key(outputs: Sequence[Value | Exception]) -> str:
@@ -196,6 +313,10 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
         assignment.solution,
         Path(mutants.__file__),
         Path(mutant_operators.__file__),
+        Path(mutant_pairs.__file__),
+        Path(mutant_helpers.__file__),
+        Path(mutant_inputs.__file__),
+        Path(mutant_places.__file__),
         Path(transplant.__file__),
         Path(__file__),
     ):
@@ -225,26 +346,68 @@ def _plain(value: Value) -> Any:
     return value
 
 
+_PER_FRAME = 50  # fingerprints in one frame of the cache (a frame's header is bounded)
+
+
+def _frame(target: str, prints: list[Fingerprint]) -> bytes | None:
+    """One frame of the cache: some of a target's fingerprints, their words and numbers."""
+    header = {
+        "target": target,
+        "prints": [
+            {
+                **{k: getattr(f.mistake, k) for k in _MISTAKE_FIELDS},
+                "origin": f.origin,
+                "also": [{k: getattr(m, k) for k in _MISTAKE_FIELDS} for m in f.also],
+            }
+            for f in prints
+        ],
+    }
+    values = {str(i): [_plain(v) for v in f.outputs] for i, f in enumerate(prints)}  # type: ignore[arg-type]
+    try:
+        return encode_frame(header, values)
+    except ValueError:
+        return None
+
+
+def _pairs_path(path: Path, target: str) -> Path:
+    """Where a target's pairs of mutations are cached, beside the singles."""
+    return path.with_name(f"{path.stem}-pairs-{target}.bin")
+
+
+def _load_pairs(path: Path, target: str) -> list[Fingerprint]:
+    """A target's cached pairs of mutations; none when the file is missing or damaged."""
+    found = _load(_pairs_path(path, target))
+    return found.get(target, []) if found else []
+
+
 def _save(path: Path, kept: dict[str, list[Fingerprint]]) -> None:
-    """Write the cache atomically; a folder that cannot be written just means no cache."""
+    """Write the cache atomically, each target's pairs of mutations in a file of their own
+    (written first: a cache with its singles has its pairs); a folder that cannot be
+    written just means no cache."""
+    for target, every in kept.items():
+        pairs = [f for f in every if f.also]
+        if not _write(_pairs_path(path, target), {target: pairs}):
+            return
+    _write(path, {target: [f for f in every if not f.also] for target, every in kept.items()})
+
+
+def _write(path: Path, kept: dict[str, list[Fingerprint]]) -> bool:
+    """Write one cache file atomically; False when it cannot be written."""
     frames = []
-    for target, prints in kept.items():
-        header = {
-            "target": target,
-            "prints": [
-                {**{k: getattr(f.mistake, k) for k in _MISTAKE_FIELDS}, "origin": f.origin}
-                for f in prints
-            ],
-        }
-        values = {str(i): [_plain(v) for v in f.outputs] for i, f in enumerate(prints)}  # type: ignore[arg-type]
-        frames.append(encode_frame(header, values))
+    for target, every in kept.items():
+        for start in range(0, max(len(every), 1), _PER_FRAME):
+            frame = _frame(target, every[start : start + _PER_FRAME])
+            if frame is None:  # too big for one frame: no cache, never a failure
+                return False
+            frames.append(frame)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
         partial.write_bytes(b"".join(frames))
         partial.replace(path)
     except (OSError, ValueError):
-        return
+        return False
+    return True
 
 
 def _load(path: Path) -> dict[str, list[Fingerprint]] | None:
@@ -258,7 +421,11 @@ def _load(path: Path) -> dict[str, list[Fingerprint]] | None:
         frames = reader.feed(data)
         if reader.pending:
             return None
-        return dict(_fingerprints(header, values) for header, values in frames)
+        found: dict[str, list[Fingerprint]] = {}
+        for header, values in frames:
+            target, prints = _fingerprints(header, values)
+            found.setdefault(target, []).extend(prints)
+        return found
     except (WireError, KeyError, TypeError, ValueError, json.JSONDecodeError):
         return None
 
@@ -273,5 +440,6 @@ def _fingerprints(
         if not isinstance(outputs, Seq) or entry["origin"] not in ("inherited", "mutant"):
             raise ValueError("malformed cache entry")
         mistake = Mistake(**fields)
-        prints.append(Fingerprint(mistake, outputs.items, None, entry["origin"]))
+        also = tuple(Mistake(**{k: m[k] for k in _MISTAKE_FIELDS}) for m in entry["also"])
+        prints.append(Fingerprint(mistake, outputs.items, None, entry["origin"], also))
     return str(header["target"]), prints

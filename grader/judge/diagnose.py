@@ -19,6 +19,7 @@ from grader.course.mistakes import Mistake
 from grader.judge import relations
 from grader.judge.compare import compare, stack
 from grader.judge.fingerprints import Fingerprint
+from grader.judge.pair_store import pairs_of
 from grader.judge.reference import Reference
 from grader.judge.static import FunctionSource, Hint, HintKind
 from grader.report import Finding, Location, messages_of
@@ -230,13 +231,24 @@ def _hand_made(ev: Evidence) -> list[Fingerprint]:
 
 def _mutant(ev: Evidence) -> Diagnosis | None:
     """The first mutant of the reference that gives the student's outputs (after the
-    structural normalisers), named with its generated words."""
-    mutants = [f for f in ev.fingerprints if f.origin == "mutant"]
-    for ids, chain in CHAINS:
+    structural normalisers), named with its generated words: single mutations first, on
+    every normaliser; pairs of them (read only now) when none matches."""
+    singles = [f for f in ev.fingerprints if f.origin == "mutant" and not f.also]
+    # a pair is two mistakes already: not also returned transposed or in a tuple (a third)
+    found = _first_mutant(ev, singles, CHAINS)
+    return found or _first_mutant(ev, pairs_of(ev.fingerprints), CHAINS[:1])
+
+
+def _first_mutant(
+    ev: Evidence, mutants: Sequence[Fingerprint], chains: Sequence[tuple[tuple[str, ...], Any]]
+) -> Diagnosis | None:
+    for ids, chain in chains:
         normalised = _apply(chain, ev.answers)
         for fingerprint in mutants:
             if _matches(ev, normalised, fingerprint.outputs):
-                return _static_only(ev, list(ids), [fingerprint.mistake])
+                first = fingerprint.mistake
+                named = [first, *(m for m in fingerprint.also if m.id != first.id)]
+                return _static_only(ev, list(ids), named)
     return None
 
 
@@ -417,12 +429,13 @@ def _locate(
         return None
     if pattern is None and mistake_id in ("output_transposed", "returns_tuple"):
         pattern = r"^\s*return\b"
-    if pattern:
-        # The body only: a default like `axis=-1` in the signature is not the mistake.
-        start = function.node.body[0].lineno if function.node.body else function.node.lineno
-        end = function.node.end_lineno or function.node.lineno
+    # The body only: a default like `axis=-1` in the signature is not the mistake. A
+    # mutant's pattern is several, one per line, tried in turn (mutants.locate_pattern).
+    start = function.node.body[0].lineno if function.node.body else function.node.lineno
+    end = function.node.end_lineno or function.node.lineno
+    for each in pattern.split("\n") if pattern else ():
         for line in range(start, end + 1):
-            if re.search(pattern, function.line_text(line)):
+            if re.search(each, function.line_text(line)):
                 return function.location(line)
     return function.location()
 
@@ -440,6 +453,12 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(sizes)
     if ignored := _ignored(ev):
         sentences.append(ignored)
+    for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
+        if said := relations.shape_relations(got, want):
+            sentences += said
+            break
+    if pairs and (nan := relations.nan_where_finite(pairs[0][0], pairs[0][1])):
+        sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
         sentences.append(extra)
     if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):
@@ -461,6 +480,23 @@ def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
                 got, want = np.squeeze(got), np.squeeze(want)
             pairs.append((got, want))
     return pairs
+
+
+def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For list or tuple results: (student, reference) items that differ, first case first."""
+    found = []
+    for answer, expected in zip(ev.answers, ev.reference.outputs, strict=True):
+        if not (isinstance(answer, Seq) and isinstance(expected, Seq)):
+            continue
+        for got, want in zip(answer.items, expected.items, strict=False):
+            a, b = stack(got), stack(want)
+            if (
+                a is not None
+                and b is not None
+                and not compare(want, got, "squeeze", ev.spec.tolerance).ok
+            ):
+                found.append((a, b))
+    return found
 
 
 def _ignored(ev: Evidence) -> str | None:

@@ -14,6 +14,7 @@ from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec
 from grader.judge.derived import derived_fingerprints
 from grader.judge.fingerprints import Fingerprint, catalogue_for, compute_fingerprints
+from grader.judge.pair_store import Prints
 from grader.judge.reference import Reference, compute_references
 from grader.run.workers import Workers
 
@@ -46,6 +47,9 @@ def build_expected(assignment: AssignmentSpec, case_set: CaseSet, workers: Worke
         derived = derived_fingerprints(
             assignment, case_set, catalogue, fingerprints, references, workers
         )
-        everything = {name: [*found, *derived[name]] for name, found in fingerprints.items()}
+        everything: dict[str, list[Fingerprint]] = {
+            name: Prints([*found, *derived[name]], getattr(derived[name], "pairs", None))
+            for name, found in fingerprints.items()
+        }
         _EXPECTED[key] = Expected(references, probes, everything)
     return _EXPECTED[key]

@@ -62,6 +62,7 @@ class Fingerprint:
     outputs: tuple[Value | Exception, ...]
     via: str | None = None  # the callee whose mistake this is, for inherited fingerprints
     origin: Origin = "catalogue"
+    also: tuple[Mistake, ...] = ()  # for a pair of mutations: the second one's mistake
 
 
 def catalogue_for(assignment: AssignmentSpec) -> Catalogue:

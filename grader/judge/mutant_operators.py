@@ -36,6 +36,7 @@ class Context:
     globals: dict[str, int]  # the notebook's integer globals (D = 4), by name
     loop_names: tuple[str, ...]  # names bound by loops and comprehensions in the function
     siblings: dict[str, tuple[str, ...]]  # local names computed alike (queries, keys, values)
+    functions: frozenset[str] = frozenset()  # the notebook's own functions (softmax, …)
 
 
 def code_of(node: ast.AST) -> str:
@@ -405,6 +406,25 @@ def result_transposed(node: ast.FunctionDef) -> Iterator[tuple[ast.Return, Chang
             )
 
 
+def _call_dropped(node: ast.expr, ctx: Context) -> Iterator[Change]:
+    """A call of the notebook's own function left out: `softmax(scores)` becomes `scores`
+    (the raw scores used as the weights). Library calls are left to the other operators."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ctx.functions
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return
+    yield Change(
+        node.args[0],
+        "call_dropped",
+        f"skips `{node.func.id}`: uses `{code_of(node.args[0])}` itself where "
+        f"`{code_of(node)}` is meant",
+    )
+
+
 OPERATORS: tuple[Operator, ...] = (
     _matmul,
     _product,
@@ -418,4 +438,5 @@ OPERATORS: tuple[Operator, ...] = (
     _off_by_one,
     _loop_variable,
     _log_base,
+    _call_dropped,
 )

@@ -26,6 +26,7 @@ from grader.judge.mutant_operators import (
     returned_locals,
     siblings,
 )
+from grader.judge.mutant_places import locate_pattern
 from grader.judge.static import find_function
 from grader.judge.stubs import binds
 
@@ -66,6 +67,15 @@ def integer_globals(solution: Submission) -> dict[str, int]:
                 ):
                     found[name.id] = constant.value
     return found
+
+
+def defined_functions(solution: Submission) -> frozenset[str]:
+    """The names of the functions the notebook defines at its top level."""
+    found: set[str] = set()
+    for cell in solution.cells:
+        tree = solution.tree(cell.index)
+        found.update(n.name for n in (tree.body if tree else ()) if isinstance(n, ast.FunctionDef))
+    return frozenset(found)
 
 
 def _with(function: ast.FunctionDef, index: int, new: ast.AST) -> ast.FunctionDef:
@@ -111,6 +121,7 @@ def mutants_of(
     target: str,
     globals_: dict[str, int],
     inputs: Sequence[str] = (),
+    functions: frozenset[str] = frozenset(),
 ) -> list[Mistake]:
     """Every single-change mutant of `function`, as catalogue-like mistakes with sources;
     `inputs`: globals it reads that may stand for each other as parameters do."""
@@ -118,7 +129,12 @@ def mutants_of(
     parameters = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
     parameters += tuple(n for n in inputs if n not in parameters)
     context = Context(
-        target, parameters, globals_, _loop_names(function, parameters), siblings(function)
+        target,
+        parameters,
+        globals_,
+        _loop_names(function, parameters),
+        siblings(function),
+        functions,
     )
     found: list[Mistake] = []
     seen: set[str] = {ast.dump(function)}
@@ -223,17 +239,21 @@ def _add(
     mutant.decorator_list = []
     ast.fix_missing_locations(mutant)
     message = f"{change.words}{_where(original, node)}"
-    found.append(Mistake(change.mistake_id, target, message, "", name, ast.unparse(mutant)))
+    locate = locate_pattern(original, node, change.node)
+    found.append(
+        Mistake(change.mistake_id, target, message, "", name, ast.unparse(mutant), None, locate)
+    )
 
 
 def reference_mutants(solution: Submission, targets: Sequence[str]) -> list[Mistake]:
     """The mutants of every function target's reference, in target order."""
     globals_ = integer_globals(solution)
+    functions = defined_functions(solution)
     found: list[Mistake] = []
     for target in targets:
         function = find_function(solution, target)
         if function is not None:
-            found += mutants_of(function.node, target, globals_)
+            found += mutants_of(function.node, target, globals_, (), functions)
     return found
 
 
@@ -270,10 +290,11 @@ def variable_mutants(solution: Submission, variables: Sequence[str]) -> list[Mis
     """Mutants of the notebook code that computes each graded variable (each called with
     no arguments in the child, after the solution's cells, returning the variable)."""
     globals_ = integer_globals(solution)
+    functions = defined_functions(solution)
     found: list[Mistake] = []
     for name in variables:
         made = cell_function(solution, name)
         if made is not None:
             function, inputs = made
-            found += mutants_of(function, name, globals_, inputs)
+            found += mutants_of(function, name, globals_, inputs, functions)
     return found

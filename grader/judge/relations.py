@@ -49,6 +49,11 @@ def sums_to_one(got: np.ndarray, axis_name: str) -> str | None:
             f"the {other_name} sum to one instead of the {axis_name}: "
             f"normalise each of the {axis_name}"
         )
+    if abs(float(np.sum(got)) - 1) < 1e-6:
+        return (
+            f"the whole matrix sums to one, not each of the {axis_name}: the sum was taken "
+            f"without `axis=`; sum along axis {axis} (with `keepdims=True`)"
+        )
     return f"the {axis_name} do not sum to one (sums from {sums.min():.4g} to {sums.max():.4g})"
 
 
@@ -100,11 +105,25 @@ def differing_lines(got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> st
     wrong = ~np.isclose(got, expected, rtol=tol.rtol, atol=tol.atol)
     rows = np.flatnonzero(wrong.any(axis=1))
     cols = np.flatnonzero(wrong.any(axis=0))
-    if 0 < len(cols) < got.shape[1]:
-        return f"only columns {', '.join(map(str, cols))} differ; the others are right"
-    if 0 < len(rows) < got.shape[0]:
-        return f"only rows {', '.join(map(str, rows))} differ; the others are right"
+    # where only infinite entries differ, their pattern is the mask's, not a loop's
+    infinite = bool(np.isinf(expected[wrong]).all())
+    for name, lines, count in (("columns", cols, got.shape[1]), ("rows", rows, got.shape[0])):
+        if 0 < len(lines) < count:
+            said = f"only {name} {', '.join(map(str, lines))} differ; the others are right"
+            hint = "" if infinite else _suggestion(name, [int(i) for i in lines], count)
+            return f"{said}{hint}"
     return None
+
+
+def _suggestion(name: str, lines: list[int], count: int) -> str:
+    """What a pattern of wrong rows or columns usually means."""
+    if len(lines) == 1:
+        return f": look at how {name[:-1]} {lines[0]} is computed (an index that is off)"
+    if lines == list(range(count - len(lines), count)):
+        return f": the last {name} are wrong, as when a loop or slice stops early"
+    if lines == list(range(len(lines))):
+        return f": the first {name} are wrong, as when a loop or slice starts late"
+    return ""
 
 
 def singleton_dimensions(got: np.ndarray, expected: np.ndarray) -> str | None:
@@ -116,4 +135,108 @@ def singleton_dimensions(got: np.ndarray, expected: np.ndarray) -> str | None:
     return (
         f"the shape {got.shape} differs from {expected.shape} only by size-1 dimensions: "
         f"reshape the result to {expected.shape}"
+    )
+
+
+def nan_where_finite(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """NaN where a finite value is expected, and what usually makes it (`0 * inf`)."""
+    if got.shape != expected.shape or not np.issubdtype(got.dtype, np.floating):
+        return None
+    bad = np.isnan(got) & np.isfinite(expected)
+    if not bad.any():
+        return None
+    count = int(bad.sum())
+    where = f"{count} entr{'ies' if count > 1 else 'y'}"
+    if np.all(expected[bad] == 0):
+        return (
+            f"NaN in {where} where 0 is expected: `0 * inf` is NaN, so multiplying a matrix "
+            "of zeros and ones by an infinity does not give a mask; set the entries to "
+            "`-np.inf` directly (or use `np.where`)"
+        )
+    return (
+        f"NaN in {where} where a finite value is expected: it comes from `0 * inf`, "
+        "`inf - inf` or `0 / 0` in the computation"
+    )
+
+
+def shape_relations(got: np.ndarray, expected: np.ndarray) -> list[str]:
+    """What a wrong shape or order says: a D×1 column and a length-D vector broadcast into
+    D×D; a reduction without `axis` that left one number; the right rows or columns in
+    another order; a large finite number where an infinity belongs."""
+    found = [
+        said
+        for check in (_broadcast_square, _whole_reduction, _permuted, _finite_for_infinite)
+        if (said := check(got, expected)) is not None
+    ]
+    return found
+
+
+def _broadcast_square(got: np.ndarray, expected: np.ndarray) -> str | None:
+    n = expected.size
+    column = expected.ndim == 1 or (expected.ndim == 2 and 1 in expected.shape)
+    if not (column and n > 1 and got.shape == (n, n)):
+        return None
+    said = (
+        f"the result is {n}×{n} where {n} numbers (shape {expected.shape}) are expected: an "
+        f"operation between a {n}×1 column and a length-{n} vector (shape ({n},)) broadcasts "
+        "them into a square; keep both as columns (or both 1-D) before adding or multiplying"
+    )
+    wanted = expected.reshape(-1)
+    for line, where in ((np.diag(got), "its diagonal"), (got[:, 0], "its first column")):
+        if np.allclose(line, wanted, rtol=1e-6, atol=1e-9):
+            return f"{said}; {where} holds the expected values"
+    return said
+
+
+def _whole_reduction(got: np.ndarray, expected: np.ndarray) -> str | None:
+    if got.size != 1 or expected.size <= 1:
+        return None
+    return (
+        f"returns one number where an array of shape {expected.shape} is expected: a "
+        "reduction without `axis` (`np.sum(x)`, `x.max()`) works over the whole array; "
+        "give it the axis it must work along"
+    )
+
+
+def _permuted(got: np.ndarray, expected: np.ndarray) -> str | None:
+    if got.shape != expected.shape or got.ndim not in (1, 2) or got.shape[0] < 2:
+        return None
+    if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
+        return None
+    for axis, name in ((0, "rows"), (1, "columns")):
+        if axis >= got.ndim:
+            continue
+        lines = np.moveaxis(got, axis, 0)
+        wanted = np.moveaxis(expected, axis, 0)
+        order = []
+        for line in lines:
+            match = [j for j, w in enumerate(wanted) if np.allclose(line, w, rtol=1e-6, atol=1e-9)]
+            if not match:
+                break
+            order.append(match[0])
+        else:
+            if sorted(order) == list(range(len(wanted))):
+                what = name if got.ndim == 2 else "values"
+                turn = ", ".join(map(str, order))
+                return (
+                    f"the right {what} in another order (the expected {turn} in turn): an "
+                    "index or the order of a loop is off, or the inputs were read in "
+                    "another order"
+                )
+    return None
+
+
+def _finite_for_infinite(got: np.ndarray, expected: np.ndarray) -> str | None:
+    if got.shape != expected.shape:
+        return None
+    infinite = np.isinf(expected)
+    if not infinite.any() or not np.all(np.isfinite(got[infinite])):
+        return None
+    same_sign = np.sign(got[infinite]) == np.sign(expected[infinite])
+    if not (same_sign.all() and np.all(np.abs(got[infinite]) >= 1e3)):
+        return None
+    value = float(got[infinite].flat[0])
+    return (
+        f"a large finite number ({value:.4g}) where ±inf is expected: use `-np.inf` (or "
+        "`np.inf`) itself; a big number is not the same after scaling or adding"
     )
