@@ -39,6 +39,9 @@ from grader.run import bwrap, view
 import students
 from conftest import REPO, write_fast_course, write_notebook
 
+# A whole hostile class through the sandboxed pool: minutes, not the quick loop's seconds.
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
 ASSIGNMENT = "self_attention"
 HONEST = 20
 SECRET = "GRADER_SECRET_TOKEN"

@@ -30,6 +30,9 @@ from grader.report import Report
 
 from conftest import REPO, repo_config_raw
 
+# Each test releases or grades a course through real workers: ~40 s together.
+pytestmark = [pytest.mark.slow]
+
 AID = "self_attention"
 PUBLIC = 2  # public cases of every target; the rest are hidden
 NOTEBOOKS = sorted((REPO / "demo" / "submissions").glob("*.ipynb")) + sorted(
