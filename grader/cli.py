@@ -419,9 +419,21 @@ def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     )
 
 
+# --db URL for the commands that read a graded class's gradebook.
+DATABASE_OPTION = click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="The gradebook is in this PostgreSQL database (the class was graded with `grader "
+    "grade --db URL`), not in OUT/gradebook.sqlite; the files are still written in OUT.",
+)
+
+
 @main.command()
 @click.argument("out", type=click.Path(path_type=Path))
 @ASSIGNMENT_OPTION
+@DATABASE_OPTION
 @click.option(
     "--format",
     "fmt",
@@ -431,20 +443,22 @@ def _tell_faults(faults: Sequence[Entry], out: Path | None) -> None:
     help="html writes OUT/report.html; csv and json print the aggregates.",
 )
 @_errors_to_exit_codes
-def report(out: Path, assignment: str | None, fmt: str) -> None:
+def report(out: Path, assignment: str | None, database: str | None, fmt: str) -> None:
     """Summarise a graded class from OUT/gradebook.sqlite: scores, pass rates, mistakes.
 
     \b
     Examples:
       grader report results/                 # writes results/report.html
       grader report results/ --format json   # the same numbers, for your own tools
+      grader report results/ --db postgresql://grader@dbhost/course
     """
     from grader.batch.classreport import load_summary, write_report
 
+    _database_option(database, out)
     if fmt == "html":  # the page is the file grader grade writes, report.html
-        click.echo(f"wrote {write_report(out, assignment)}")
+        click.echo(f"wrote {write_report(out, assignment, database)}")
         return
-    text = CLASS_FORMATS[fmt].render(load_summary(out, assignment))
+    text = CLASS_FORMATS[fmt].render(load_summary(out, assignment, database))
     click.echo(text, nl=not text.endswith("\n"))  # CSV ends its own last row
 
 
@@ -538,8 +552,10 @@ AUTHOR_OPTION = click.option(
     "--author", default=None, help="Who makes the change [default: the user running this]."
 )
 # A graded class's gradebook (--results) and what to change in it.
-GRADEBOOK_OPTIONS = _stacked(RESULTS_OPTION, ASSIGNMENT_OPTION, CONFIG_OPTION)
-CHANGE_OPTIONS = _stacked(RESULTS_OPTION, ASSIGNMENT_OPTION, AUTHOR_OPTION, CONFIG_OPTION)
+GRADEBOOK_OPTIONS = _stacked(RESULTS_OPTION, DATABASE_OPTION, ASSIGNMENT_OPTION, CONFIG_OPTION)
+CHANGE_OPTIONS = _stacked(
+    RESULTS_OPTION, DATABASE_OPTION, ASSIGNMENT_OPTION, AUTHOR_OPTION, CONFIG_OPTION
+)
 
 
 @main.command()
@@ -566,6 +582,7 @@ def override(
     clear: bool,
     from_csv: Path | None,
     out: Path,
+    database: str | None,
     assignment: str | None,
     author: str | None,
     config_path: Path | None,
@@ -581,6 +598,7 @@ def override(
       grader override s042 --points 9 --comment "late, excused" --results results/
       grader override s042 softmax --clear --results results/
       grader override --from-csv regrades.csv --results results/
+      grader override s042 --points 9 --results results/ --db postgresql://grader@dbhost/course
     Exit codes: 0 done · 2 unknown student, function or assignment, a bad CSV line.
     """
     from grader.batch.adjust import Change, apply, read_changes
@@ -596,7 +614,9 @@ def override(
         raise UsageError("give --points P, or --clear")
     else:
         changes = [Change(student, target, None if clear else points, comment)]
-    written = apply(out, _course(config_path), changes, author or current_author(), assignment)
+    _database_option(database, out)
+    who = author or current_author()
+    written = apply(out, _course(config_path), changes, who, assignment, database)
     click.echo(f"{len(changes)} override{'s' * (len(changes) != 1)} recorded")
     click.echo(f"wrote {', '.join(map(str, written))}")
 
@@ -610,6 +630,7 @@ def comment_command(
     student: str,
     text: str,
     out: Path,
+    database: str | None,
     assignment: str | None,
     author: str | None,
     config_path: Path | None,
@@ -617,14 +638,18 @@ def comment_command(
     """Leave a remark for a student: on their feedback page, in grades.csv and the report.
 
     \b
-    Example:  grader comment s042 "see me about question 3" --results results/
+    Examples:
+      grader comment s042 "see me about question 3" --results results/
+      grader comment s042 "see me" --results results/ --db postgresql://grader@dbhost/course
     Exit codes: 0 done · 2 unknown student or assignment.
     """
     from grader.batch.adjust import comment
     from grader.batch.records import author as current_author
 
     config = _course(config_path)
-    written = comment(out, config, student, text, author or current_author(), assignment)
+    _database_option(database, out)
+    who = author or current_author()
+    written = comment(out, config, student, text, who, assignment, database)
     click.echo(f"wrote {', '.join(map(str, written))}")
 
 
@@ -646,7 +671,12 @@ def comment_command(
 @GRADEBOOK_OPTIONS
 @_errors_to_exit_codes
 def export_command(
-    fmt: str, dest: Path, out: Path, assignment: str | None, config_path: Path | None
+    fmt: str,
+    dest: Path,
+    out: Path,
+    database: str | None,
+    assignment: str | None,
+    config_path: Path | None,
 ) -> None:
     """Write the gradebook as a file an LMS imports as it is: one row per student (per
     roster student), totals with overrides applied, no cell a spreadsheet would run.
@@ -656,13 +686,16 @@ def export_command(
       grader export --format canvas --results results/ --out canvas-import.csv
       grader export --format moodle --results results/ --out moodle.csv
       grader export --format blackboard --results results/ --out blackboard.csv
+      grader export --format canvas --results results/ --out canvas.csv --db postgresql://…
     Columns and how each LMS reads them: docs/instructor.md.
     Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment.
     """
     from grader.batch.lms import FORMATS, export
 
     chosen = next(f for f in FORMATS if f == fmt)
-    click.echo(f"wrote {export(out, _course(config_path), chosen, dest, assignment)}")
+    _database_option(database, out)
+    config = _course(config_path)
+    click.echo(f"wrote {export(out, config, chosen, dest, assignment, database)}")
 
 
 @main.group("serve", invoke_without_command=True)

@@ -32,8 +32,11 @@ from grader.errors import UsageError
 from grader.render.feedback import write_feedback
 
 
-def open_book(out: Path) -> Gradebook:
-    """The gradebook `grader grade --out OUT` wrote; a usage error when there is none."""
+def open_book(out: Path, database: str | None = None) -> Gradebook:
+    """The gradebook `grader grade --out OUT` wrote (or the PostgreSQL `database` that
+    `grader grade --db` recorded into); a usage error when there is none."""
+    if database is not None:
+        return Gradebook(database)
     path = out / "gradebook.sqlite"
     if not path.is_file():
         raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
@@ -86,11 +89,17 @@ class Change:
 
 
 def apply(
-    out: Path, config: Config, changes: Sequence[Change], author: str, assignment: str | None
+    out: Path,
+    config: Config,
+    changes: Sequence[Change],
+    author: str,
+    assignment: str | None,
+    database: str | None = None,
 ) -> list[Path]:
     """Check every change first (none is made if one is wrong), make them, and write the
-    outputs again. Returns the files written."""
-    book = open_book(out)
+    outputs again (in `out`; the gradebook is `database` when given). Returns the files
+    written."""
+    book = open_book(out, database)
     try:
         aid = book_assignment(book, assignment)
         spec = config.assignment(aid)
@@ -106,27 +115,41 @@ def apply(
                     change.student, aid, change.target, change.points, change.comment, author, at
                 )
                 set_override(book, override)
-        return refresh(book, out, spec, {c.student for c in changes})
+        return refresh(book, out, spec, {c.student for c in changes}, database)
     finally:
         book.close()
 
 
 def comment(
-    out: Path, config: Config, student: str, text: str, author: str, aid: str | None
+    out: Path,
+    config: Config,
+    student: str,
+    text: str,
+    author: str,
+    aid: str | None,
+    database: str | None = None,
 ) -> list[Path]:
-    """Add a remark for a student and write the outputs again."""
-    book = open_book(out)
+    """Add a remark for a student and write the outputs again (the gradebook is `database`
+    when given)."""
+    book = open_book(out, database)
     try:
         name = book_assignment(book, aid)
         _check_student(book, student)
         add_comment(book, Comment(student, name, text, author, time.time()))
-        return refresh(book, out, config.assignment(name), {student})
+        return refresh(book, out, config.assignment(name), {student}, database)
     finally:
         book.close()
 
 
-def refresh(book: Gradebook, out: Path, spec: AssignmentSpec, students: set[str]) -> list[Path]:
-    """grades.csv and report.html from the gradebook, and the feedback pages of `students`."""
+def refresh(
+    book: Gradebook,
+    out: Path,
+    spec: AssignmentSpec,
+    students: set[str],
+    database: str | None = None,
+) -> list[Path]:
+    """grades.csv and report.html from the gradebook (`book`, which is `database` when
+    given), and the feedback pages of `students`."""
     rows = from_gradebook(book, spec.id)
     written = [
         write_grades(rows, [t.name for t in spec.targets], spec_total(spec), out / "grades.csv")
@@ -134,7 +157,7 @@ def refresh(book: Gradebook, out: Path, spec: AssignmentSpec, students: set[str]
     for row in rows:
         if row.student in students and row.report is not None:
             written.append(page(out, row))
-    written.append(write_report(out, spec.id))
+    written.append(write_report(out, spec.id, database))
     return written
 
 

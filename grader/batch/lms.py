@@ -100,10 +100,17 @@ def render(fmt: str, rows: Sequence[Standing], spec: AssignmentSpec) -> str:
     return buffer.getvalue()
 
 
-def export(out: Path, config: Config, fmt: Format, dest: Path, assignment: str | None) -> Path:
-    """Write the gradebook in OUT as `fmt` to `dest`; one row per student (per roster student
-    with a roster), totals with overrides applied."""
-    book = open_book(out)
+def export(
+    out: Path,
+    config: Config,
+    fmt: Format,
+    dest: Path,
+    assignment: str | None,
+    database: str | None = None,
+) -> Path:
+    """Write the gradebook in OUT (or the PostgreSQL `database`) as `fmt` to `dest`; one row
+    per student (per roster student with a roster), totals with overrides applied."""
+    book = open_book(out, database)
     try:
         spec = config.assignment(book_assignment(book, assignment))
         rows = from_gradebook(book, spec.id)
