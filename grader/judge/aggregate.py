@@ -95,9 +95,7 @@ def scores_only(report: Report) -> Report:
     targets are one shared object (most of a class's targets are alike), so thousands of
     these stay small."""
     targets = tuple(
-        _shared(
-            replace(t, messages=(), mistakes=(), location=None, case_outcomes=(), findings=())
-        )
+        _shared(replace(t, messages=(), mistakes=(), location=None, case_outcomes=(), findings=()))
         for t in report.targets
     )
     return replace(report, targets=targets, errors=(), notes=(), did_not_run=None)
