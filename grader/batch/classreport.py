@@ -44,7 +44,7 @@ def load_summary(
         ids = None if roster is None else {s.id for s in roster}
         summary = summarise(assignment or "", on_roster(graded(), ids), problems)
         name = assignment or (next(iter(seen)) if seen else "nothing graded")
-        summary = with_standings(summary, from_gradebook(book, name), ids is not None)
+        summary = with_standings(summary, from_gradebook(book, name, whole=False), ids is not None)
     finally:
         book.close()
     return replace(summary, assignment=name)

@@ -17,6 +17,7 @@ from grader.batch.lateness import stored_late
 from grader.batch.records import TOTAL, Comment, Override, comments, overrides, stored_roster
 from grader.batch.roster import Student
 from grader.course.deadline import Late
+from grader.judge.aggregate import scores_only
 from grader.render.feedback import Adjusted
 from grader.render.formats import GRADES_FORMATS
 from grader.render.grades import Grades
@@ -127,14 +128,16 @@ def standings(
     return [one(s.id, *found.get(s.id, (None, NO_SUBMISSION)), s) for s in roster]
 
 
-def from_gradebook(book: Gradebook, assignment: str) -> list[Standing]:
+def from_gradebook(book: Gradebook, assignment: str, whole: bool = True) -> list[Standing]:
     """The standings the gradebook holds: each student's latest graded submission of the
-    assignment, the unreadable ones, the stored roster, overrides and comments."""
+    assignment, the unreadable ones, the stored roster, overrides and comments. With
+    `whole=False` each report keeps only its points and statuses (`scores_only`): all a
+    total needs, so a class of thousands fits in little memory."""
     results: dict[str, tuple[str, Report | None, str]] = {
         student: (student, None, problem) for student, problem in book.problems()
     }
     for student, report in book.each_latest(assignment):
-        results[student] = (student, report, "")
+        results[student] = (student, report if whole else scores_only(report), "")
     return standings(
         results.values(),
         stored_roster(book),

@@ -6,9 +6,10 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from grader.judge.diagnose import STRUCTURAL
-from grader.report import ClassSummary, MistakeRow, Points, Report, TargetRow
+from grader.report import ClassSummary, MistakeRow, Points, Report, TargetResult, TargetRow
 
 SLOWEST = 10
 
@@ -90,9 +91,25 @@ def summarise(
 
 
 def scores_only(report: Report) -> Report:
-    """The report as a gradebook table needs it: points and statuses, no text."""
+    """The report as a gradebook table needs it: points and statuses, no text. Equal
+    targets are one shared object (most of a class's targets are alike), so thousands of
+    these stay small."""
     targets = tuple(
-        replace(t, messages=(), mistakes=(), location=None, case_outcomes=(), findings=())
+        _shared(replace(t, messages=(), mistakes=(), location=None, case_outcomes=(), findings=()))
         for t in report.targets
     )
     return replace(report, targets=targets, errors=(), notes=(), did_not_run=None)
+
+
+SHARED = 4096  # distinct text-free targets kept for sharing
+
+
+def _shared(target: TargetResult) -> TargetResult:
+    """An equal target seen before, else this one. The points' types are part of the key:
+    1 and 1.0 (or 0.0 and -0.0) are equal but are not written alike."""
+    return _share((repr(target.score), repr(target.max_score)), target)
+
+
+@lru_cache(maxsize=SHARED)
+def _share(points: tuple[str, str], target: TargetResult) -> TargetResult:
+    return target
