@@ -15,10 +15,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from grader.course.config import Config, load_config
-from grader.report import Report, TargetResult
+from grader.report import Finding, Report, TargetResult
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
-from grader.serve.semester import HIDDEN_LATER, graded_view, public_report
+from grader.serve.semester import HIDDEN_LATER, graded_view, public_report, public_target
 from grader.serve.store import Store
 
 from conftest import repo_config_raw
@@ -101,6 +101,31 @@ def test_the_public_report_scores_the_public_cases_and_keeps_the_hidden_diagnosi
     assert soft.max_score == pytest.approx(points / 3) and soft.messages == ()
     assert public.max_score == pytest.approx(full.max_score - 2 * points / 3)
     assert HIDDEN_LATER in public.notes and HIDDEN_LATER not in full.notes
+
+
+def test_a_failed_public_case_shows_no_line_of_a_hidden_case() -> None:
+    hidden_line = "case 3 (N=5): expected -2.00527, got 0.1"
+    target = TargetResult(
+        "standardize",
+        "failed",
+        0.0,
+        3.0,
+        cases_total=3,
+        cases_passed=0,
+        case_outcomes=("failed", "failed", "failed"),
+        public_cases=1,
+        mistakes=("variance_without_eps",),
+        findings=(
+            Finding("summary", "3 of 3 cases failed"),
+            Finding("case", hidden_line),
+            Finding("mistake", "divides by the variance", mistake="variance_without_eps"),
+        ),
+        messages=("3 of 3 cases failed", hidden_line, "divides by the variance"),
+    )
+    public = public_target(target)
+    assert public.messages == ("1 of 1 public case failed", "divides by the variance")
+    assert [f.kind for f in public.findings] == ["summary", "mistake"]
+    assert public.max_score == pytest.approx(1.0) and public.cases_total == 1
 
 
 def test_a_student_reads_public_feedback_until_the_instructor_releases_the_hidden_cases(

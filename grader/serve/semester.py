@@ -31,7 +31,7 @@ from grader.course.notebook import Submission
 from grader.errors import GraderError
 from grader.render.feedback import Adjusted, feedback_page
 from grader.render.html import render_template
-from grader.report import Report, TargetResult
+from grader.report import Finding, Report, TargetResult, messages_of
 from grader.serve.store import View
 
 HIDDEN_LATER = (
@@ -52,6 +52,12 @@ def public_target(target: TargetResult) -> TargetResult:
     ok = passed == public
     status = "passed" if ok else ("failed" if target.status == "passed" else target.status)
     said = not ok
+    # The per-case lines and the count of all cases would show the hidden cases' sizes and
+    # expected values: only the diagnosis is kept, with a count of the public cases.
+    kept = tuple(f for f in target.findings if f.kind not in ("case", "summary")) if said else ()
+    if said:
+        counted = f"{public - passed} of {public} public case{'s' * (public > 1)} failed"
+        kept = (Finding("summary", counted), *kept)
     return replace(
         target,
         status=status,
@@ -60,9 +66,9 @@ def public_target(target: TargetResult) -> TargetResult:
         cases_passed=passed,
         cases_total=public,
         case_outcomes=outcomes,
-        messages=target.messages if said else (),
+        messages=messages_of(kept),
         mistakes=target.mistakes if said else (),
-        findings=tuple(f for f in target.findings if f.kind not in ("case",)) if said else (),
+        findings=kept,
     )
 
 
