@@ -287,3 +287,17 @@ def test_per_student_bundles_hold_each_student_s_own_public_cases(
     roster.write_text("id,name\n../elsewhere,Eve\n")
     escaped = CliRunner().invoke(main, [*release, "--roster", str(roster)])
     assert escaped.exit_code == 2 and not (tmp_path / "elsewhere").exists()
+
+
+def test_an_assignment_without_an_exercise_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    # udl_12_1 has no `exercise:` on purpose: naming it is one line, exit 2, and no file
+    # of a half-written bundle is left behind.
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(main, ["release", "--course", str(REPO), "--assignment",
+                                       "udl_12_1", "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "assignments.udl_12_1.exercise: not set" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())

@@ -82,6 +82,12 @@ def release(
     if config.path.name == BUNDLE_NAME:
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
+    if assignment is None:  # an assignment without `exercise:` has nothing to hand out
+        specs = [spec for spec in specs if spec.exercise is not None]
+        if not specs:
+            raise ConfigError(f"{config.path}: no assignment has an `exercise:` to hand out")
+    for spec in specs:  # every exercise checked before a file is written
+        _check_exercise(config, spec)
     root = config.path.resolve().parent
     entries: list[dict[str, Any]] = []
     numbers: dict[str, Any] = {}
@@ -116,6 +122,19 @@ def _student_spec(config: Config, spec: AssignmentSpec, student: str | None) -> 
     return replace(for_student(spec, student, course_secret(config)), per_student_inputs=False)
 
 
+def _check_exercise(config: Config, spec: AssignmentSpec) -> Path:
+    """The assignment's exercise notebook; ConfigError unless it is there to hand out."""
+    where = f"{config.path}: assignments.{spec.id}.exercise"
+    if spec.exercise is None:
+        raise ConfigError(f"{where}: not set, so there is no notebook to hand out")
+    if not spec.exercise.is_file():
+        raise ConfigError(
+            f"{where}: no such file ({spec.exercise}); write it with "
+            f"`grader assign --assignment {spec.id}` first"
+        )
+    return spec.exercise
+
+
 def _assignment(
     config: Config,
     spec: AssignmentSpec,
@@ -126,21 +145,16 @@ def _assignment(
     arrays: list[np.ndarray],
 ) -> dict[str, Any]:
     """Check one assignment, write its files into `out` and its numbers into `numbers`."""
-    where = f"{config.path}: assignments.{spec.id}"
-    if spec.exercise is None or not spec.exercise.is_file():
-        raise ConfigError(
-            f"{where}.exercise: no exercise notebook to hand out ({spec.exercise}); write it "
-            f"with `grader assign --assignment {spec.id}` first"
-        )
+    notebook = _check_exercise(config, spec)
     workers = shared_workers(require(sandbox or config.sandbox), spec.files, spec.preload)
     preflight(config, replace(spec, public_seed=None), workers)  # the course's own cases
     public = spec.public()
     case_set = build_cases(public)
     expected = build_expected(public, case_set, workers)
     numbers[spec.id] = bundle_entry(public, case_set, expected, arrays)
-    exercise = _place(spec.exercise, root)
+    exercise = _place(notebook, root)
     out.mkdir(parents=True, exist_ok=True)
-    _copy(spec.exercise, out, exercise)
+    _copy(notebook, out, exercise)
     for data in spec.files:
         _copy(data.source, out, data.name)
     return spec_entry(public, exercise, [d.name for d in spec.files])
