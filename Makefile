@@ -67,8 +67,9 @@ unit: $(STAMP) browser sandbox postgres
 
 test: lint typecheck unit
 
+# On as many processes as there are cores (pytest-xdist): 24 s here on 2 cores, 33 s on one.
 test-fast: lint
-	$(BIN)/pytest -q -m "not slow and not sandbox and not browser and not postgres"
+	$(BIN)/pytest -q -n auto -m "not slow and not sandbox and not browser and not postgres"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
