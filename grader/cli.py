@@ -785,6 +785,7 @@ def serve_command(
     if ctx.invoked_subcommand is not None:
         return
     from grader.batch.grade import available_cores
+    from grader.course.per_student import course_secret, needs_secret
     from grader.engine import require
     from grader.judge.preflight import preflight_all
     from grader.run.workers import shared_workers
@@ -796,6 +797,8 @@ def serve_command(
     # A broken course: one line and exit 2 at start-up, not a fault per upload.
     specs = config.assignments.values()
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
+    if needs_secret(config, list(specs)):
+        course_secret(config)  # per-student inputs without a secret: exit 2 before serving
     limits = Limits.from_settings(config.serve, max_kb, max_attempts, min_interval)
     workers = jobs or max(1, available_cores() - 1)
     _database_option(database, out)

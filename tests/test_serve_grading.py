@@ -114,3 +114,42 @@ def test_a_killed_server_grades_every_accepted_upload_once_after_restart(
         assert "1 grading workers ready in " in said
     rows = db.execute("SELECT status, recorded, score = max_score FROM uploads").fetchall()
     assert rows == [("graded", 1, 1)] * len(accepted), (left, rows)
+
+
+def test_a_student_is_served_their_own_public_cases_with_per_student_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """per_student_inputs: the service judges each upload on that student's own public cases
+    (from the course secret), as `grader grade` does, and gives the batch's score."""
+    from test_per_student import SECRET, course
+
+    import grader.serve.grading as grading_module
+    from grader.course.config import load_config
+    from grader.course.per_student import SECRET_ENV, derive_seed
+
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    config = load_config(course(tmp_path) / "config.yaml")
+    (tmp_path / "class").mkdir()
+    notebook = write_notebook(tmp_path / "class" / "alice.ipynb", students.cells())
+    batch = grade_batch(notebook.parent, config, tmp_path / "batch", sandbox="required")
+    assert batch.graded == 1
+    judged_on: list[int | None] = []
+    prepare = grading_module._prepare
+
+    def spy(spec: object, pool: object) -> object:
+        judged_on.append(spec.public_seed)  # type: ignore[attr-defined]
+        return prepare(spec, pool)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grading_module, "_prepare", spy)
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        form = sign_in(client, tokens["alice"])
+        sent = {"notebook": ("alice.ipynb", notebook.read_bytes())}
+        answer = client.post("/upload", data={"csrf": form}, files=sent, follow_redirects=False)
+        assert wait_graded(client, answer.headers["location"]) == "graded"
+    upload = store.upload(1)
+    store.close()
+    assert derive_seed(SECRET.encode(), "self_attention", "alice") in judged_on
+    assert upload is not None and upload.score == batch.entries[0].report.score  # type: ignore[union-attr]

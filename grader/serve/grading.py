@@ -18,6 +18,7 @@ from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
+from grader.course.per_student import course_secret, needs_secret
 from grader.engine import finish, with_choice
 from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
@@ -136,7 +137,10 @@ class Grading:
 
     def _pool(self, assignments: list[AssignmentSpec]) -> Pool:
         if self.cluster is None:
-            return Pool(self.config, None, self.jobs, assignments, self.support)
+            # Per-student inputs: each student's public cases from the course secret, as in
+            # a batch (grader serve checked at start-up that there is one).
+            secret = course_secret(self.config) if needs_secret(self.config, assignments) else None
+            return Pool(self.config, None, self.jobs, assignments, self.support, secret)
         from grader.batch.cluster import ClusterPool  # Dask only with --cluster
 
         pool = ClusterPool(self.cluster, self.config, None, assignments, self.support, self.mode)
@@ -229,10 +233,13 @@ class Grading:
             done = future.result()
             if done.submission is None or done.run is None:
                 return Outcome(None, None, "", done.problem)
-            spec = self.config.assignment(done.assignment)
-            if spec.id not in prepared:
-                prepared[spec.id] = _prepare(spec, pool)
-            case_set, expected = prepared[spec.id]
+            spec = done.spec or self.config.assignment(done.assignment)
+            if spec.public_seed is not None:  # the student's own public cases
+                case_set, expected = _prepare(spec, pool)
+            else:
+                if spec.id not in prepared:
+                    prepared[spec.id] = _prepare(spec, pool)
+                case_set, expected = prepared[spec.id]
             report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
             report = with_choice(report, done.chosen)
             course, student, received = self.config.path.parent, upload.student, upload.received_at
