@@ -274,7 +274,7 @@ def grade(
     With `due:` and `late:` in the config, each submission's lateness and penalty are
     in every output; the time comes from --submitted-at, the LMS's file names, the last git
     commit, else the file's modification time (said so).
-    Exit codes: 0 every submission was graded · 1 some could not be graded, or matched
+    Exit codes: 0 every submission was graded · 1 some (or all) could not be graded, or matched
     no roster student (they are listed; --allow-ungraded exits 0 for them) · 2 bad input,
     or --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
     (tracebacks in OUT/grader-faults.log, the rest is graded), a --cluster scheduler

@@ -23,3 +23,10 @@ class UsageError(GraderError):
     """The command line asks for something impossible, e.g. an unknown assignment (exit 2)."""
 
     exit_code = 2
+
+
+class NothingGraded(GraderError):
+    """A class of which no submission could be graded (exit 1, as for some; exit 2 when the
+    folder held no submission at all)."""
+
+    exit_code = 1

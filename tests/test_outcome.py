@@ -9,7 +9,7 @@ import pytest
 from grader.batch.entries import Batch, Entry
 from grader.batch.outcome import class_assignment, class_outcome, exit_status
 from grader.course.config import Config
-from grader.errors import GraderError
+from grader.errors import NothingGraded, UsageError
 from grader.report import Report
 
 
@@ -48,8 +48,11 @@ def test_a_notebook_graded_as_another_assignment_earns_nothing_for_this_one(
 
 def test_nothing_graded_is_refused_with_the_source_named(config: Config) -> None:
     batch = Batch(entries=[Entry("ada", Path("ada.ipynb"), None, "unreadable")])
-    with pytest.raises(GraderError, match="class: nothing could be graded"):
+    with pytest.raises(NothingGraded, match="class: nothing could be graded") as refused:
         class_outcome(batch, config, None, Path("class"))
+    assert refused.value.exit_code == 1  # as for some ungraded: not a fault of the grader's
+    with pytest.raises(UsageError, match="class: nothing to grade"):
+        class_outcome(Batch(entries=[]), config, None, Path("class"))
 
 
 def test_exit_status_lost_or_faults_over_ungraded_over_success() -> None:

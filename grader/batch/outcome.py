@@ -15,7 +15,7 @@ from grader.batch.database import shown
 from grader.batch.entries import Batch, Entry
 from grader.batch.grades_csv import write_csv
 from grader.course.config import AssignmentSpec, Config
-from grader.errors import GraderError
+from grader.errors import NothingGraded, UsageError
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,13 @@ def class_outcome(
     batch: Batch, config: Config, assignment: str | None, source: Path
 ) -> ClassOutcome:
     """The batch as the assignment named, else the one most notebooks were graded as;
-    GraderError when nothing could be graded (no assignment to report on)."""
+    NothingGraded when nothing could be graded (no assignment to report on): UsageError
+    when there was no submission at all."""
     aid = assignment or class_assignment(batch.entries)
     if aid is None:
-        raise GraderError(f"{source}: nothing could be graded")
+        if not batch.entries:
+            raise UsageError(f"{source}: nothing to grade")
+        raise NothingGraded(f"{source}: nothing could be graded (each problem is listed above)")
     others = [e.student for e in batch.entries if e.report and e.report.assignment != aid]
     return ClassOutcome(config.assignment(aid), as_assignment(batch.entries, aid), others)
 
