@@ -40,7 +40,7 @@ from grader.judge.fingerprints import Fingerprint, Origin
 from grader.judge.pair_store import Prints, with_pairs
 from grader.judge.reference import Reference, load_solution
 from grader.judge.run_cache import CACHE_ENV as CACHE_ENV  # where tests and docs find it
-from grader.judge.run_cache import cache_dir
+from grader.judge.run_cache import cache_dir, content_digest
 from grader.judge.static import find_function
 from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
 from grader.run.workers import Workers
@@ -302,31 +302,19 @@ def _version() -> str:
 
 def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
     """The content hash the derived fingerprints are cached under."""
-    hasher = hashlib.blake2b(digest_size=20)
-    parts: list[bytes] = [
+    parts = [
         repr(assignment).encode(),
         catalogue.source.encode(),
         _version().encode(),
         np.__version__.encode(),
     ]
-    for path in (
+    modules = (mutants, mutant_operators, mutant_pairs, mutant_helpers, mutant_inputs)
+    files = (
         assignment.solution,
-        Path(mutants.__file__),
-        Path(mutant_operators.__file__),
-        Path(mutant_pairs.__file__),
-        Path(mutant_helpers.__file__),
-        Path(mutant_inputs.__file__),
-        Path(mutant_places.__file__),
-        Path(transplant.__file__),
+        *(Path(m.__file__) for m in (*modules, mutant_places, transplant) if m.__file__),
         Path(__file__),
-    ):
-        try:
-            parts.append(path.read_bytes())
-        except OSError:
-            parts.append(b"")
-    for part in parts:
-        hasher.update(len(part).to_bytes(8, "big") + part)
-    return hasher.hexdigest()
+    )
+    return content_digest(parts, files)
 
 
 def _cache_path(assignment: AssignmentSpec, catalogue: Catalogue) -> Path | None:

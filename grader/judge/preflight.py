@@ -8,7 +8,6 @@ catalogue, data files, grader and numpy versions), so the second run costs a has
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
@@ -23,7 +22,7 @@ from grader.judge.compare import compare
 from grader.judge.expected import Expected
 from grader.judge.fingerprints import catalogue_for, compute_fingerprints
 from grader.judge.reference import compute_references
-from grader.judge.run_cache import cache_dir
+from grader.judge.run_cache import cache_dir, content_digest
 from grader.judge.score import Answers, judge_case
 from grader.run.workers import Workers
 
@@ -33,21 +32,13 @@ BY_MUTATION = "mutates_input"
 
 def key_of(config: Config, spec: AssignmentSpec) -> str:
     """The content hash a passed check of `spec` is remembered under."""
-    hasher = hashlib.blake2b(digest_size=20)
     try:
         version = metadata.version("attention-grader")
     except metadata.PackageNotFoundError:
         version = "unknown"
     parts = [spec.id.encode(), repr(spec).encode(), version.encode(), np.__version__.encode()]
     files = [config.path, spec.solution, spec.mistakes, *(f.source for f in spec.files)]
-    for path in files:
-        try:
-            parts.append(path.read_bytes() if path is not None and path.is_file() else b"")
-        except OSError:
-            parts.append(b"")
-    for part in parts:
-        hasher.update(len(part).to_bytes(8, "big") + part)
-    return hasher.hexdigest()
+    return content_digest(parts, files)
 
 
 def _marker(config: Config, spec: AssignmentSpec) -> Path | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -61,18 +61,26 @@ def run_key(
     ]
     # What runs beside the course's code (the child, the wire, the names put back) is all of
     # grader/run: any edit of it is a new key.
-    for path in (
+    files = (
         *(f.source for f in spec.files),
         *sorted(Path(child.__file__).parent.glob("*.py")),
         Path(__file__),
-    ):
-        try:
-            parts.append(path.read_bytes())
-        except OSError:
-            parts.append(b"")
+    )
+    return content_digest(parts, files)
+
+
+def content_digest(parts: Iterable[bytes], files: Iterable[Path | None]) -> str:
+    """The hash every cache of course work is keyed by: `parts`, then each file's bytes (a
+    missing or unreadable file, or None, counts as empty), each with its length."""
     hasher = hashlib.blake2b(digest_size=20)
     for part in parts:
         hasher.update(len(part).to_bytes(8, "big") + part)
+    for path in files:
+        try:
+            data = path.read_bytes() if path is not None else b""
+        except OSError:
+            data = b""
+        hasher.update(len(data).to_bytes(8, "big") + data)
     return hasher.hexdigest()
 
 
