@@ -302,7 +302,9 @@ def grade(
             jobs,
             force,
             on_total=lambda total: progress.append(Progress(total)),
-            on_entry=lambda entry: progress[0].step(entry.student),
+            on_entry=lambda entry: progress[0].step(
+                entry.student, entry.report is not None or entry.skipped or entry.absent
+            ),
             keep_reports=out is None,  # with --out, whole reports are in the gradebook
             sandbox=sandbox,
             submitted_at=given,
@@ -790,18 +792,21 @@ def serve_command(
     from grader.judge.preflight import preflight_all
     from grader.run.workers import shared_workers
     from grader.serve.checks import Limits
-    from grader.serve.server import serve
+    from grader.serve.server import listen, serve
 
     config = _course(config_path)
-    support = require(sandbox)
-    # A broken course: one line and exit 2 at start-up, not a fault per upload.
+    # The cheap checks first (options, secret, port), then the course's own check: a typo in
+    # --db or a port in use is said at once, not after the course has been run.
     specs = config.assignments.values()
-    preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
     if needs_secret(config, list(specs)):
         course_secret(config)  # per-student inputs without a secret: exit 2 before serving
     limits = Limits.from_settings(config.serve, max_kb, max_attempts, min_interval)
     workers = jobs or max(1, available_cores() - 1)
     _database_option(database, out)
+    listening = listen(host, port)
+    support = require(sandbox)
+    # A broken course: one line and exit 2 at start-up, not a fault per upload.
+    preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
     serve(
         config,
         out,
@@ -814,6 +819,7 @@ def serve_command(
         database=database,
         cluster=cluster,
         mode=sandbox,
+        listening=listening,
     )
 
 
@@ -934,7 +940,8 @@ def release_command(
     folders = [student_folder(out, s.id) for s in students]  # every id checked first
     for student, folder in zip(students, folders, strict=True):
         release(config, folder, assignment, sandbox, student.id)
-    click.echo(f"wrote {len(folders)} student bundles in {out}/<student id>/")
+    noun = "bundle" if len(folders) == 1 else "bundles"
+    click.echo(f"wrote {len(folders)} student {noun} in {out}/<student id>/")
 
 
 @main.command("init")

@@ -107,7 +107,8 @@ def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_pat
     assert "scale_discarded" in page and 'class="here"' in page
     assert "return np.transpose(X_prime)" in page  # their own code, around the line
     assert rows(out) == 12
-    assert "graded 13/13" in result.output  # plain progress lines when not on a terminal
+    # Plain progress lines when not on a terminal; zoe's unreadable notebook counted apart.
+    assert "graded 13/13, 1 of them not graded (" in result.output
 
 
 def problems(batch: Batch) -> list[str]:

@@ -43,6 +43,17 @@ def test_a_log_gets_plain_lines_and_always_the_last_one() -> None:
     ]
 
 
+def test_a_submission_without_a_grade_is_counted_apart() -> None:
+    log, screen = io.StringIO(), Terminal()
+    for stream in (log, screen):
+        progress = Progress(3, stream, every=3600.0, tick=None)
+        for graded in (True, False, True):
+            progress.step("x", graded)
+        progress.close()
+    assert log.getvalue().startswith("graded 3/3, 1 of them not graded (")
+    assert "1 of them not graded" in screen.getvalue().split("\r")[-1]
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 100.0

@@ -276,6 +276,7 @@ def test_per_student_bundles_hold_each_student_s_own_public_cases(
     assert refused.exit_code == 2 and "--roster" in refused.stderr  # one bundle cannot
     done = CliRunner().invoke(main, [*release, "--roster", str(roster)])
     assert done.exit_code == 0, done.output
+    assert f"wrote 2 student bundles in {out}" in done.stdout
     mine = {s: load_config(out / s / BUNDLE_NAME).assignment(AID) for s in ("ada", "bruno")}
     inputs = {s: released_data(a)[0].cases["softmax"][0].args[0] for s, a in mine.items()}
     assert not np.array_equal(inputs["ada"], inputs["bruno"])  # each their own

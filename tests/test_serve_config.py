@@ -81,3 +81,25 @@ def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_port_in_use_or_a_bad_db_is_said_before_the_course_is_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The course's own check runs the solutions (about a second); the cheap refusals come first.
+    import grader.judge.preflight
+
+    ran: list[str] = []
+    monkeypatch.setattr(grader.judge.preflight, "preflight_all", lambda *a: ran.append("ran"))
+    config = course_with_serve(tmp_path, None)
+    base = ["serve", "--course", str(config.parent), "--sandbox", "auto"]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        in_use = CliRunner().invoke(main, [*base, "--port", port, "--out", str(tmp_path / "o")])
+    bad_db = CliRunner().invoke(main, [*base, "--db", "mysql://nobody", "--port", "0"])
+    assert (in_use.exit_code, bad_db.exit_code) == (2, 2), in_use.output + bad_db.output
+    assert f"cannot listen on 127.0.0.1:{port}" in in_use.output
+    assert "--db" in bad_db.output and "Traceback" not in bad_db.output
+    assert ran == []

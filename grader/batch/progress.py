@@ -42,6 +42,7 @@ class Progress:
         self.every = every
         self.clock = clock
         self.done = 0
+        self.ungraded = 0  # done, but no grade: an unreadable notebook, a failed run
         self.label = ""
         self.started = self.last = self.finished_last = clock()
         self.lock = threading.Lock()
@@ -56,10 +57,12 @@ class Progress:
         if tick is not None and total:
             threading.Thread(target=self._ticker, args=(tick,), daemon=True).start()
 
-    def step(self, label: str = "") -> None:
-        """Count one more submission done; `label` (cut to 30 characters) shows on the bar."""
+    def step(self, label: str = "", graded: bool = True) -> None:
+        """Count one more submission done (`graded`: with a grade, else counted apart as not
+        graded); `label` (cut to 30 characters) shows on the bar."""
         with self.lock:
             self.done += 1
+            self.ungraded += not graded
             self.finished_last = self.clock()
             self.label = one_line(label[:30])
             if self.bar is not None:
@@ -95,7 +98,8 @@ class Progress:
         elapsed = max(self.clock() - self.started, 1e-9)
         rate = self.done / elapsed
         return (
-            f"graded {self.done}/{self.total} ({rate:.1f}/s, {elapsed:.1f} s elapsed, "
+            f"graded {self.done}/{self.total}{self._not_graded()} ({rate:.1f}/s, "
+            f"{elapsed:.1f} s elapsed, "
             f"about {self.seconds_left():.0f} s left)"
         )
 
@@ -106,8 +110,11 @@ class Progress:
             if self.bar is not None:
                 self.bar.close()
 
+    def _not_graded(self) -> str:
+        return f", {self.ungraded} of them not graded" if self.ungraded else ""
+
     def _postfix(self) -> str:
-        left = f"about {self.seconds_left():.0f} s left"
+        left = f"about {self.seconds_left():.0f} s left{self._not_graded()}"
         return f"{self.label}, {left}" if self.label else left
 
     def _write_line(self) -> None:

@@ -35,13 +35,16 @@ def serve(
     database: str | None = None,
     cluster: str | None = None,
     mode: Mode = "required",
+    listening: socket.socket | None = None,
 ) -> None:
     """Serve until SIGTERM or Ctrl-C; every accepted upload is graded, now or at the next
     start. `database`: PostgreSQL instead of OUT's SQLite files (replicas share it);
-    `cluster`: a Dask scheduler whose workers run the notebooks, sandboxed as `mode` says."""
+    `cluster`: a Dask scheduler whose workers run the notebooks, sandboxed as `mode` says;
+    `listening`: a socket already bound by `listen` (else host:port is bound here)."""
     # Listening first: while a restarted server loads, its students' uploads wait in the
     # socket's backlog instead of being refused.
-    listening = _listen(host, port)
+    if listening is None:
+        listening = listen(host, port)
     store = Store(out, database)
     grading = Grading(config, store, support, jobs, cluster, mode)
     grading.announce = _say
@@ -51,7 +54,8 @@ def serve(
     import uvicorn
 
     service = Service(store, limits, grading, secure_cookies, grace, config)
-    print(f"serving {config.path.parent} on http://{host}:{port} (data in {out})", flush=True)
+    course = config.path.parent.resolve()
+    print(f"serving {course} on http://{host}:{port} (data in {out})", flush=True)
     try:
         settings = uvicorn.Config(
             make_app(service),
@@ -67,7 +71,7 @@ def serve(
         store.close()
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
     """A socket listening on host:port; UsageError (exit 2) when it cannot be had."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
