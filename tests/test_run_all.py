@@ -11,6 +11,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from grader.run import session
 from grader.run.session import keep_going
 
 from conftest import REPO, write_notebook
@@ -67,3 +68,28 @@ def test_the_guard_keeps_values_and_real_errors(tmp_path: Path) -> None:
 
 def test_keep_going_outside_ipython_does_nothing() -> None:
     assert keep_going() is None
+
+
+def test_once_a_stub_was_met_only_missing_results_are_skipped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(session, "UNFINISHED", [])
+
+    def raised(action: str) -> BaseException:
+        def attention(x: object) -> object:
+            if action == "stub":
+                raise NotImplementedError
+            return {}["typo"] if action == "bug" else undefined  # type: ignore[name-defined]  # noqa: F821
+
+        try:
+            attention(1)
+        except Exception as error:
+            return error
+        raise AssertionError("nothing raised")
+
+    assert session.skipped(raised("stub")) and session.UNFINISHED == ["attention"]
+    assert session.skipped(raised("name"))  # the stub's result, never set
+    assert not session.skipped(raised("bug"))  # a finished function's own error is shown
+    said = capsys.readouterr().out
+    assert "attention is not finished yet" in said and "needs the result" in said
+    assert "KeyError" not in said

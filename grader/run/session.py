@@ -54,7 +54,8 @@ def _where(error: BaseException) -> str:
 
 def skipped(error: BaseException) -> bool:
     """Whether the cell that raised `error` is skipped with a note instead of failing: an
-    unfinished function (NotImplementedError), or any error once one was met."""
+    unfinished function (NotImplementedError), or, once one was met, a name never set (the
+    result an unfinished cell did not get to). A finished function's own error still fails."""
     if isinstance(error, NotImplementedError):
         name = _where(error) or "a function"
         if name not in UNFINISHED:
@@ -65,14 +66,14 @@ def skipped(error: BaseException) -> bool:
             "goes on; check() at the end says what is left."
         )
         return True
-    if UNFINISHED:
+    if UNFINISHED and isinstance(error, NameError):  # a result the unfinished cell never set
         first = ", ".join(UNFINISHED)
         print(
             f"⏭ skipped: {type(error).__name__}: {error}. This cell needs the result of "
             f"unfinished work ({first}); finish that first."
         )
         return True
-    return False
+    return False  # any other error is the cell's own, as usual
 
 
 def keep_going() -> None:
