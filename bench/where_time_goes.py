@@ -16,6 +16,8 @@ batch grading, for generated submissions of mixed quality (as bench/batch_throug
   empty     an empty notebook through the same worker (sandboxed, and without the sandbox):
             the child's process creation alone, the floor of this design
   judge     decoding the child's answers, comparing, diagnosing: in this process
+  best      empty + own code: what a sandboxed child per student costs even with no
+            grader overhead in it and no judging at all (the floor of this design)
   floor     bench/lean_floor.py: a process that imported numpy and nothing else forks a
             child per submission that runs its cells and calls, and exits (twice: with
             every call, and with the main cases only)
@@ -265,6 +267,18 @@ def main() -> None:
         f"({empty_cpu / floor_cpu:.2f}x the floor) and {plain_empty_cpu * 1000:.2f} ms "
         f"({plain_empty_cpu / floor_cpu:.2f}x) through a worker without the sandbox: the "
         "child's process creation, before any cell, call or judging"
+    )
+    best = empty_cpu + own_cpu  # a child that costs what an empty one does, plus the code
+    print(
+        f"best this design could reach: the empty sandboxed child plus the submission's own "
+        f"code, with no grader overhead and no judging at all: {best * 1000:.2f} ms CPU, "
+        f"{best / floor_cpu:.2f}x the floor "
+        + (
+            f"(above the target {TARGET}: out of reach while every student gets a fresh "
+            "sandboxed process)"
+            if best / floor_cpu > TARGET
+            else f"(within the target {TARGET})"
+        )
     )
     print(
         f"child + judge: {total * 1000:.2f} ms CPU per submission -> at best "
