@@ -20,7 +20,7 @@ from grader.course.config import MODES, Config, Mode, load_course
 from grader.course.locate import course_file
 from grader.errors import GraderError, UsageError
 from grader.render.escape import one_line, safe_lines
-from grader.render.formats import CLASS_FORMATS, REPORT_FORMATS, TABLE_FORMATS
+from grader.render.formats import CLASS_FORMATS, GRADES_FORMATS, REPORT_FORMATS, TABLE_FORMATS
 from grader.render.table import Table
 from grader.run import prestart
 
@@ -659,7 +659,7 @@ def comment_command(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["canvas", "moodle", "blackboard", "csv"]),
+    type=click.Choice(sorted(GRADES_FORMATS)),
     required=True,
     help="The LMS whose grade import reads the file (csv: grades.csv's columns).",
 )
@@ -692,12 +692,11 @@ def export_command(
     Columns and how each LMS reads them: docs/instructor.md.
     Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment.
     """
-    from grader.batch.lms import FORMATS, export
+    from grader.batch.lms import export
 
-    chosen = next(f for f in FORMATS if f == fmt)
     _database_option(database, out)
     config = _course(config_path)
-    click.echo(f"wrote {export(out, config, chosen, dest, assignment, database)}")
+    click.echo(f"wrote {export(out, config, fmt, dest, assignment, database)}")
 
 
 @main.group("serve", invoke_without_command=True)

@@ -24,7 +24,7 @@ from grader.engine import grade_path
 from grader.render import classroom, github, gradescope, junit, markdown, text
 from grader.render import json as json_format
 from grader.render.class_report import render_csv, render_html, render_json
-from grader.render.formats import CLASS_FORMATS, FORMATS, REPORT_FORMATS
+from grader.render.formats import CLASS_FORMATS, FORMATS, GRADES_FORMATS, REPORT_FORMATS
 from grader.render.verdict import verdict_lines
 from grader.report import Report
 
@@ -116,7 +116,8 @@ def test_grades_csv_is_what_the_grades_format_renders(
 
 
 def test_every_front_end_offers_the_registered_formats() -> None:
-    for command, formats in ((cli.check, REPORT_FORMATS), (cli.report, CLASS_FORMATS)):
+    fronts = ((cli.check, REPORT_FORMATS), (cli.report, CLASS_FORMATS))
+    for command, formats in (*fronts, (cli.export_command, GRADES_FORMATS)):
         offered = next(p for p in command.params if p.name == "fmt").type
         assert isinstance(offered, click.Choice) and sorted(offered.choices) == sorted(formats)
     for subject, listed in FORMATS.items():

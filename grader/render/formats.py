@@ -12,7 +12,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from grader.render import class_report, classroom, github, grades, gradescope, junit, markdown
+from grader.render import (
+    class_report,
+    classroom,
+    github,
+    grades,
+    gradescope,
+    junit,
+    lms,
+    markdown,
+)
 from grader.render import json as json_format
 from grader.render import table as table_format
 from grader.render import text as text_format
@@ -56,6 +65,9 @@ CLASS_FORMATS: dict[str, Format[ClassSummary]] = _by_name(
 # A class's gradebook, one row per student (`grader grade --out`, overrides, `grader export`).
 GRADES_FORMATS: dict[str, Format[grades.Grades]] = _by_name(
     Format("csv", "grades.csv", grades.render_grades, "grades.csv"),
+    Format("canvas", "Canvas's grade import", lms.render_canvas),
+    Format("moodle", "Moodle's CSV grade import", lms.render_moodle),
+    Format("blackboard", "Blackboard's offline grade upload", lms.render_blackboard),
 )
 # A class's points at a glance on the terminal (`grader grade`).
 TABLE_FORMATS: dict[str, Format[table_format.Table]] = _by_name(

@@ -52,6 +52,16 @@ class GradeRow(Protocol):
         ...
 
     @property
+    def email(self) -> str:
+        """The roster's email address (an LMS's login)."""
+        ...
+
+    @property
+    def lms_id(self) -> str:
+        """The LMS's own id of the student (the roster's, from LTI)."""
+        ...
+
+    @property
     def overrides(self) -> Sequence[Remark]:
         """The instructor's overrides."""
         ...
@@ -88,11 +98,13 @@ class GradeRow(Protocol):
 
 @dataclass(frozen=True)
 class Grades:
-    """The rows of grades.csv, the target columns and the total points of the assignment."""
+    """The rows of grades.csv, the target columns, the total points of the assignment and its
+    id (an LMS export's grade column)."""
 
     rows: Sequence[GradeRow]
     targets: Sequence[str]
     max_total: float
+    assignment: str = ""
 
 
 def render_grades(grades: Grades) -> str:
