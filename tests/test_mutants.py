@@ -72,6 +72,11 @@ def test_each_operator_makes_its_mutants_with_words_that_say_where() -> None:
     assert "leaves out `+ beta_k` (computing `keys`)" in words
     assert "reads the notebook's global `D` where `queries.shape[0]` is meant" in " ".join(words)
     assert "works along axis 1 in `softmax(scores, axis=0)`, the wrong axis" in " ".join(words)
+    misplaced = next(m.message for m in found if m.id == "scale_misplaced")
+    assert misplaced.startswith(
+        "divides what it returns by `np.sqrt(queries.shape[0])` at the end instead of dividing "
+        "`keys.T @ queries` by it"
+    )
     for mistake in found:  # each one a function that parses, under its own name
         tree = ast.parse(mistake.source)
         assert isinstance(tree.body[0], ast.FunctionDef)

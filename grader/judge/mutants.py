@@ -196,7 +196,7 @@ def _bounds_everywhere(
 
 def _scaled_result(function: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, Change, ast.AST]]:
     """The scaling moved from the scores to the result: `x / s` becomes `x`, and what is
-    returned is divided by `s` (after the softmax, say, instead of before it)."""
+    returned is divided by `s` (in attention: after the softmax instead of before it)."""
     nodes = list(ast.walk(function))
     returns = [
         i
@@ -214,9 +214,9 @@ def _scaled_result(function: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef,
             if not (isinstance(statement, ast.Return) and statement.value is not None):
                 continue  # the walk's order moved (a return below the scaling): skip it
             statement.value = ast.BinOp(statement.value, ast.Div(), copy.deepcopy(node.right))
-            words = (
-                f"divides by `{code_of(node.right)}` at the end, after the softmax, instead of "
-                f"scaling the scores in `{code_of(node)}`"
+            words = (  # no course's words: a layer norm's divisor moves as a score scale does
+                f"divides what it returns by `{code_of(node.right)}` at the end instead of "
+                f"dividing `{code_of(node.left)}` by it in `{code_of(node)}`"
             )
             yield mutant, Change(statement.value, "scale_misplaced", words), node
 
