@@ -1,0 +1,165 @@
+"""The instructor's pages: the live class view, a student's attempts, overrides and comments,
+the release of the hidden cases' feedback, and a regrade of the class."""
+
+from __future__ import annotations
+
+import math
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from grader.serve.pages import form_of, history, page, signed_in
+from grader.serve.semester import adjust
+from grader.serve.service import Denied, Service
+
+
+def _class_state(service: Service) -> str:
+    counts = service.store.counts()
+    return ",".join(f"{k}={counts[k]}" for k in sorted(counts)) + f";{service.store.last_id()}"
+
+
+async def class_view(request: Request) -> Response:
+    """The instructor's live view: each student's attempts, last status and score."""
+    service: Service = request.app.state.service
+    session, _ = signed_in(request, "instructor")
+    latest = service.store.latest()
+    grading = service.grading
+    people = service.store.people("student")
+    # Quoted whole: an id with a slash in it stays one segment of the URL.
+    links = {s.id: f"/class/students/{quote(s.id, safe='')}" for s in people}
+    return page(
+        "class.html.j2",
+        session=session,
+        title="Class",
+        students=people,
+        links=links,
+        latest=latest,
+        attempts=service.store.attempt_counts(),
+        counts=service.store.counts(),
+        state=_class_state(service),
+        failed=grading.failed if grading else "",
+        released=service.released(),
+        configured=service.config is not None and service.config.serve.release_hidden,
+    )
+
+
+async def class_state(request: Request) -> Response:
+    """What the class view shows has changed when this has (for poll.js)."""
+    service: Service = request.app.state.service
+    signed_in(request, "instructor")
+    return JSONResponse({"state": _class_state(service)})
+
+
+async def student_history(request: Request) -> Response:
+    """One student's attempts, for the instructor."""
+    service: Service = request.app.state.service
+    session, _ = signed_in(request, "instructor")
+    student = service.store.person(request.path_params["student"])
+    if student is None or student.role != "student":
+        raise Denied(404, "There is no such student.")
+    return page(
+        "person.html.j2",
+        session=session,
+        title=student.id,
+        student=student,
+        assignments=_graded_assignments(service, student.id),
+        targets=_targets(service),
+        adjust_url=f"/class/students/{quote(student.id, safe='')}/adjust",
+        **history(service, student.id, True),
+    )
+
+
+def _graded_assignments(service: Service, student: str) -> list[str]:
+    """The assignments a student has a graded upload of, newest first."""
+    return list(
+        dict.fromkeys(
+            v.assignment for _, v in sorted(service.store.views(student).items(), reverse=True)
+        )
+    )
+
+
+def _targets(service: Service) -> dict[str, list[str]]:
+    """Each assignment's target names (what an override may set)."""
+    if service.config is None:
+        return {}
+    return {a.id: [t.name for t in a.targets] for a in service.config.assignments.values()}
+
+
+async def adjust_student(request: Request) -> Response:
+    """An instructor's override (points, optionally of one target) or comment for a student:
+    kept in the served class's gradebook, shown on the student's feedback pages."""
+    service: Service = request.app.state.service
+    session, instructor = signed_in(request, "instructor")
+    form = await form_of(request, session, fields=6)
+    student = service.store.person(request.path_params["student"])
+    if student is None or student.role != "student":
+        raise Denied(404, "There is no such student.")
+    values = {
+        k: str(form.get(k) or "").strip() for k in ("assignment", "target", "points", "comment")
+    }
+    problem = _adjust_problem(service, student.id, values)
+    if problem:
+        raise Denied(400, problem)
+    points = float(values["points"]) if values["points"] else None
+    await run_in_threadpool(
+        adjust,
+        service.store.out,
+        student.id,
+        values["assignment"],
+        values["target"],
+        points,
+        values["comment"],
+        instructor.id,
+    )
+    return RedirectResponse(f"/class/students/{quote(student.id, safe='')}", 303)
+
+
+def _adjust_problem(service: Service, student: str, values: dict[str, str]) -> str:
+    """Why an override or comment cannot be made ("" when it can)."""
+    if values["assignment"] not in _graded_assignments(service, student):
+        return "Choose an assignment this student has a graded upload of."
+    targets = _targets(service).get(values["assignment"])
+    if values["target"] and targets is not None and values["target"] not in targets:
+        return f"{values['target']} is not a target of {values['assignment']}."
+    if not values["points"]:
+        return "" if values["comment"] else "Give points to set, or a comment."
+    try:
+        points = float(values["points"])
+    except ValueError:
+        return f"{values['points']!r} is not a number of points."
+    return "" if math.isfinite(points) and points >= 0 else "Points are a number ≥ 0."
+
+
+async def release(request: Request) -> Response:
+    """Release the hidden cases' feedback to every student (or take it back)."""
+    service: Service = request.app.state.service
+    session, _ = signed_in(request, "instructor")
+    form = await form_of(request, session)
+    service.store.release_hidden(form.get("release") == "1")
+    return RedirectResponse("/class", 303)
+
+
+async def regrade(request: Request) -> Response:
+    """Queue every student's latest upload again."""
+    service: Service = request.app.state.service
+    session, _ = signed_in(request, "instructor")
+    await form_of(request, session)
+    service.store.regrade_latest()
+    if service.grading is not None:
+        service.grading.wake()
+    return RedirectResponse("/class", 303)
+
+
+def instructor_routes() -> list[Route]:
+    """The instructor's routes (every handler refuses anyone but an instructor)."""
+    return [
+        Route("/class", class_view),
+        Route("/class/state", class_state),
+        Route("/class/students/{student:path}/adjust", adjust_student, methods=["POST"]),
+        Route("/class/students/{student:path}", student_history),
+        Route("/class/release", release, methods=["POST"]),
+        Route("/class/regrade", regrade, methods=["POST"]),
+    ]
