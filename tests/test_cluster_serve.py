@@ -42,13 +42,7 @@ def test_the_service_grades_on_the_cluster_as_a_local_batch(tmp_path: Path, conf
     notebook = write_notebook(tmp_path / "class" / "alice.ipynb", cells)
     grade_batch(notebook.parent, config, tmp_path / "batch", sandbox="required")
     expected = (tmp_path / "batch" / "feedback" / "alice.html").read_text()
-    with LocalCluster(
-        n_workers=1,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.CRITICAL,
-    ) as cluster:
+    with one_worker() as cluster:
         store = Store(tmp_path / "out")
         tokens = issue(store)
         grading = Grading(

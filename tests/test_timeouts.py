@@ -47,7 +47,7 @@ def softmax_cell(path: Path) -> int:
 
 
 @pytest.mark.slow
-def test_a_timeout_names_the_line_it_was_stuck_on_and_its_loop(
+def test_a_timeout_names_the_line_and_loop_and_its_callers_say_fix_it_first(
     fast_config: Config, looping: Path
 ) -> None:
     report = grade_path(looping, fast_config, "self_attention")
@@ -61,14 +61,7 @@ def test_a_timeout_names_the_line_it_was_stuck_on_and_its_loop(
     assert f"cell {cell}, line {STUCK_LINE}" in said
     assert f"inside the `while` loop at line {LOOP_LINE}" in said
     assert "fix `" not in said
-
-
-@pytest.mark.slow
-def test_a_caller_of_a_looping_function_says_fix_it_first(
-    fast_config: Config, looping: Path
-) -> None:
-    report = grade_path(looping, fast_config, "self_attention")
-    cell = softmax_cell(looping)
+    # A caller of the looping function (same run: a timeout costs a time limit) says fix it first.
     caller = target(report, "attention_loop")
     assert caller.status == "timeout"
     callee = [f for f in caller.findings if f.kind == "callee"]
