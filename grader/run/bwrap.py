@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from grader.course.config import Mode
 from grader.course.files import SANDBOX_COURSE
-from grader.run import seccomp, view
+from grader.run import probe_memory, seccomp, view
 
 if TYPE_CHECKING:
     from grader.course.files import DataFile
@@ -200,15 +200,43 @@ def sandbox_launch(
     return Launch(argv, path, (fd,), user)
 
 
+# Whether this process's answer came from a remembered probe (probe_memory.py).
+_REMEMBERED: list[str] = []
+
+
 @functools.cache
 def support() -> Support:
-    """Whether the sandbox can be made here (tried once per process, ~10 ms)."""
+    """Whether the sandbox can be made here (tried once per process; a positive answer is
+    remembered on disk for the next start, see probe_memory.py)."""
     if sys.platform != "linux":
         return Support(False, f"bubblewrap sandboxes need Linux, this is {sys.platform}")
-    if shutil.which("bwrap") is None:
+    binary = shutil.which("bwrap")
+    if binary is None:
         return Support(False, "bubblewrap (bwrap) is not installed")
     if not seccomp.supported():
         return Support(False, "no seccomp filter for this processor's architecture")
+    if probe_memory.remembered(binary):
+        _REMEMBERED.append(binary)
+        return Support(True)
+    found = _probe()
+    if found.sandboxed:
+        probe_memory.remember(binary)
+    return found
+
+
+def recheck() -> Support | None:
+    """After a worker could not start in the sandbox: when this process's answer was a
+    remembered one, forget it and probe afresh (a stale 'works' costs one failed start,
+    never a weaker sandbox); None when the answer was probed (nothing new to learn)."""
+    if not _REMEMBERED:
+        return None
+    probe_memory.forget(_REMEMBERED.pop())
+    support.cache_clear()
+    return support()
+
+
+def _probe() -> Support:
+    """Start bubblewrap and a child's own setup inside it, once: whether both work."""
     try:
         launch = sandbox_launch(probe=True)
     except OSError as exc:

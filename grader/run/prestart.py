@@ -30,7 +30,15 @@ def _start(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...])
         support = bwrap.choose(mode)
         if mode == "required" and not support.sandboxed:
             return  # the engine refuses it (exit 2); no worker to start
-        shared_workers(support, files, importable)
+        try:
+            shared_workers(support, files, importable)
+        except Exception:
+            # A remembered 'the sandbox works' that no longer holds: probe afresh, so that
+            # the engine's own call gets today's answer (and says why, as always).
+            if not support.sandboxed or (fresh := bwrap.recheck()) is None:
+                raise
+            if fresh.sandboxed or mode != "required":
+                shared_workers(fresh, files, importable)
     except Exception:  # the engine's own call meets it and reports it
         return
 
