@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader.run.cache_home import cache_dir
+from grader.course.cache_home import cache_dir
 
 # The kernel's switches that decide whether an unprivileged user namespace can be made.
 SWITCHES = (
