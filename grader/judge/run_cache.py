@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from grader.course.cache_home import CACHE_ENV as CACHE_ENV  # tests and derived.py find it here
+from grader.course.cache_home import cache_dir as cache_dir
 from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
 from grader.run import child
-from grader.course.cache_home import CACHE_ENV as CACHE_ENV  # tests and derived.py find it here
-from grader.course.cache_home import cache_dir as cache_dir
 from grader.run.wire import Frame, FrameReader, Other, Seq, Value, WireError, encode_frame
 
 Plan = Sequence[tuple[str, Sequence[Case]]]

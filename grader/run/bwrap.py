@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from grader.course.config import Mode
 from grader.course.files import SANDBOX_COURSE
 from grader.run import probe_memory, seccomp, view
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # config.py imports NumPy: a head start (head_start.py) imports this first
+    from grader.course.config import Mode
     from grader.course.files import DataFile
 
 NOBODY = "65534"

@@ -19,7 +19,7 @@ from grader.course.config import Config, Mode
 from grader.course.files import DataFile
 from grader.course.notebook import load_submission
 from grader.course.recognise import choose_assignment
-from grader.run import bwrap
+from grader.run import bwrap, head_start
 from grader.run.workers import shared_workers
 
 _STARTED: list[threading.Thread] = []
@@ -66,9 +66,11 @@ def begin(mode: Mode, files: Sequence[DataFile] = (), importable: Sequence[str] 
 
 
 def finish() -> None:
-    """Wait for what `begin` started (so that nothing is probed or started twice)."""
+    """Wait for what `begin` started (so that nothing is probed or started twice); a worker
+    given a head start that no one adopted is not needed."""
     while _STARTED:
         _STARTED.pop().join()
+    head_start.discard()
 
 
 def begin_for(config: Config, notebook: Path, assignment_id: str | None, mode: Mode | None) -> None:
@@ -78,4 +80,7 @@ def begin_for(config: Config, notebook: Path, assignment_id: str | None, mode: M
         spec, _ = choose_assignment(config, load_submission(notebook), assignment_id)
     except Exception:  # the engine reads it again and reports what is wrong
         return
-    begin(mode or config.sandbox, spec.files, spec.preload)
+    mode = mode or config.sandbox
+    begin(mode, spec.files, spec.preload)
+    sandboxed = mode != "none" and not spec.files  # the head start's plan (head_start.py)
+    head_start.note(config.path, spec.preload, sandboxed)
