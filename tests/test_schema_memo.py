@@ -14,7 +14,8 @@ import pytest
 from grader.course import config as config_module
 from grader.course.config import load_config
 from grader.errors import ConfigError
-from tests.conftest import repo_config_raw
+
+from conftest import repo_config_raw
 
 
 @pytest.fixture
