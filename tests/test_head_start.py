@@ -1,6 +1,7 @@
-"""`grader check` gives its worker a head start (issue 19): the worker the last identical
-command needed is started before the grader's own imports, and the engine adopts it only when
-its command line is exactly the one the engine would run; anything else is killed unused."""
+"""`grader check` and `grader grade` give their workers a head start (issue 19): the workers
+the last identical command asked for are started before the grader's own imports, and the
+engine adopts one only when its command line and first message are exactly the ones it would
+use; anything else is killed unused."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from grader.run import bwrap, head_start, probe_memory, workers
 
 ARGV = ["check", "nb.ipynb", "--course", "."]
+INIT = b"the first message"
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +24,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(head_start, "_ARGV", [])
+    monkeypatch.setattr(head_start, "_NOTED", [])
     monkeypatch.setattr(head_start, "_EARLY", [])
     yield tmp_path / "cache"
     head_start.discard()
@@ -40,18 +43,18 @@ def launch(*argv: str) -> bwrap.Launch:
     return bwrap.Launch(["bwrap", *argv, "--seccomp", str(read_fd)], {}, (read_fd,))
 
 
-def started_early(how: bwrap.Launch) -> subprocess.Popen[bytes]:
+def started_early(how: bwrap.Launch, init: bytes = INIT) -> subprocess.Popen[bytes]:
     process = sleeper()
-    head_start._EARLY.append((head_start._comparable(how), process))
+    head_start._EARLY.append((head_start._comparable(how), init, process))
     for fd in how.pass_fds:
         os.close(fd)
     return process
 
 
-def test_the_same_command_line_is_adopted_with_its_descriptors_closed() -> None:
+def test_the_same_command_line_and_message_are_adopted_with_the_descriptors_closed() -> None:
     early = started_early(launch("--ro-bind", "/usr", "/usr"))
     asked = launch("--ro-bind", "/usr", "/usr")  # another seccomp pipe, the same filter
-    assert head_start.adopt(asked, head_start.SHARED_INIT) is early
+    assert head_start.adopt(asked, INIT, []) is early
     with pytest.raises(OSError):
         os.fstat(asked.pass_fds[0])
     assert head_start._EARLY == []
@@ -60,51 +63,60 @@ def test_the_same_command_line_is_adopted_with_its_descriptors_closed() -> None:
 def test_another_command_line_or_first_message_is_not_adopted_and_is_killed() -> None:
     early = started_early(launch("--ro-bind", "/usr", "/usr"))
     other = launch("--ro-bind", "/usr", "/usr", "--ro-bind", "/srv", "/sandbox/course")
-    assert head_start.adopt(other, head_start.SHARED_INIT) is None
+    assert head_start.adopt(other, INIT, []) is None
     os.close(other.pass_fds[0])
     same = launch("--ro-bind", "/usr", "/usr")
-    assert head_start.adopt(same, b"an init with cases to warm up on") is None
+    assert head_start.adopt(same, b"an init with other cases to warm up on", []) is None
     os.close(same.pass_fds[0])
     head_start.discard()
     assert early.poll() is not None, "a worker nobody adopted was left running"
 
 
-def test_a_plan_is_kept_only_for_a_command_started_from_the_command_line(
-    tmp_path: Path, own_cache: Path
-) -> None:
-    config = tmp_path / "config.yaml"
-    config.write_text("assignments: {}\n")
-    head_start.note(config, ["matplotlib.pyplot"], sandboxed=True)
+def plain_view_launch(preload: list[str]) -> bwrap.Launch:
+    return bwrap.launch(bwrap.Support(True), (), preload)
+
+
+def test_what_a_command_asked_for_is_planned_for_its_next_start(own_cache: Path) -> None:
+    asked = plain_view_launch(["json"])
+    assert head_start.adopt(asked, INIT, ["json"]) is None
     assert not own_cache.exists(), "grading from Python planned a head start"
     head_start.start(ARGV)  # the bwrap probe was never remembered here: nothing starts
     assert head_start._EARLY == []
-    head_start.note(config, ["matplotlib.pyplot"], sandboxed=True)
-    assert head_start._planned(ARGV) == ["matplotlib.pyplot"]
-    assert head_start._planned([*ARGV, "--format", "json"]) is None  # another command
-    config.write_text("assignments: {a: {}}\n")
-    assert head_start._planned(ARGV) is None  # the course changed since
-    head_start.note(config, [], sandboxed=False)
-    assert head_start._planned(ARGV) is None
+    for _ in range(2):  # e.g. grader grade --jobs 2
+        assert head_start.adopt(plain_view_launch(["json"]), INIT, ["json"]) is None
+    assert head_start._planned(ARGV) == [(["json"], INIT), (["json"], INIT)]
+    assert head_start._planned([*ARGV, "--format", "json"]) == []  # another command
+    with_files = launch("--ro-bind", "/srv", "/sandbox/course")
+    head_start.adopt(with_files, b"other", ["json"])  # not what a head start can start
+    assert head_start._planned(ARGV) == [(["json"], INIT), (["json"], INIT)]
+    for fd in (*asked.pass_fds, *with_files.pass_fds):
+        os.close(fd)
 
 
-def test_other_commands_get_no_head_start(tmp_path: Path) -> None:
-    head_start.start(["grade", "submissions/"])
-    head_start.note(tmp_path, [], sandboxed=True)
+def test_a_plan_cannot_name_a_file_outside_its_own(own_cache: Path) -> None:
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    path = head_start._plan_path(ARGV)
+    assert path is not None
+    path.write_text('[{"preload": [], "init": "../../secret"}]')
+    assert head_start._planned(ARGV) == []
+
+
+def test_other_commands_get_no_head_start() -> None:
+    head_start.start(["report", "results/"])
     assert head_start._ARGV == [] and head_start._EARLY == []
 
 
 @pytest.mark.sandbox
-def test_the_shared_worker_is_the_one_started_early(tmp_path: Path) -> None:
+def test_the_shared_worker_is_the_one_started_early() -> None:
     support = bwrap.support()
     assert support.sandboxed, support.reason
     probe_memory.remember(bwrap.shutil.which("bwrap") or "bwrap")
-    config = tmp_path / "config.yaml"
-    config.write_text("assignments: {}\n")
     head_start.start(ARGV)
-    head_start.note(config, [], sandboxed=True)
+    workers.Workers(1, support).close()  # what shared_workers starts for a course
     head_start.start(ARGV)  # the next identical command
-    [(_, early)] = head_start._EARLY
-    started = workers.Workers(1, support)  # what shared_workers starts for a course
+    [(_, _, early)] = head_start._EARLY
+    started = workers.Workers(1, support)
     try:
         assert [w.process for w in started.all] == [early]
         assert started.all[0].alive()

@@ -1,16 +1,16 @@
-"""A head start for `grader check`: its sandboxed worker is started first thing, before the
-grader imports NumPy, the judging side and the command line library, so that the worker's
-interpreter and NumPy start beside ours instead of after them.
+"""A head start for `grader check` and `grader grade`: their sandboxed workers are started
+first thing, before the grader imports NumPy, the judging side and the command line library,
+so that the workers' interpreters and NumPy start beside ours instead of after them.
 
-Which worker a command needs (the assignment's preloads) is known only once the config is
-read and the notebook recognised. So the answer of the last identical command (the same
-arguments, in the same folder, with the same course variables) is remembered on disk, with
-the config file's size and time: `note` writes it once the command knows, `start` reads it
-at the next start and starts that worker. The engine's worker (workers.py) `adopt`s it only
-when its command line is exactly the one the engine would have run (the sandbox's view,
-preloads and all); anything else is killed unused. So a stale or wrong plan costs a process
-start, never a different sandbox. Only sandboxed workers get a head start, and only where
-the sandbox is known to work (probe_memory.py): nothing here probes or waits.
+Which workers a command needs (the preloads, the cases each warms up on) is known only once
+the config is read. So what the last identical command asked for (the same arguments, in the
+same folder, with the same course variables) is remembered on disk: each worker's preloads
+and first message. `start` starts those workers at the next start and sends each its first
+message; the engine's workers (workers.py) `adopt` one only when its command line and first
+message are exactly the ones the engine would use (the sandbox's view, preloads, cases and
+all); anything else is killed unused. So a stale or wrong plan costs a process start, never
+a different sandbox or worker. Only sandboxed workers without course files get a head start,
+and only where the sandbox is known to work (probe_memory.py): nothing here probes or waits.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import os
-import pickle
 import shutil
 import signal
 import subprocess
@@ -30,15 +29,13 @@ from typing import Any
 
 from grader.course.cache_home import cache_dir
 from grader.run import bwrap, probe_memory
-from grader.run.pipes import encode_message
 
-COMMANDS = ("check",)  # the commands that grade one notebook on the shared worker
+COMMANDS = ("check", "grade")  # the commands that start sandboxed workers at once
+MAX_WORKERS = 16  # at most this many started early
 _ENVIRONMENT = ("GRADER_COURSE", "GRADER_CONFIG")  # what else names the course
-# The first message of a shared worker (workers.shared_workers: no cases to warm up on).
-_NO_PLANS = pickle.dumps([])
-SHARED_INIT = encode_message({"kind": "init", "preload": [], "size": len(_NO_PLANS)}, _NO_PLANS)
 _ARGV: list[list[str]] = []  # the command `start` was given
-_EARLY: list[tuple[tuple[Any, ...], subprocess.Popen[bytes]]] = []
+_NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
+_EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
 _LOCK = threading.Lock()
 
 
@@ -56,72 +53,78 @@ def _plan_path(argv: Sequence[str]) -> Path | None:
     return folder / f"head-start-{hashlib.blake2b(text, digest_size=20).hexdigest()}.json"
 
 
-def _stamp(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+def _init_path(plan: Path, init: bytes) -> Path:
+    return plan.with_name(f"{plan.stem}-{hashlib.blake2b(init, digest_size=20).hexdigest()}.init")
 
 
-def note(config: Path, preload: Sequence[str], sandboxed: bool) -> None:
-    """Remember what this command (the one `start` was given) needs, once it knows: the
-    worker for `preload`, while the course at `config` is unchanged and graded `sandboxed`
-    (without a sandbox, or with course files, nothing is remembered). Nothing where `start`
-    was not called: grading from Python (a test, check(), the service) plans nothing."""
+def _note(preload: Sequence[str], init: bytes) -> None:
+    """Add a worker (its launch's `preload`, its first message) to this command's plan."""
     path = _plan_path(_ARGV[0]) if _ARGV else None
     if path is None:
         return
+    asked = {"preload": [*preload], "init": _init_path(path, init).name}
     try:
-        plan = {"config": str(config.resolve()), "stamp": _stamp(config), "preload": [*preload]}
-        if not sandboxed:
-            path.unlink(missing_ok=True)
-            return
-        text = json.dumps(plan, sort_keys=True)
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            return
+        plan = json.loads(path.read_text(encoding="utf-8")) if _NOTED else []
+        plan = [*plan, asked] if isinstance(plan, list) else [asked]
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
+        for target, data in ((_init_path(path, init), init), (path, json.dumps(plan).encode())):
+            partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            partial.write_bytes(data)
+            partial.replace(target)
+        _NOTED.append(asked)
     except (OSError, ValueError):
         return
 
 
-def _planned(argv: Sequence[str]) -> list[str] | None:
-    """The preloads remembered for `argv`, if its course is unchanged since."""
+def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
+    """The workers the last run of `argv` asked for: each one's preloads and first message."""
     path = _plan_path(argv)
+    if path is None:
+        return []
+    workers: list[tuple[list[str], bytes]] = []
     try:
-        plan = json.loads(path.read_text(encoding="utf-8")) if path else None
-        if not isinstance(plan, dict) or _stamp(Path(plan["config"])) != plan["stamp"]:
-            return None
-        preload = plan["preload"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(preload, list) or not all(isinstance(p, str) for p in preload):
-        return None
-    return preload
+        plan = json.loads(path.read_text(encoding="utf-8"))
+        for asked in plan[:MAX_WORKERS]:
+            preload, name = asked["preload"], asked["init"]
+            if not (isinstance(name, str) and name.startswith(f"{path.stem}-")):
+                return []
+            if isinstance(preload, list) and all(isinstance(p, str) for p in preload):
+                workers.append((preload, path.with_name(name).read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+    return workers
 
 
 def start(argv: Sequence[str]) -> None:
-    """Start the worker the last identical command needed (nothing for other commands, a
-    command not seen before, a changed course or an untested sandbox). Never raises."""
+    """Start the workers the last identical command asked for (nothing for other commands,
+    a command not seen before or an untested sandbox). Never raises."""
     if not argv or argv[0] not in COMMANDS:
         return
     _ARGV[:] = [list(argv)]
-    try:
-        preload = _planned(argv)
-        binary = shutil.which("bwrap")
-        if preload is None or binary is None or not probe_memory.remembered(binary):
-            return
-        launch = bwrap.launch(bwrap.Support(True), (), preload)
-        process = _spawn(launch)
-    except Exception:  # a head start only: the engine starts its worker as always
+    binary = shutil.which("bwrap")
+    if binary is None or not probe_memory.remembered(binary):
         return
-    with _LOCK:
-        _EARLY.append((_comparable(launch), process))
-    try:  # what the shared worker is sent first: warm up on nothing (workers.py)
-        assert process.stdin is not None
-        os.write(process.stdin.fileno(), SHARED_INIT)
-    except OSError:
-        discard()
+    for preload, init in _planned(argv):
+        try:
+            launch = bwrap.launch(bwrap.Support(True), (), preload)
+            process = _spawn(launch)
+        except Exception:  # a head start only: the engine starts its workers as always
+            return
+        with _LOCK:
+            _EARLY.append((_comparable(launch), init, process))
+        # On a thread: the worker reads it once started, and a pipe holds only 64 KB. The
+        # worker answers 'ready' only once it has read it all, so nothing overtakes it.
+        threading.Thread(target=_send, args=(process, init), daemon=True).start()
+
+
+def _send(process: subprocess.Popen[bytes], init: bytes) -> None:
+    assert process.stdin is not None
+    view = memoryview(init)
+    try:
+        while view:
+            view = view[os.write(process.stdin.fileno(), view) :]
+    except OSError:  # it died: not adopted (it is not running), started anew by the engine
+        return
 
 
 def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
@@ -150,26 +153,45 @@ def _comparable(launch: bwrap.Launch) -> tuple[Any, ...]:
     return (tuple(argv), tuple(sorted(launch.env.items())), launch.user, len(launch.pass_fds))
 
 
-def adopt(launch: bwrap.Launch, init: bytes) -> subprocess.Popen[bytes] | None:
+def adopt(
+    launch: bwrap.Launch, init: bytes, preload: Sequence[str]
+) -> subprocess.Popen[bytes] | None:
     """The worker started early with exactly `launch`'s command line and already sent
     `init`, which then belongs to the caller (`launch`'s descriptors are closed: the early
-    one read its own), else None."""
+    one read its own), else None; a worker not started early is noted for the next start
+    (`preload`: the modules `launch` was made for)."""
+    wanted = _comparable(launch)
     with _LOCK:
-        for at, (started, process) in enumerate(_EARLY):
-            if started == _comparable(launch) and init == SHARED_INIT and process.poll() is None:
+        for at, (started, sent, process) in enumerate(_EARLY):
+            if started == wanted and sent == init and process.poll() is None:
                 del _EARLY[at]
                 break
         else:
-            return None
+            process = None
+    if process is None:
+        if _ARGV and _plain_view(preload) == wanted:
+            _note(preload, init)
+        return None
     for fd in launch.pass_fds:
         os.close(fd)
     return process
 
 
+def _plain_view(preload: Sequence[str]) -> tuple[Any, ...] | None:
+    """The sandboxed launch with no course files for `preload`, as compared."""
+    try:
+        launch = bwrap.launch(bwrap.Support(True), (), preload)
+    except OSError:
+        return None
+    for fd in launch.pass_fds:
+        os.close(fd)
+    return _comparable(launch)
+
+
 def discard() -> None:
     """Kill what was started early and not adopted (the plan was stale)."""
     with _LOCK:
-        unused = [process for _, process in _EARLY]
+        unused = [process for _, _, process in _EARLY]
         _EARLY.clear()
     for process in unused:
         with contextlib.suppress(ProcessLookupError, PermissionError):

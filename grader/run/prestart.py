@@ -80,7 +80,4 @@ def begin_for(config: Config, notebook: Path, assignment_id: str | None, mode: M
         spec, _ = choose_assignment(config, load_submission(notebook), assignment_id)
     except Exception:  # the engine reads it again and reports what is wrong
         return
-    mode = mode or config.sandbox
-    begin(mode, spec.files, spec.preload)
-    sandboxed = mode != "none" and not spec.files  # the head start's plan (head_start.py)
-    head_start.note(config.path, spec.preload, sandboxed)
+    begin(mode or config.sandbox, spec.files, spec.preload)

@@ -151,7 +151,7 @@ class Worker:
         init = {"kind": "init", "preload": list(preload), "size": len(payload)}
         self._init = encode_message(init, payload)
         # one started (and sent this very init) at the command's start, else a new one
-        early = head_start.adopt(how, self._init)
+        early = head_start.adopt(how, self._init, [*preload, *importable])
         self.process = early or _SPAWNER.submit(_spawn, how).result()
         self._init = b"" if early else self._init
         assert self.process.stdin is not None and self.process.stdout is not None
