@@ -63,7 +63,7 @@ def _note(preload: Sequence[str], init: bytes) -> None:
     if path is None:
         return
     asked = {"preload": [*preload], "init": _init_path(path, init).name}
-    try:
+    with _LOCK, contextlib.suppress(OSError, ValueError):
         plan = json.loads(path.read_text(encoding="utf-8")) if _NOTED else []
         plan = [*plan, asked] if isinstance(plan, list) else [asked]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,8 +72,6 @@ def _note(preload: Sequence[str], init: bytes) -> None:
             partial.write_bytes(data)
             partial.replace(target)
         _NOTED.append(asked)
-    except (OSError, ValueError):
-        return
 
 
 def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
