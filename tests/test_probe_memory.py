@@ -5,12 +5,16 @@ means a fresh probe, and a stale 'works' is forgotten when a worker cannot start
 from __future__ import annotations
 
 import os
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from grader.errors import GraderError
 from grader.run import bwrap, prestart, probe_memory, seccomp
+from grader.run.workers import Workers
 
 
 class Probes:
@@ -117,3 +121,39 @@ def test_the_key_names_this_boot_user_and_binary(tmp_path: Path) -> None:
     assert first is not None and first == probe_memory.key(str(binary))
     binary.write_text("xy")
     assert probe_memory.key(str(binary)) != first
+
+
+def test_the_engine_waits_for_the_early_start_to_settle_the_answer(
+    probes: Probes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probes.answers += [bwrap.Support(True), bwrap.Support(False, "bubblewrap failed: gone")]
+    fresh_start()
+    fresh_start()  # remembered
+
+    def shared_workers(support: bwrap.Support, *args: object) -> None:
+        if support.sandboxed:
+            time.sleep(0.3)  # a worker's start, which then fails
+            raise OSError("bwrap: setting up uid map: Permission denied")
+
+    monkeypatch.setattr(prestart, "shared_workers", shared_workers)
+    monkeypatch.setattr(prestart, "_speculate", lambda *args: None)
+    prestart.begin("auto")
+    try:
+        assert bwrap.choose("auto") == bwrap.Support(False, "bubblewrap failed: gone")
+    finally:
+        prestart.finish()
+
+
+def test_a_worker_that_cannot_start_forgets_a_remembered_answer(
+    probes: Probes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probes.answers.append(bwrap.Support(True))
+    fresh_start()
+    assert fresh_start().sandboxed  # remembered
+    gone = bwrap.Launch([sys.executable, "-c", "pass"], {})  # exits at once: no 'ready'
+    monkeypatch.setattr(bwrap, "launch", lambda *args: gone)
+    with pytest.raises(GraderError, match="could not start"):
+        Workers(1, bwrap.Support(True))
+    assert not list(Path(os.environ["GRADER_CACHE_DIR"]).glob("sandbox-probe-*"))
+    fresh_start()
+    assert len(probes.given) == 2, "the next start did not probe again"

@@ -22,6 +22,7 @@ import shutil
 import site
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -200,8 +201,14 @@ def sandbox_launch(
     return Launch(argv, path, (fd,), user)
 
 
-# Whether this process's answer came from a remembered probe (probe_memory.py).
+# Whether this process's answer came from a remembered probe (probe_memory.py), and
+# whether one was found stale (forgotten, not yet probed again).
 _REMEMBERED: list[str] = []
+_STALE: list[bool] = []
+# Cleared while `grader check` starts its worker early with the answer (prestart.py): the
+# engine then waits for it, and gets a fresh probe's answer where a remembered one failed.
+SETTLED = threading.Event()
+SETTLED.set()
 
 
 @functools.cache
@@ -224,14 +231,24 @@ def support() -> Support:
     return found
 
 
+def forget_remembered() -> None:
+    """After a worker could not start in the sandbox: when this process's answer was a
+    remembered one, forget it, here and on disk (the next answer is a fresh probe). A stale
+    'works' costs a failed start, never a weaker sandbox."""
+    if _REMEMBERED:
+        probe_memory.forget(_REMEMBERED.pop())
+        _STALE.append(True)
+        support.cache_clear()
+
+
 def recheck() -> Support | None:
     """After a worker could not start in the sandbox: when this process's answer was a
-    remembered one, forget it and probe afresh (a stale 'works' costs one failed start,
-    never a weaker sandbox); None when the answer was probed (nothing new to learn)."""
-    if not _REMEMBERED:
+    remembered one, forget it and probe afresh; None when the answer was probed (nothing
+    new to learn)."""
+    forget_remembered()
+    if not _STALE:
         return None
-    probe_memory.forget(_REMEMBERED.pop())
-    support.cache_clear()
+    _STALE.clear()
     return support()
 
 
@@ -257,11 +274,14 @@ def _probe() -> Support:
     return Support(True)
 
 
-def choose(mode: Mode) -> Support:
+def choose(mode: Mode, settled: bool = True) -> Support:
     """The sandbox for `mode`: 'none' never tries; 'auto' and 'required' use it when they
-    can ('required' makes its absence an error, which the caller raises)."""
+    can ('required' makes its absence an error, which the caller raises). `settled`: once
+    an early start has settled the answer (SETTLED)."""
     if mode == "none":
         return Support(False, "the sandbox was turned off: --sandbox none or sandbox: none")
+    if settled:
+        SETTLED.wait()
     return support()
 
 

@@ -27,7 +27,14 @@ _STARTED: list[threading.Thread] = []
 
 def _start(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
     try:
-        support = bwrap.choose(mode)
+        _start_settling(mode, files, importable)
+    finally:
+        bwrap.SETTLED.set()
+
+
+def _start_settling(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
+    try:
+        support = bwrap.choose(mode, settled=False)
         if mode == "required" and not support.sandboxed:
             return  # the engine refuses it (exit 2); no worker to start
         try:
@@ -60,7 +67,13 @@ def begin(mode: Mode, files: Sequence[DataFile] = (), importable: Sequence[str] 
     threads = [threading.Thread(target=_start, args=(mode, *args), daemon=True)]
     if mode != "none" and sys.platform == "linux" and shutil.which("bwrap"):
         threads.append(threading.Thread(target=_speculate, args=args, daemon=True))
-    for thread in threads:
+    bwrap.SETTLED.clear()  # the engine's answer waits for this start's (bwrap.choose)
+    try:
+        threads[0].start()
+    except BaseException:
+        bwrap.SETTLED.set()
+        raise
+    for thread in threads[1:]:
         thread.start()
     _STARTED.extend(threads)
 

@@ -4,11 +4,13 @@ Probing means starting bubblewrap and an interpreter inside it (about 50-100 ms 
 `grader check`). Only a *positive* answer is remembered, under a key made of everything the
 answer depends on: this boot, this user, the bubblewrap binary, the kernel's switches for
 user namespaces, the namespaces this process lives in (a container shares the host's boot),
-the interpreter and the grader's run/ sources. A miss, or a negative answer, always probes.
+the interpreters (ours, and the system's that stands in for it) and the grader's run/
+sources. A miss, or a negative answer, always probes.
 
 A remembered answer can only make the grader *try* the sandbox, never go without it: if the
-sandbox cannot be made after all, the worker fails to start, which says so (and `forget`
-makes the next answer a fresh probe).
+sandbox cannot be made after all, the worker fails to start and says so in one line, the
+answer is forgotten (bwrap.forget_remembered), and `grader check` probes again at once
+(bwrap.recheck), so that it goes on as a fresh probe says.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def key(bwrap: str) -> str | None:
         *(_readlink(f"/proc/self/ns/{name}") for name in NAMESPACES),
         os.path.realpath(sys.executable),
         _stat(os.path.realpath(sys.executable)),
+        _stat(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"),  # bwrap.py
         *(f"{p.name}={_stat(p)}" for p in sorted(run.glob("*.py"))),
     ]
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=20).hexdigest()

@@ -247,6 +247,8 @@ class Workers:
         except GraderError:
             for worker in started:
                 worker.kill()
+            if support.sandboxed:  # a remembered 'the sandbox works' is probed next time
+                bwrap.forget_remembered()
             raise
 
     def _fresh(self, old: Worker) -> Worker:
