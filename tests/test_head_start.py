@@ -85,7 +85,11 @@ def test_what_a_command_asked_for_is_planned_for_its_next_start(own_cache: Path)
     for _ in range(2):  # e.g. grader grade --jobs 2
         assert head_start.adopt(plain_view_launch(["json"]), INIT, ["json"]) is None
     assert head_start._planned(ARGV) == [(["json"], INIT), (["json"], INIT)]
-    assert head_start._planned([*ARGV, "--format", "json"]) == []  # another command
+    assert head_start._planned(["check", "other.ipynb", "--course", "."]) != []  # same course
+    assert head_start._planned(["check", "nb.ipynb", "--course=."]) != []
+    assert head_start._planned(["check", "nb.ipynb", "--course", "other"]) == []
+    assert head_start._planned([*ARGV, "--assignment", "softmax"]) == []
+    assert head_start._planned(["grade", "nb.ipynb", "--course", "."]) == []
     with_files = launch("--ro-bind", "/srv", "/sandbox/course")
     head_start.adopt(with_files, b"other", ["json"])  # not what a head start can start
     assert head_start._planned(ARGV) == [(["json"], INIT), (["json"], INIT)]

@@ -3,14 +3,16 @@ first thing, before the grader imports NumPy, the judging side and the command l
 so that the workers' interpreters and NumPy start beside ours instead of after them.
 
 Which workers a command needs (the preloads, the cases each warms up on) is known only once
-the config is read. So what the last identical command asked for (the same arguments, in the
-same folder, with the same course variables) is remembered on disk: each worker's preloads
-and first message. `start` starts those workers at the next start and sends each its first
-message; the engine's workers (workers.py) `adopt` one only when its command line and first
-message are exactly the ones the engine would use (the sandbox's view, preloads, cases and
-all); anything else is killed unused. So a stale or wrong plan costs a process start, never
-a different sandbox or worker. Only sandboxed workers without course files get a head start,
-and only where the sandbox is known to work (probe_memory.py): nothing here probes or waits.
+the config is read. So what the last such command asked for (the same command and course,
+assignment, sandbox and worker options, in the same folder, with the same course variables)
+is remembered on disk: each worker's preloads and first message. `start` starts those
+workers at the next start and sends each its first message; the engine's workers
+(workers.py) `adopt` one only when its command line and first message are exactly the ones
+the engine would use (the sandbox's view, preloads, cases and all); anything else is not
+used (`discard` kills it; at the latest it dies with the grader). So a stale or wrong plan
+costs a process start, never a different sandbox or worker. Only sandboxed workers without
+course files get a head start, and only where the sandbox is known to work
+(probe_memory.py): nothing here probes or waits.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from grader.run import bwrap, probe_memory
 COMMANDS = ("check", "grade")  # the commands that start sandboxed workers at once
 MAX_WORKERS = 16  # at most this many started early
 _ENVIRONMENT = ("GRADER_COURSE", "GRADER_CONFIG")  # what else names the course
+KEYED = ("--course", "--config", "--assignment", "--sandbox", "--jobs", "-j", "--cluster")
 _ARGV: list[list[str]] = []  # the command `start` was given
 _NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
 _EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
@@ -49,8 +52,21 @@ def _plan_path(argv: Sequence[str]) -> Path | None:
     except OSError:
         return None
     named = [os.environ.get(name, "") for name in _ENVIRONMENT]
-    text = repr((here, list(argv), named, os.geteuid())).encode("utf-8", "surrogatepass")
+    text = repr((here, _course_words(argv), named, os.geteuid())).encode(errors="surrogatepass")
     return folder / f"head-start-{hashlib.blake2b(text, digest_size=20).hexdigest()}.json"
+
+
+def _course_words(argv: Sequence[str]) -> list[str]:
+    """The words of a command line that decide which workers it starts: the command and
+    the options that name the course, assignment, sandbox and worker count (not the
+    notebook, the output folder or the format: the next notebook of the same course, or
+    the same class graded into another folder, needs the same workers)."""
+    words = [argv[0]] if argv else []
+    for at, word in enumerate(argv):
+        name, equals, value = word.partition("=")
+        if name in KEYED:
+            words += [name, value if equals else (argv[at + 1] if at + 1 < len(argv) else "")]
+    return words
 
 
 def _init_path(plan: Path, init: bytes) -> Path:
