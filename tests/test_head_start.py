@@ -106,6 +106,15 @@ def test_a_plan_cannot_name_a_file_outside_its_own(own_cache: Path) -> None:
     assert head_start._planned(ARGV) == []
 
 
+def test_a_plan_holds_what_the_last_run_asked_for_only() -> None:
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    assert head_start._planned(ARGV) == [([], INIT)]
+    head_start._NOTED.clear()
+    head_start.start(ARGV)  # e.g. the course now says `sandbox: none`: no worker noted
+    assert head_start._planned(ARGV) == []
+
+
 def test_other_commands_get_no_head_start() -> None:
     head_start.start(["report", "results/"])
     assert head_start._ARGV == [] and head_start._EARLY == []

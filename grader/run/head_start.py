@@ -84,6 +84,8 @@ def _note(preload: Sequence[str], init: bytes) -> None:
         plan = [*plan, asked] if isinstance(plan, list) else [asked]
         path.parent.mkdir(parents=True, exist_ok=True)
         for target, data in ((_init_path(path, init), init), (path, json.dumps(plan).encode())):
+            if target != path and target.is_file():
+                continue  # named by its content's hash: already there
             partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
             partial.write_bytes(data)
             partial.replace(target)
@@ -115,10 +117,15 @@ def start(argv: Sequence[str]) -> None:
     if not argv or argv[0] not in COMMANDS:
         return
     _ARGV[:] = [list(argv)]
+    planned = _planned(argv)
+    path = _plan_path(argv)
+    if path is not None:  # what this run's workers ask for makes the next plan (adopt)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
     binary = shutil.which("bwrap")
     if binary is None or not probe_memory.remembered(binary):
         return
-    for preload, init in _planned(argv):
+    for preload, init in planned:
         try:
             launch = bwrap.launch(bwrap.Support(True), (), preload)
             process = _spawn(launch)
@@ -172,8 +179,8 @@ def adopt(
 ) -> subprocess.Popen[bytes] | None:
     """The worker started early with exactly `launch`'s command line and already sent
     `init`, which then belongs to the caller (`launch`'s descriptors are closed: the early
-    one read its own), else None; a worker not started early is noted for the next start
-    (`preload`: the modules `launch` was made for)."""
+    one read its own), else None. Either way, a worker the head start could have started
+    (`preload`: the modules `launch` was made for) is noted in the next start's plan."""
     wanted = _comparable(launch)
     with _LOCK:
         for at, (started, sent, process) in enumerate(_EARLY):
@@ -186,6 +193,7 @@ def adopt(
         if _ARGV and _plain_view(preload) == wanted:
             _note(preload, init)
         return None
+    _note(preload, init)
     for fd in launch.pass_fds:
         os.close(fd)
     return process
