@@ -4,7 +4,8 @@ Usage: python bench/check_latency.py [NOTEBOOK] [--repeat N]   (from the reposit
 Prints the median of N runs of each (taken in turns, so that a busy machine slows both
 alike), their ratio against issue 19's target (<= 2), and the floor that any sandboxed
 `grader check` meets: two interpreters that import numpy side by side (the trusted grader,
-which judges, and the sandboxed worker, which runs the notebook). The grader's bytecode is
+which judges, and the sandboxed worker, which runs the notebook), and the same with the
+libraries the grader cannot start without (numpy, yaml, click) on its side. The grader's bytecode is
 compiled first, as installing the package does (PYTHONDONTWRITEBYTECODE would otherwise
 make every run compile it). The notebook is graded against this repository's course
 (`--course .`); a run that does not grade (exit 2 or 3) stops the bench with the grader's
@@ -51,25 +52,34 @@ def main() -> None:
     compile_all = [sys.executable, "-m", "compileall", "-q", str(REPO / "grader")]
     subprocess.run(compile_all, check=True, capture_output=True)
     seconds([grader], ok=(0, 1))  # the course's references cached, as after any first run
-    checks, bares, floors = [], [], []
+    # What the grader itself cannot do without (NumPy, the config's YAML, the command line),
+    # beside the sandboxed worker's NumPy: the floor of this design, before any work.
+    libraries = [sys.executable, "-c", "import numpy, yaml, click"]
+    checks, bares, floors, libs = [], [], [], []
     for _ in range(args.repeat):
         checks.append(seconds([grader], ok=(0, 1)))  # 1: the notebook fails checks
         bares.append(seconds([numpy_only]))
         floors.append(seconds([numpy_only, numpy_only]))
-    check, bare, floor = (statistics.median(t) for t in (checks, bares, floors))
+        libs.append(seconds([libraries, numpy_only]))
+    check, bare, floor, lib = (statistics.median(t) for t in (checks, bares, floors, libs))
     spread = f"{min(checks) * 1000:.0f}-{max(checks) * 1000:.0f}"
     print(
         f"grader check {args.notebook}: {check * 1000:.0f} ms (median of {args.repeat}; {spread})"
     )
     print(f"python -c 'import numpy':      {bare * 1000:.0f} ms")
     print(f"two of them side by side:      {floor * 1000:.0f} ms ({floor / bare:.2f}x one)")
+    print(
+        f"numpy+yaml+click beside numpy: {lib * 1000:.0f} ms ({lib / bare:.2f}x one): "
+        "the grader's own libraries beside its worker, before any of the grader's code"
+    )
     ratio = check / bare
     verdict = "target met" if ratio <= TARGET else "target not met"
     print(f"ratio check / bare numpy start: {ratio:.2f} (target <= {TARGET}): {verdict}")
     print(
         f"floor: a grader and a sandboxed worker that import numpy side by side take "
         f"{floor / bare:.2f}x a bare start before any notebook runs; check is "
-        f"{check / floor:.2f}x that"
+        f"{check / floor:.2f}x that; with the libraries the grader needs, "
+        f"{lib / bare:.2f}x, and check is {check / lib:.2f}x that"
     )
 
 

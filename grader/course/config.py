@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import yaml
 
+from grader.course import schema_memo
 from grader.course.bundle import BUNDLE_NAME, read_data
 from grader.course.deadline import LatePolicy, parse_time
 from grader.course.declared import ArgSpec
@@ -249,13 +250,17 @@ def _fast_validator() -> Callable[[Any], Any]:
 def _passes(raw: Any) -> bool:
     """The quick verdict: fastjsonschema compiles the schema to Python in a few ms, where
     importing jsonschema alone costs about 50 ms of every command. A config it accepts,
-    jsonschema accepts too (tests/test_config.py checks the two agree on many broken ones)."""
+    jsonschema accepts too (tests/test_config.py checks the two agree on many broken ones).
+    A config accepted before is not compiled for again (schema_memo.py)."""
+    if schema_memo.known_valid(raw):
+        return True
     import fastjsonschema
 
     try:
         _fast_validator()(raw)
     except fastjsonschema.JsonSchemaException:
         return False
+    schema_memo.note_valid(raw)
     return True
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from grader.course.cache_home import CACHE_ENV as CACHE_ENV  # tests and derived.py find it here
+from grader.course.cache_home import cache_dir as cache_dir
 from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
@@ -29,7 +31,6 @@ from grader.run import child
 from grader.run.wire import Frame, FrameReader, Other, Seq, Value, WireError, encode_frame
 
 Plan = Sequence[tuple[str, Sequence[Case]]]
-CACHE_ENV = "GRADER_CACHE_DIR"
 
 
 def _version(name: str) -> str:
@@ -82,14 +83,6 @@ def content_digest(parts: Iterable[bytes], files: Iterable[Path | None]) -> str:
             data = b""
         hasher.update(len(data).to_bytes(8, "big") + data)
     return hasher.hexdigest()
-
-
-def cache_dir() -> Path | None:
-    """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader."""
-    if given := os.environ.get(CACHE_ENV):
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "grader"
 
 
 def cache_path(key: str) -> Path | None:

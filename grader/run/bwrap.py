@@ -22,15 +22,16 @@ import shutil
 import site
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from grader.course.config import Mode
 from grader.course.files import SANDBOX_COURSE
-from grader.run import seccomp, view
+from grader.run import probe_memory, seccomp, view
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # config.py imports NumPy: a head start (head_start.py) imports this first
+    from grader.course.config import Mode
     from grader.course.files import DataFile
 
 NOBODY = "65534"
@@ -200,15 +201,59 @@ def sandbox_launch(
     return Launch(argv, path, (fd,), user)
 
 
+# Whether this process's answer came from a remembered probe (probe_memory.py), and
+# whether one was found stale (forgotten, not yet probed again).
+_REMEMBERED: list[str] = []
+_STALE: list[bool] = []
+# Cleared while `grader check` starts its worker early with the answer (prestart.py): the
+# engine then waits for it, and gets a fresh probe's answer where a remembered one failed.
+SETTLED = threading.Event()
+SETTLED.set()
+
+
 @functools.cache
 def support() -> Support:
-    """Whether the sandbox can be made here (tried once per process, ~10 ms)."""
+    """Whether the sandbox can be made here (tried once per process; a positive answer is
+    remembered on disk for the next start, see probe_memory.py)."""
     if sys.platform != "linux":
         return Support(False, f"bubblewrap sandboxes need Linux, this is {sys.platform}")
-    if shutil.which("bwrap") is None:
+    binary = shutil.which("bwrap")
+    if binary is None:
         return Support(False, "bubblewrap (bwrap) is not installed")
     if not seccomp.supported():
         return Support(False, "no seccomp filter for this processor's architecture")
+    if probe_memory.remembered(binary):
+        _REMEMBERED.append(binary)
+        return Support(True)
+    found = _probe()
+    if found.sandboxed:
+        probe_memory.remember(binary)
+    return found
+
+
+def forget_remembered() -> None:
+    """After a worker could not start in the sandbox: when this process's answer was a
+    remembered one, forget it, here and on disk (the next answer is a fresh probe). A stale
+    'works' costs a failed start, never a weaker sandbox."""
+    if _REMEMBERED:
+        probe_memory.forget(_REMEMBERED.pop())
+        _STALE.append(True)
+        support.cache_clear()
+
+
+def recheck() -> Support | None:
+    """After a worker could not start in the sandbox: when this process's answer was a
+    remembered one, forget it and probe afresh; None when the answer was probed (nothing
+    new to learn)."""
+    forget_remembered()
+    if not _STALE:
+        return None
+    _STALE.clear()
+    return support()
+
+
+def _probe() -> Support:
+    """Start bubblewrap and a child's own setup inside it, once: whether both work."""
     try:
         launch = sandbox_launch(probe=True)
     except OSError as exc:
@@ -229,11 +274,14 @@ def support() -> Support:
     return Support(True)
 
 
-def choose(mode: Mode) -> Support:
+def choose(mode: Mode, settled: bool = True) -> Support:
     """The sandbox for `mode`: 'none' never tries; 'auto' and 'required' use it when they
-    can ('required' makes its absence an error, which the caller raises)."""
+    can ('required' makes its absence an error, which the caller raises). `settled`: once
+    an early start has settled the answer (SETTLED)."""
     if mode == "none":
         return Support(False, "the sandbox was turned off: --sandbox none or sandbox: none")
+    if settled:
+        SETTLED.wait()
     return support()
 
 

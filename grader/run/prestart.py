@@ -19,7 +19,7 @@ from grader.course.config import Config, Mode
 from grader.course.files import DataFile
 from grader.course.notebook import load_submission
 from grader.course.recognise import choose_assignment
-from grader.run import bwrap
+from grader.run import bwrap, head_start
 from grader.run.workers import shared_workers
 
 _STARTED: list[threading.Thread] = []
@@ -27,10 +27,25 @@ _STARTED: list[threading.Thread] = []
 
 def _start(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
     try:
-        support = bwrap.choose(mode)
+        _start_settling(mode, files, importable)
+    finally:
+        bwrap.SETTLED.set()
+
+
+def _start_settling(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
+    try:
+        support = bwrap.choose(mode, settled=False)
         if mode == "required" and not support.sandboxed:
             return  # the engine refuses it (exit 2); no worker to start
-        shared_workers(support, files, importable)
+        try:
+            shared_workers(support, files, importable)
+        except Exception:
+            # A remembered 'the sandbox works' that no longer holds: probe afresh, so that
+            # the engine's own call gets today's answer (and says why, as always).
+            if not support.sandboxed or (fresh := bwrap.recheck()) is None:
+                raise
+            if fresh.sandboxed or mode != "required":
+                shared_workers(fresh, files, importable)
     except Exception:  # the engine's own call meets it and reports it
         return
 
@@ -52,15 +67,23 @@ def begin(mode: Mode, files: Sequence[DataFile] = (), importable: Sequence[str] 
     threads = [threading.Thread(target=_start, args=(mode, *args), daemon=True)]
     if mode != "none" and sys.platform == "linux" and shutil.which("bwrap"):
         threads.append(threading.Thread(target=_speculate, args=args, daemon=True))
-    for thread in threads:
+    bwrap.SETTLED.clear()  # the engine's answer waits for this start's (bwrap.choose)
+    try:
+        threads[0].start()
+    except BaseException:
+        bwrap.SETTLED.set()
+        raise
+    for thread in threads[1:]:
         thread.start()
     _STARTED.extend(threads)
 
 
 def finish() -> None:
-    """Wait for what `begin` started (so that nothing is probed or started twice)."""
+    """Wait for what `begin` started (so that nothing is probed or started twice); a worker
+    given a head start that no one adopted is not needed."""
     while _STARTED:
         _STARTED.pop().join()
+    head_start.discard()
 
 
 def begin_for(config: Config, notebook: Path, assignment_id: str | None, mode: Mode | None) -> None:

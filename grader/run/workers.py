@@ -27,7 +27,7 @@ from grader.course.config import TimeLimit
 from grader.course.files import DataFile
 from grader.course.notebook import CodeCell
 from grader.errors import GraderError
-from grader.run import bwrap
+from grader.run import bwrap, head_start
 from grader.run.pipes import MAX_HEADER, encode_message, read_exact
 from grader.run.sandbox import ENDINGS, MAX_OUTPUT, ChildRun
 
@@ -147,12 +147,15 @@ class Worker:
         `importable` modules, and send it what to import and warm up on (no student data)."""
         self.support = support
         how = bwrap.launch(support, files, [*preload, *importable])
-        self.process = _SPAWNER.submit(_spawn, how).result()
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
         payload = pickle.dumps([list(p) for p in plans])
         init = {"kind": "init", "preload": list(preload), "size": len(payload)}
         self._init = encode_message(init, payload)
+        # one started (and sent this very init) at the command's start, else a new one
+        early = head_start.adopt(how, self._init, [*preload, *importable])
+        self.process = early or _SPAWNER.submit(_spawn, how).result()
+        self._init = b"" if early else self._init
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
 
     def ready(self) -> Worker:
         """Wait for the worker to have imported and warmed up; GraderError if it cannot."""
@@ -244,6 +247,8 @@ class Workers:
         except GraderError:
             for worker in started:
                 worker.kill()
+            if support.sandboxed:  # a remembered 'the sandbox works' is probed next time
+                bwrap.forget_remembered()
             raise
 
     def _fresh(self, old: Worker) -> Worker:

@@ -1,0 +1,224 @@
+"""A head start for `grader check` and `grader grade`: their sandboxed workers are started
+first thing, before the grader imports NumPy, the judging side and the command line library,
+so that the workers' interpreters and NumPy start beside ours instead of after them.
+
+Which workers a command needs (the preloads, the cases each warms up on) is known only once
+the config is read. So what the last such command asked for (the same command and course,
+assignment, sandbox and worker options, in the same folder, with the same course variables)
+is remembered on disk: each worker's preloads and first message. `start` starts those
+workers at the next start and sends each its first message; the engine's workers
+(workers.py) `adopt` one only when its command line and first message are exactly the ones
+the engine would use (the sandbox's view, preloads, cases and all); anything else is not
+used (`discard` kills it; at the latest it dies with the grader). So a stale or wrong plan
+costs a process start, never a different sandbox or worker. Only sandboxed workers without
+course files get a head start, and only where the sandbox is known to work
+(probe_memory.py): nothing here probes or waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from grader.course.cache_home import cache_dir
+from grader.run import bwrap, probe_memory
+
+COMMANDS = ("check", "grade")  # the commands that start sandboxed workers at once
+MAX_WORKERS = 16  # at most this many started early
+_ENVIRONMENT = ("GRADER_COURSE", "GRADER_CONFIG")  # what else names the course
+KEYED = ("--course", "--config", "--assignment", "--sandbox", "--jobs", "-j", "--cluster")
+_ARGV: list[list[str]] = []  # the command `start` was given
+_NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
+_EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
+_LOCK = threading.Lock()
+
+
+def _plan_path(argv: Sequence[str]) -> Path | None:
+    """Where the plan for this command line (in this folder, with these variables) lives."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        here = os.getcwd()
+    except OSError:
+        return None
+    named = [os.environ.get(name, "") for name in _ENVIRONMENT]
+    text = repr((here, _course_words(argv), named, os.geteuid())).encode(errors="surrogatepass")
+    return folder / f"head-start-{hashlib.blake2b(text, digest_size=20).hexdigest()}.json"
+
+
+def _course_words(argv: Sequence[str]) -> list[str]:
+    """The words of a command line that decide which workers it starts: the command and
+    the options that name the course, assignment, sandbox and worker count (not the
+    notebook, the output folder or the format: the next notebook of the same course, or
+    the same class graded into another folder, needs the same workers)."""
+    words = [argv[0]] if argv else []
+    for at, word in enumerate(argv):
+        name, equals, value = word.partition("=")
+        if name in KEYED:
+            words += [name, value if equals else (argv[at + 1] if at + 1 < len(argv) else "")]
+    return words
+
+
+def _init_path(plan: Path, init: bytes) -> Path:
+    return plan.with_name(f"{plan.stem}-{hashlib.blake2b(init, digest_size=20).hexdigest()}.init")
+
+
+def _note(preload: Sequence[str], init: bytes) -> None:
+    """Add a worker (its launch's `preload`, its first message) to this command's plan."""
+    path = _plan_path(_ARGV[0]) if _ARGV else None
+    if path is None:
+        return
+    asked = {"preload": [*preload], "init": _init_path(path, init).name}
+    with _LOCK, contextlib.suppress(OSError, ValueError):
+        plan = json.loads(path.read_text(encoding="utf-8")) if _NOTED else []
+        plan = [*plan, asked] if isinstance(plan, list) else [asked]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for target, data in ((_init_path(path, init), init), (path, json.dumps(plan).encode())):
+            if target != path and target.is_file():
+                continue  # named by its content's hash: already there
+            partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            partial.write_bytes(data)
+            partial.replace(target)
+        _NOTED.append(asked)
+
+
+def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
+    """The workers the last run of `argv` asked for: each one's preloads and first message."""
+    path = _plan_path(argv)
+    if path is None:
+        return []
+    workers: list[tuple[list[str], bytes]] = []
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+        for asked in plan[:MAX_WORKERS]:
+            preload, name = asked["preload"], asked["init"]
+            if not (isinstance(name, str) and name.startswith(f"{path.stem}-")):
+                return []
+            if isinstance(preload, list) and all(isinstance(p, str) for p in preload):
+                workers.append((preload, path.with_name(name).read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+    return workers
+
+
+def start(argv: Sequence[str]) -> None:
+    """Start the workers the last identical command asked for (nothing for other commands,
+    a command not seen before or an untested sandbox). Never raises."""
+    if not argv or argv[0] not in COMMANDS:
+        return
+    _ARGV[:] = [list(argv)]
+    planned = _planned(argv)
+    path = _plan_path(argv)
+    if path is not None:  # what this run's workers ask for makes the next plan (adopt)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+    binary = shutil.which("bwrap")
+    if binary is None or not probe_memory.remembered(binary):
+        return
+    for preload, init in planned:
+        try:
+            launch = bwrap.launch(bwrap.Support(True), (), preload)
+            process = _spawn(launch)
+        except Exception:  # a head start only: the engine starts its workers as always
+            return
+        with _LOCK:
+            _EARLY.append((_comparable(launch), init, process))
+        # On a thread: the worker reads it once started, and a pipe holds only 64 KB. The
+        # worker answers 'ready' only once it has read it all, so nothing overtakes it.
+        threading.Thread(target=_send, args=(process, init), daemon=True).start()
+
+
+def _send(process: subprocess.Popen[bytes], init: bytes) -> None:
+    assert process.stdin is not None
+    view = memoryview(init)
+    try:
+        while view:
+            view = view[os.write(process.stdin.fileno(), view) :]
+    except OSError:  # it died: not adopted (it is not running), started anew by the engine
+        return
+
+
+def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
+    """Start `launch` exactly as the engine's workers do (workers.py)."""
+    try:
+        return subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            **bwrap.process_options(launch),
+        )
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
+
+
+def _comparable(launch: bwrap.Launch) -> tuple[Any, ...]:
+    """A launch as compared: all of it but the number of the seccomp filter's descriptor
+    (a fresh pipe each time, holding the same filter)."""
+    argv = list(launch.argv)
+    for at, word in enumerate(argv[:-1]):
+        if word == "--seccomp":
+            argv[at + 1] = "FD"
+    return (tuple(argv), tuple(sorted(launch.env.items())), launch.user, len(launch.pass_fds))
+
+
+def adopt(
+    launch: bwrap.Launch, init: bytes, preload: Sequence[str]
+) -> subprocess.Popen[bytes] | None:
+    """The worker started early with exactly `launch`'s command line and already sent
+    `init`, which then belongs to the caller (`launch`'s descriptors are closed: the early
+    one read its own), else None. Either way, a worker the head start could have started
+    (`preload`: the modules `launch` was made for) is noted in the next start's plan."""
+    wanted = _comparable(launch)
+    with _LOCK:
+        for at, (started, sent, process) in enumerate(_EARLY):
+            if started == wanted and sent == init and process.poll() is None:
+                del _EARLY[at]
+                break
+        else:
+            process = None
+    if process is None:
+        if _ARGV and _plain_view(preload) == wanted:
+            _note(preload, init)
+        return None
+    _note(preload, init)
+    for fd in launch.pass_fds:
+        os.close(fd)
+    return process
+
+
+def _plain_view(preload: Sequence[str]) -> tuple[Any, ...] | None:
+    """The sandboxed launch with no course files for `preload`, as compared."""
+    try:
+        launch = bwrap.launch(bwrap.Support(True), (), preload)
+    except OSError:
+        return None
+    for fd in launch.pass_fds:
+        os.close(fd)
+    return _comparable(launch)
+
+
+def discard() -> None:
+    """Kill what was started early and not adopted (the plan was stale)."""
+    with _LOCK:
+        unused = [process for _, _, process in _EARLY]
+        _EARLY.clear()
+    for process in unused:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+        process.wait()

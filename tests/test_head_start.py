@@ -1,0 +1,137 @@
+"""`grader check` and `grader grade` give their workers a head start (issue 19): the workers
+the last identical command asked for are started before the grader's own imports, and the
+engine adopts one only when its command line and first message are exactly the ones it would
+use; anything else is killed unused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.run import bwrap, head_start, probe_memory, workers
+
+ARGV = ["check", "nb.ipynb", "--course", "."]
+INIT = b"the first message"
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(head_start, "_ARGV", [])
+    monkeypatch.setattr(head_start, "_NOTED", [])
+    monkeypatch.setattr(head_start, "_EARLY", [])
+    yield tmp_path / "cache"
+    head_start.discard()
+
+
+def sleeper() -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-c", "import time; time.sleep(60)"]
+    return subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+    )
+
+
+def launch(*argv: str) -> bwrap.Launch:
+    read_fd, write_fd = os.pipe()
+    os.close(write_fd)
+    return bwrap.Launch(["bwrap", *argv, "--seccomp", str(read_fd)], {}, (read_fd,))
+
+
+def started_early(how: bwrap.Launch, init: bytes = INIT) -> subprocess.Popen[bytes]:
+    process = sleeper()
+    head_start._EARLY.append((head_start._comparable(how), init, process))
+    for fd in how.pass_fds:
+        os.close(fd)
+    return process
+
+
+def test_the_same_command_line_and_message_are_adopted_with_the_descriptors_closed() -> None:
+    early = started_early(launch("--ro-bind", "/usr", "/usr"))
+    asked = launch("--ro-bind", "/usr", "/usr")  # another seccomp pipe, the same filter
+    assert head_start.adopt(asked, INIT, []) is early
+    with pytest.raises(OSError):
+        os.fstat(asked.pass_fds[0])
+    assert head_start._EARLY == []
+
+
+def test_another_command_line_or_first_message_is_not_adopted_and_is_killed() -> None:
+    early = started_early(launch("--ro-bind", "/usr", "/usr"))
+    other = launch("--ro-bind", "/usr", "/usr", "--ro-bind", "/srv", "/sandbox/course")
+    assert head_start.adopt(other, INIT, []) is None
+    os.close(other.pass_fds[0])
+    same = launch("--ro-bind", "/usr", "/usr")
+    assert head_start.adopt(same, b"an init with other cases to warm up on", []) is None
+    os.close(same.pass_fds[0])
+    head_start.discard()
+    assert early.poll() is not None, "a worker nobody adopted was left running"
+
+
+def plain_view_launch(preload: list[str]) -> bwrap.Launch:
+    return bwrap.launch(bwrap.Support(True), (), preload)
+
+
+def test_what_a_command_asked_for_is_planned_for_its_next_start(own_cache: Path) -> None:
+    asked = plain_view_launch(["json"])
+    assert head_start.adopt(asked, INIT, ["json"]) is None
+    assert not own_cache.exists(), "grading from Python planned a head start"
+    head_start.start(ARGV)  # the bwrap probe was never remembered here: nothing starts
+    assert head_start._EARLY == []
+    for _ in range(2):  # e.g. grader grade --jobs 2
+        assert head_start.adopt(plain_view_launch(["json"]), INIT, ["json"]) is None
+    assert head_start._planned(ARGV) == [(["json"], INIT), (["json"], INIT)]
+    assert head_start._planned(["check", "other.ipynb", "--course", "."]) != []  # same course
+    assert head_start._planned(["check", "nb.ipynb", "--course=."]) != []
+    assert head_start._planned(["check", "nb.ipynb", "--course", "other"]) == []
+    assert head_start._planned([*ARGV, "--assignment", "softmax"]) == []
+    assert head_start._planned(["grade", "nb.ipynb", "--course", "."]) == []
+    with_files = launch("--ro-bind", "/srv", "/sandbox/course")
+    head_start.adopt(with_files, b"other", ["json"])  # not what a head start can start
+    assert head_start._planned(ARGV) == [(["json"], INIT), (["json"], INIT)]
+    for fd in (*asked.pass_fds, *with_files.pass_fds):
+        os.close(fd)
+
+
+def test_a_plan_cannot_name_a_file_outside_its_own(own_cache: Path) -> None:
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    path = head_start._plan_path(ARGV)
+    assert path is not None
+    path.write_text('[{"preload": [], "init": "../../secret"}]')
+    assert head_start._planned(ARGV) == []
+
+
+def test_a_plan_holds_what_the_last_run_asked_for_only() -> None:
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    assert head_start._planned(ARGV) == [([], INIT)]
+    head_start._NOTED.clear()
+    head_start.start(ARGV)  # e.g. the course now says `sandbox: none`: no worker noted
+    assert head_start._planned(ARGV) == []
+
+
+def test_other_commands_get_no_head_start() -> None:
+    head_start.start(["report", "results/"])
+    assert head_start._ARGV == [] and head_start._EARLY == []
+
+
+@pytest.mark.sandbox
+def test_the_shared_worker_is_the_one_started_early() -> None:
+    support = bwrap.support()
+    assert support.sandboxed, support.reason
+    probe_memory.remember(bwrap.shutil.which("bwrap") or "bwrap")
+    head_start.start(ARGV)
+    workers.Workers(1, support).close()  # what shared_workers starts for a course
+    head_start.start(ARGV)  # the next identical command
+    [(_, _, early)] = head_start._EARLY
+    started = workers.Workers(1, support)
+    try:
+        assert [w.process for w in started.all] == [early]
+        assert started.all[0].alive()
+    finally:
+        started.close()
