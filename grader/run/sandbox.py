@@ -143,12 +143,13 @@ def place_files(files: Sequence[Sequence[str]], workdir: str, link: bool) -> Non
             os.chmod(target, 0o444)
 
 
-def _take_job(size: int) -> tuple[Any, Any]:
-    """In the child, before any student code: its cells and plan, from the worker's stdin."""
+def _take_job(size: int, plan: Any = None) -> tuple[Any, Any]:
+    """In the child, before any student code: its cells and plan, from the worker's stdin
+    (the cells alone when the worker already holds the `plan`)."""
     from grader.run.pipes import read_exact
 
-    cells, plan = pickle.loads(read_exact(0, size))  # the grader's own bytes
-    return cells, plan
+    job = pickle.loads(read_exact(0, size))  # the grader's own bytes
+    return (job, plan) if plan is not None else job
 
 
 class Child:
@@ -160,8 +161,10 @@ class Child:
         limits: Limits,
         isolated: bool,
         files: Sequence[Sequence[str]] = (),
+        plan: Any = None,
     ) -> None:
-        """Fork now. The child reads `payload_size` bytes of job from standard input itself.
+        """Fork now. The child reads `payload_size` bytes of job from standard input itself:
+        its cells and plan, or its cells alone when the worker holds the `plan` already.
         `isolated`: the worker runs in the bubblewrap sandbox, and the child adds its own
         namespaces to it; otherwise it runs with the process limits alone. `files`: the
         course data files to place in its working folder (see place_files)."""
@@ -180,7 +183,7 @@ class Child:
             try:
                 os.close(read_fd)
                 os.setsid()
-                cells, plan = _take_job(payload_size)
+                cells, plan = _take_job(payload_size, plan)
                 os.write(write_fd, STARTED)
                 from grader.run.child import serve
 
