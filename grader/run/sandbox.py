@@ -152,6 +152,18 @@ def _take_job(size: int, plan: Any = None) -> tuple[Any, Any]:
     return (job, plan) if plan is not None else job
 
 
+def _fork(isolated: bool) -> tuple[int, OSError | None]:
+    """The student's process: forked into namespaces of its own when `isolated`; and why
+    the kernel refused them, if it did (the child, forked plainly then, takes its job and
+    ends as a sandbox fault, as one whose sandbox steps failed)."""
+    if not isolated:
+        return os.fork(), None
+    try:
+        return isolation.fork_isolated(), None
+    except OSError as exc:
+        return os.fork(), exc
+
+
 class Child:
     """One student process, forked by the worker; `collect` waits for its answers."""
 
@@ -178,7 +190,7 @@ class Child:
         self.workdir = "" if isolated else tempfile.mkdtemp(prefix="grader-child-")
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
-        pid = os.fork()
+        pid, refused = _fork(isolated)
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             try:
                 os.close(read_fd)
@@ -190,7 +202,9 @@ class Child:
                 workdir = self.workdir
                 if isolated:
                     try:
-                        workdir = isolation.enter_child()
+                        if refused:
+                            raise refused
+                        workdir = isolation.set_up_child()
                     except BaseException:
                         os._exit(SANDBOX_FAILED)
                 try:
