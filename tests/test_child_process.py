@@ -3,6 +3,8 @@ and a child cloned straight into its own namespaces is an ordinary process to it
 
 from __future__ import annotations
 
+import errno
+import os
 import pickle
 from pathlib import Path
 
@@ -10,8 +12,9 @@ import pytest
 
 from grader.course.cases import build_cases
 from grader.course.config import Config, TimeLimit
-from grader.course.notebook import load_submission
-from grader.run import bwrap, seccomp
+from grader.course.notebook import CodeCell, load_submission
+from grader.run import bwrap, isolation, seccomp
+from grader.run.sandbox import Child, Limits
 from grader.run.workers import Workers, known_plan
 
 from conftest import write_notebook
@@ -91,3 +94,27 @@ def test_a_cloned_child_runs_threads_processes_and_signals(tmp_path: Path) -> No
     said = [head["output"] for head, _ in run.frames if head["kind"] == "cells_done"]
     expected = [("echo", "hi\n"), ("fork", 3), ("pid", 1), ("signal", True), ("thread", True)]
     assert said == [f"{expected}\n"]
+
+
+def test_namespaces_the_kernel_refuses_make_a_sandbox_fault(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse() -> int:
+        raise isolation.IsolationError(errno.EPERM, "clone: Operation not permitted")
+
+    monkeypatch.setattr(isolation, "fork_isolated", refuse)
+    payload = pickle.dumps(([CodeCell(1, "print('ran')", "print('ran')")], []))
+    read_fd, write_fd = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_fd, 0)  # the child takes its job from its standard input
+    try:
+        os.write(write_fd, payload)
+        child = Child(len(payload), Limits(), isolated=True)
+        run = child.collect()
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_fd, write_fd):
+            os.close(fd)
+    assert child.took_payload  # the job stream stays in step for the next student
+    assert run.ending == "sandbox_fault" and not run.finished
+    assert b"ran" not in run.raw
