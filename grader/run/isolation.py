@@ -5,7 +5,9 @@ system, no network, a cleared environment, new user namespaces refused, and a si
 capability, CAP_SYS_ADMIN inside its own user namespace, kept for this module. Each child
 then adds what must be its own: a PID namespace (it is PID 1 there, so every process it
 starts dies with it), mount, IPC and UTS namespaces, a fresh /tmp, /dev/shm and /proc, a
-cap on processes, and the drop of every capability (no way back: no_new_privs).
+cap on processes, and the drop of every capability (no way back: no_new_privs). The
+namespaces come with the child's own fork (fork_isolated); the rest it does itself before
+any student code (set_up_child).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import ctypes
 import os
 import resource
 import signal
+
+from grader.run import seccomp
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -31,7 +35,14 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 PROCESS_LIMIT = 64
 WORKDIR = "/tmp/work"
 
+CHILD_NAMESPACES = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS
+
 _libc = ctypes.CDLL(None, use_errno=True)
+# The same symbols, called with the interpreter's lock held: fork_isolated's child must come
+# back from the system call holding it, as os.fork's does.
+_api = ctypes.PyDLL(None, use_errno=True)
+_api.syscall.restype = ctypes.c_long
+_api.syscall.argtypes = [ctypes.c_long] * 6
 
 
 class IsolationError(OSError):
@@ -48,28 +59,42 @@ def _mount(source: str, target: str, kind: str, flags: int, data: str = "") -> N
     _call("mount", source.encode(), target.encode(), kind.encode(), flags, data.encode() or None)
 
 
+def fork_isolated() -> int:
+    """fork(), the child in PID, mount, IPC and UTS namespaces of its own: 0 in the child
+    (PID 1 of its namespace, so every process it starts dies with it), its PID in the
+    caller. IsolationError when the kernel refuses.
+
+    One clone(2) does it, not unshare(2) and a second fork: the worker may not unshare a
+    PID namespace per child (only its first child would get one, and it may not join its
+    own namespace again to start over), and a second fork would copy the worker's memory
+    map once more for every student. Python's fork hooks run around the call as os.fork
+    runs them; the process is single-threaded, so none of the C library's own fork
+    bookkeeping for other threads is needed.
+    """
+    _api.PyOS_BeforeFork()
+    pid = _api.syscall(seccomp.number("clone"), CHILD_NAMESPACES | signal.SIGCHLD, 0, 0, 0, 0)
+    errno = ctypes.get_errno()
+    if pid == 0:
+        _api.PyOS_AfterFork_Child()
+        return 0
+    _api.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise IsolationError(errno, f"clone: {os.strerror(errno)}")
+    return int(pid)
+
+
 def enter_child() -> str:
-    """In the child, before any student code: its own namespaces and scratch, no capability
-    left; returns its working folder.
+    """In a process that is not yet in namespaces of its own (bwrap.py's probe runs this
+    alone), before any student code: what a worker's child gets, via fork_isolated and
+    set_up_child; returns the working folder.
 
     The calling process forks once more inside: the grandchild is PID 1 of the new PID
-    namespace and goes on to run the notebook; this process only waits for it and passes its
-    end on, so the worker sees one child that exits as the notebook did.
+    namespace and goes on; this process only waits for it and passes its end on.
     """
-    _call("unshare", CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
-    pid = os.fork()
+    pid = fork_isolated()
     if pid:
         _relay(pid)
-    _mount("none", "/", "", MS_REC | MS_PRIVATE)
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-    if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
-    # Without a fresh /proc, the worker's would show its own processes.
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
-    os.mkdir(WORKDIR, 0o700)
-    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
-    _drop_capabilities()
-    return WORKDIR
+    return set_up_child()
 
 
 def _relay(pid: int) -> None:
@@ -83,6 +108,21 @@ def _relay(pid: int) -> None:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
+
+
+def set_up_child() -> str:
+    """In the child of fork_isolated, before any student code: its own scratch, /proc and
+    limits, no capability left; returns its working folder."""
+    _mount("none", "/", "", MS_REC | MS_PRIVATE)
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+    # Without a fresh /proc, the worker's would show its own processes.
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+    os.mkdir(WORKDIR, 0o700)
+    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
+    _drop_capabilities()
+    return WORKDIR
 
 
 class _CapHeader(ctypes.Structure):

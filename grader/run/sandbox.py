@@ -143,12 +143,25 @@ def place_files(files: Sequence[Sequence[str]], workdir: str, link: bool) -> Non
             os.chmod(target, 0o444)
 
 
-def _take_job(size: int) -> tuple[Any, Any]:
-    """In the child, before any student code: its cells and plan, from the worker's stdin."""
+def _take_job(size: int, plan: Any = None) -> tuple[Any, Any]:
+    """In the child, before any student code: its cells and plan, from the worker's stdin
+    (the cells alone when the worker already holds the `plan`)."""
     from grader.run.pipes import read_exact
 
-    cells, plan = pickle.loads(read_exact(0, size))  # the grader's own bytes
-    return cells, plan
+    job = pickle.loads(read_exact(0, size))  # the grader's own bytes
+    return (job, plan) if plan is not None else job
+
+
+def _fork(isolated: bool) -> tuple[int, OSError | None]:
+    """The student's process: forked into namespaces of its own when `isolated`; and why
+    the kernel refused them, if it did (the child, forked plainly then, takes its job and
+    ends as a sandbox fault, as one whose sandbox steps failed)."""
+    if not isolated:
+        return os.fork(), None
+    try:
+        return isolation.fork_isolated(), None
+    except OSError as exc:
+        return os.fork(), exc
 
 
 class Child:
@@ -160,8 +173,10 @@ class Child:
         limits: Limits,
         isolated: bool,
         files: Sequence[Sequence[str]] = (),
+        plan: Any = None,
     ) -> None:
-        """Fork now. The child reads `payload_size` bytes of job from standard input itself.
+        """Fork now. The child reads `payload_size` bytes of job from standard input itself:
+        its cells and plan, or its cells alone when the worker holds the `plan` already.
         `isolated`: the worker runs in the bubblewrap sandbox, and the child adds its own
         namespaces to it; otherwise it runs with the process limits alone. `files`: the
         course data files to place in its working folder (see place_files)."""
@@ -175,19 +190,21 @@ class Child:
         self.workdir = "" if isolated else tempfile.mkdtemp(prefix="grader-child-")
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
-        pid = os.fork()
+        pid, refused = _fork(isolated)
         if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
             try:
                 os.close(read_fd)
                 os.setsid()
-                cells, plan = _take_job(payload_size)
+                cells, plan = _take_job(payload_size, plan)
                 os.write(write_fd, STARTED)
                 from grader.run.child import serve
 
                 workdir = self.workdir
                 if isolated:
                     try:
-                        workdir = isolation.enter_child()
+                        if refused:
+                            raise refused
+                        workdir = isolation.set_up_child()
                     except BaseException:
                         os._exit(SANDBOX_FAILED)
                 try:

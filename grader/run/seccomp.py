@@ -64,6 +64,11 @@ def supported() -> bool:
     return platform.machine() in _ARCHES
 
 
+def number(name: str, machine: str | None = None) -> int:
+    """The number of the system call `name` (one this module knows) on this machine."""
+    return _ARCHES[machine or platform.machine()][1][name]
+
+
 def program(machine: str | None = None) -> bytes:
     """The filter as bytes of `struct sock_filter`, ready for bubblewrap's `--seccomp`."""
     arch, numbers = _ARCHES[machine or platform.machine()]

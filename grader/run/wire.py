@@ -20,6 +20,8 @@ import numpy as np
 
 _PREFIX = struct.Struct(">II")
 _FLOAT = 8  # bytes per number: every array crosses as little-endian float64
+_F8 = np.dtype("<f8")
+_DOUBLE = struct.Struct("<d")
 
 # The limits below are the whole of what one student's process can make the parent hold:
 # at most MAX_STREAM_BYTES of raw bytes, and decoded arrays that never take more room than
@@ -69,23 +71,31 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
     raises ValueError (the child reports the value as unencodable).
     """
     chunks: list[bytes] = []
-    offset = [0]
+    offset = 0
 
     def tree(obj: Any, depth: int) -> Any:
+        nonlocal offset
         if obj is None:
             return {"t": "none"}
         if isinstance(obj, list | tuple) and depth < MAX_DEPTH and len(obj) <= MAX_ITEMS:
             kind = "tuple" if isinstance(obj, tuple) else "list"
             return {"t": kind, "items": [tree(item, depth + 1) for item in obj]}
+        if type(obj) is float:  # a Python float is a 0-d float64 array: its own 8 bytes
+            if offset + _FLOAT > MAX_PAYLOAD:
+                return {"t": "other", "type": "ndarray of 1 numbers (too large to send)"}
+            chunks.append(_DOUBLE.pack(obj))
+            node = {"t": "a", "shape": [], "at": offset}
+            offset += _FLOAT
+            return node
         array = _as_real_array(obj)
         if array is None:
             return {"t": "other", "type": type(obj).__name__}
-        if not _sendable(array, offset[0]):
+        if not _sendable(array, offset):
             return {"t": "other", "type": f"ndarray of {array.size} numbers (too large to send)"}
-        data = np.ascontiguousarray(array, dtype="<f8").tobytes()  # one copy, little-endian
+        data = _little_f8(array)
         chunks.append(data)
-        node = {"t": "a", "shape": list(array.shape), "at": offset[0]}
-        offset[0] += len(data)
+        node = {"t": "a", "shape": list(array.shape), "at": offset}
+        offset += len(data)
         return node
 
     body = dict(header)
@@ -97,12 +107,22 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
     return _PREFIX.pack(len(head), len(payload)) + head + payload
 
 
+def _little_f8(array: np.ndarray) -> bytes:
+    """The array's numbers as little-endian float64, in C order: tobytes() of a float64
+    array already is that (it writes C order whatever the strides), without the copy that
+    converting to a contiguous array first would make."""
+    if array.dtype == _F8:
+        return array.tobytes()
+    return np.ascontiguousarray(array, dtype=_F8).tobytes()
+
+
 def _sendable(array: np.ndarray, used: int) -> bool:
     """Whether the parent would take this array, with `used` bytes of the payload taken."""
+    size = array.size  # the bound itself unless a dimension is 0
     return (
         array.ndim <= MAX_NDIM
-        and _size_bound(array.shape) <= MAX_ELEMENTS
-        and used + _FLOAT * array.size <= MAX_PAYLOAD
+        and (size or _size_bound(array.shape)) <= MAX_ELEMENTS
+        and used + _FLOAT * size <= MAX_PAYLOAD
     )
 
 
@@ -134,10 +154,15 @@ def _feed(hasher: Any, obj: Any, depth: int) -> None:
             hasher.update(b"o" + type(obj).__name__.encode())
         else:
             hasher.update(b"a" + repr(array.shape).encode())
-            hasher.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
+            if array.dtype == _F8 and array.flags.c_contiguous:
+                hasher.update(array)  # its own bytes, read in place
+            else:
+                hasher.update(_little_f8(array))
 
 
 def _as_real_array(obj: Any) -> np.ndarray | None:
+    if type(obj) is np.ndarray:  # the common case, without asarray's call
+        return obj if obj.dtype.kind in "biuf" else None
     if isinstance(obj, bool | int | float | np.generic | np.ndarray):
         try:
             array = np.asarray(obj)

@@ -27,8 +27,10 @@ from typing import Any
 from grader.run.pipes import encode_message, read_exact, read_message, write_all
 
 
-def _init(fd: int, header: dict[str, Any]) -> None:
-    """Import what the class's cells will (once, here), then warm up on the cases."""
+def _init(fd: int, header: dict[str, Any]) -> list[Any]:
+    """Import what the class's cells will (once, here), then warm up on the cases; return
+    the plans, kept for the jobs that name one (their children inherit it, none unpickles
+    it again)."""
     from grader.run.warmup import warm_up
 
     for name in header.get("preload", []):
@@ -39,19 +41,21 @@ def _init(fd: int, header: dict[str, Any]) -> None:
     plans = pickle.loads(read_exact(fd, int(header["size"])))  # the grader's own cases
     for plan in plans:
         warm_up(plan)
-    del plans
     gc.collect()
     gc.freeze()  # what the worker holds now is never traversed again by a child's collector
+    return list(plans)
 
 
-def _job(header: dict[str, Any], isolated: bool) -> tuple[bytes, bool]:
+def _job(header: dict[str, Any], isolated: bool, plans: list[Any]) -> tuple[bytes, bool]:
     """Fork the student's child (it reads the payload), collect it, describe how it ended;
-    and whether the child took its whole payload (else the job stream is out of step)."""
+    and whether the child took its whole payload (else the job stream is out of step). A
+    job that names one of `plans` by its index carries the cells alone."""
     from grader.run.sandbox import Child, Limits
 
     limits = Limits(**{k: float(v) for k, v in header["limits"].items()})
     files = [(str(source), str(name)) for source, name in header.get("files", [])]
-    child = Child(int(header["size"]), limits, isolated, files)
+    plan = plans[int(header["plan"])] if "plan" in header else None
+    child = Child(int(header["size"]), limits, isolated, files, plan)
     run = child.collect()
     reply = {
         "kind": "done",
@@ -78,11 +82,11 @@ def main() -> None:
     os.dup2(null, 2) if not os.environ.get("GRADER_DEBUG") else None
     try:
         first = read_message(0)
-        _init(0, first)
+        plans = _init(0, first)
         write_all(out, encode_message({"kind": "ready", "isolated": isolated}))
         while True:
             header = read_message(0)
-            reply, in_step = _job(header, isolated)
+            reply, in_step = _job(header, isolated, plans)
             write_all(out, reply)
             if not in_step:
                 return  # the child did not take its whole payload: the stream is lost

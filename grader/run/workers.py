@@ -10,6 +10,7 @@ and a small header that it checks like everything else a sandbox says.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import pickle
 import queue
@@ -132,6 +133,20 @@ def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
             os.close(fd)
 
 
+def known_plan(plans: Sequence[Plan], plan: Plan) -> int | None:
+    """The index of the plan among `plans` (those a worker was started with) that holds the
+    very same cases, in the same order, as `plan`; None when there is none. Identity, not
+    equality: the worker's copy was pickled from these objects, and cases are never changed
+    (Case.fresh_args hands out copies), so the same objects mean the same inputs."""
+    for index, known in enumerate(plans):
+        if len(known) == len(plan) and all(
+            name == other and len(cases) == len(theirs) and all(map(operator.is_, cases, theirs))
+            for (name, cases), (other, theirs) in zip(known, plan, strict=True)
+        ):
+            return index
+    return None
+
+
 class Worker:
     """One worker process and its two pipes. `start` execs it; `ready` waits for its warm-up."""
 
@@ -147,7 +162,8 @@ class Worker:
         `importable` modules, and send it what to import and warm up on (no student data)."""
         self.support = support
         how = bwrap.launch(support, files, [*preload, *importable])
-        payload = pickle.dumps([list(p) for p in plans])
+        self.plans = [[(name, tuple(cases)) for name, cases in p] for p in plans]
+        payload = pickle.dumps(self.plans)
         init = {"kind": "init", "preload": list(preload), "size": len(payload)}
         self._init = encode_message(init, payload)
         # one started (and sent this very init) at the command's start, else a new one
@@ -184,10 +200,15 @@ class Worker:
     ) -> ChildRun:
         """One student's run, with the course's `files` in its working folder. WorkerLost:
         the worker is dead and must be replaced."""
-        payload = pickle.dumps((list(cells), [(n, tuple(c)) for n, c in plan]))
         numbers = {"submission": limits.submission, "cell": limits.cell, "call": limits.call}
         placed = [(f.inside(self.support.sandboxed), f.name) for f in files]
-        header = {"kind": "job", "size": len(payload), "limits": numbers, "files": placed}
+        header: dict[str, Any] = {"kind": "job", "limits": numbers, "files": placed}
+        known = known_plan(self.plans, plan)
+        if known is None:
+            payload = pickle.dumps((list(cells), [(n, tuple(c)) for n, c in plan]))
+        else:  # the worker holds this plan since its start: only the cells cross
+            payload, header["plan"] = pickle.dumps(list(cells)), known
+        header["size"] = len(payload)
         deadline = time.monotonic() + limits.submission + GRACE_SECONDS
         try:
             _write_all(self.to_fd, encode_message(header, payload), deadline)

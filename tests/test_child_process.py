@@ -1,0 +1,120 @@
+"""How a worker makes each student's process: the plan it already holds is not sent again,
+and a child cloned straight into its own namespaces is an ordinary process to its code."""
+
+from __future__ import annotations
+
+import errno
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from grader.course.cases import build_cases
+from grader.course.config import Config, TimeLimit
+from grader.course.notebook import CodeCell, load_submission
+from grader.run import bwrap, isolation, seccomp
+from grader.run.sandbox import Child, Limits
+from grader.run.workers import Workers, known_plan
+
+from conftest import write_notebook
+
+
+def test_a_plan_is_known_by_its_very_cases_not_by_equal_ones(config: Config) -> None:
+    assignment = config.assignment("self_attention")
+    plan = build_cases(assignment).plan(assignment)
+    other = config.assignment("self_attention")
+    started = [plan[:1], plan]
+    assert known_plan(started, build_cases(other).plan(other)) == 1  # rebuilt: same cases
+    assert known_plan(started, [(name, list(cases)) for name, cases in plan[:1]]) == 0
+    assert known_plan(started, pickle.loads(pickle.dumps(plan))) is None  # equal copies
+    assert known_plan(started, plan[1:]) is None
+    assert known_plan(started, [(plan[0][0], plan[0][1][1:])]) is None
+    assert known_plan(started, [("renamed", plan[0][1])]) is None
+    assert known_plan([], plan) is None
+
+
+@pytest.mark.slow
+def test_a_known_plan_and_a_sent_one_give_the_same_answers(config: Config, tmp_path: Path) -> None:
+    assignment = config.assignment("self_attention")
+    plan = build_cases(assignment).plan(assignment)
+    exercise = Path(__file__).resolve().parent.parent / "solutions" / "self_attention.ipynb"
+    cells = load_submission(exercise).cells
+    workers = Workers(1, bwrap.Support(False, "test"), [plan])
+    try:
+        held = workers.run(cells, plan, assignment.time_limit)
+        sent = workers.run(cells, pickle.loads(pickle.dumps(plan)), assignment.time_limit)
+    finally:
+        workers.close()
+    assert held.finished and sent.finished
+    assert held.raw == sent.raw
+    assert sum(head["kind"] == "result" for head, _ in held.frames) == sum(
+        len(cases) for _, cases in plan
+    )
+
+
+def test_the_clone_call_is_one_the_filter_knows() -> None:
+    assert seccomp.number("clone", "x86_64") == 56
+    assert seccomp.number("clone", "aarch64") == 220
+
+
+ORDINARY = """\
+import os, signal, subprocess, threading
+seen = {"pid": os.getpid()}
+box = []
+worker = threading.Thread(target=lambda: box.append(threading.get_native_id()))
+worker.start()
+worker.join()
+seen["thread"] = bool(box) and box[0] != os.getpid()
+seen["echo"] = subprocess.run(["/bin/echo", "hi"], capture_output=True).stdout.decode()
+pid = os.fork()
+if pid == 0:
+    os._exit(3)
+seen["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+caught = []
+signal.signal(signal.SIGUSR1, lambda *args: caught.append(args[0]))
+signal.raise_signal(signal.SIGUSR1)
+seen["signal"] = caught == [signal.SIGUSR1]
+print(sorted(seen.items()))
+"""
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_a_cloned_child_runs_threads_processes_and_signals(tmp_path: Path) -> None:
+    support = bwrap.support()
+    assert support.sandboxed, support.reason
+    cells = load_submission(write_notebook(tmp_path / "s.ipynb", [ORDINARY])).cells
+    workers = Workers(1, support)
+    try:
+        run = workers.run(cells, [], TimeLimit())
+    finally:
+        workers.close()
+    assert run.finished and run.isolated, run.exit_description
+    said = [head["output"] for head, _ in run.frames if head["kind"] == "cells_done"]
+    expected = [("echo", "hi\n"), ("fork", 3), ("pid", 1), ("signal", True), ("thread", True)]
+    assert said == [f"{expected}\n"]
+
+
+def test_namespaces_the_kernel_refuses_make_a_sandbox_fault(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse() -> int:
+        raise isolation.IsolationError(errno.EPERM, "clone: Operation not permitted")
+
+    monkeypatch.setattr(isolation, "fork_isolated", refuse)
+    payload = pickle.dumps(([CodeCell(1, "print('ran')", "print('ran')")], []))
+    read_fd, write_fd = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_fd, 0)  # the child takes its job from its standard input
+    try:
+        os.write(write_fd, payload)
+        child = Child(len(payload), Limits(), isolated=True)
+        run = child.collect()
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_fd, write_fd):
+            os.close(fd)
+    assert child.took_payload  # the job stream stays in step for the next student
+    assert run.ending == "sandbox_fault" and not run.finished
+    assert b"ran" not in run.raw

@@ -1,0 +1,55 @@
+"""The child's encoding takes short cuts (a float64 array's own bytes, a Python float packed
+directly, a digest read in place); each must give the very bytes of the general path: an
+array converted to a contiguous little-endian float64 copy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.run.wire import MAX_PAYLOAD, decode_frame, digest, encode_frame
+
+LAYOUTS = {
+    "transposed": np.arange(12.0).reshape(3, 4).T,
+    "strided": np.arange(24.0).reshape(2, 3, 4)[:, ::2, 1:],
+    "reversed": np.arange(5.0)[::-1],
+    "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+    "big-endian": np.arange(4.0).astype(">f8"),
+    "float32": np.linspace(0, 1, 5, dtype=np.float32),
+    "ints": np.arange(6).reshape(2, 3),
+    "bools": np.array([[True, False]]),
+    "0-d": np.array(2.5),
+    "empty": np.zeros((0, 3)),
+}
+
+
+def _general(value: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(value, dtype="<f8").reshape(value.shape)
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_any_layout_crosses_as_its_contiguous_float64_copy(name: str) -> None:
+    value = LAYOUTS[name]
+    header = {"kind": "result"}
+    assert encode_frame(header, {"value": value}) == encode_frame(
+        header, {"value": _general(value)}
+    )
+    assert digest(value) == digest(_general(value))
+
+
+def test_a_python_float_crosses_as_a_0d_array() -> None:
+    for number in (1.5, -0.0, float("inf"), float("nan"), 1e-310):
+        header = {"kind": "result"}
+        frame = encode_frame(header, {"value": [number, (number,)]})
+        assert frame == encode_frame(header, {"value": [np.array(number), (np.array(number),)]})
+        assert digest(number) == digest(np.array(number))
+        head_len = int.from_bytes(frame[:4], "big")
+        _, values = decode_frame(frame[8 : 8 + head_len], frame[8 + head_len :])
+        assert np.array_equal(values["value"].items[0], np.array(number), equal_nan=True)
+
+
+def test_a_float_past_the_frames_room_is_named_not_sent() -> None:
+    numbers = MAX_PAYLOAD // 8
+    full = [np.zeros(1_000_000)] * (numbers // 1_000_000) + [np.zeros(numbers % 1_000_000)]
+    frame = encode_frame({"kind": "result"}, {"value": [*full, 1.5]})
+    assert b'"ndarray of 1 numbers (too large to send)"' in frame
