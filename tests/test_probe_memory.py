@@ -152,8 +152,9 @@ def test_a_worker_that_cannot_start_forgets_a_remembered_answer(
     assert fresh_start().sandboxed  # remembered
     gone = bwrap.Launch([sys.executable, "-c", "pass"], {})  # exits at once: no 'ready'
     monkeypatch.setattr(bwrap, "launch", lambda *args: gone)
-    with pytest.raises(GraderError, match="could not start"):
+    with pytest.raises(GraderError, match="could not start") as failed:
         Workers(1, bwrap.Support(True))
+    assert "the same command again probes it afresh" in str(failed.value)
     assert not list(Path(os.environ["GRADER_CACHE_DIR"]).glob("sandbox-probe-*"))
     fresh_start()
     assert len(probes.given) == 2, "the next start did not probe again"

@@ -193,7 +193,10 @@ TRIES = {}
 for name, flag in (("user", 0x10000000), ("net", 0x40000000), ("mount", 0x00020000)):
     TRIES[name] = (libc.unshare(flag), ctypes.get_errno())
 TRIES["ptrace"] = (libc.ptrace(16, 1, 0, 0), ctypes.get_errno())  # PTRACE_ATTACH to PID 1
-TRIES["caps"] = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
+STATUS = open("/proc/self/status").read()
+TRIES["caps"] = STATUS.split("CapEff:")[1].split()[0]
+TRIES["bounding"] = STATUS.split("CapBnd:")[1].split()[0]  # none to regain through an exec
+TRIES["nnp"] = STATUS.split("NoNewPrivs:")[1].split()[0]
 def softmax(items_in):
     raise ValueError(repr(sorted(TRIES.items())))
 """
@@ -208,6 +211,7 @@ def test_no_new_namespace_no_capability_no_tracing(fast_config: Config, tmp_path
     for name in ("mount", "net", "ptrace", "user"):
         assert f"('{name}', (-1, {eperm}))" in said, said
     assert "('caps', '0000000000000000')" in said, said
+    assert "('bounding', '0000000000000000')" in said and "('nnp', '1')" in said, said
 
 
 WHO = (

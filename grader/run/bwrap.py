@@ -191,7 +191,8 @@ def sandbox_launch(
         shutil.which("bwrap") or "bwrap",
         "--unshare-all", "--unshare-user", "--disable-userns",
         "--uid", NOBODY, "--gid", NOBODY, "--hostname", "sandbox",
-        "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",  # for each child's namespaces
+        # CAP_SYS_ADMIN for each child's namespaces, CAP_SETPCAP for it to empty its bounding set
+        "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
         "--die-with-parent", "--new-session", "--clearenv", *env,
         *binds, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp",
         "--seccomp", str(fd), "--",
@@ -231,14 +232,16 @@ def support() -> Support:
     return found
 
 
-def forget_remembered() -> None:
+def forget_remembered() -> bool:
     """After a worker could not start in the sandbox: when this process's answer was a
-    remembered one, forget it, here and on disk (the next answer is a fresh probe). A stale
-    'works' costs a failed start, never a weaker sandbox."""
-    if _REMEMBERED:
-        probe_memory.forget(_REMEMBERED.pop())
-        _STALE.append(True)
-        support.cache_clear()
+    remembered one, forget it, here and on disk (the next answer is a fresh probe), and say
+    so. A stale 'works' costs a failed start, never a weaker sandbox."""
+    if not _REMEMBERED:
+        return False
+    probe_memory.forget(_REMEMBERED.pop())
+    _STALE.append(True)
+    support.cache_clear()
+    return True
 
 
 def recheck() -> Support | None:

@@ -1,8 +1,9 @@
 """The per-student part of the sandbox, done by the worker's forked child (Linux).
 
 The worker already runs inside bubblewrap (see bwrap.py): an allow-list view of the file
-system, no network, a cleared environment, new user namespaces refused, and a single
-capability, CAP_SYS_ADMIN inside its own user namespace, kept for this module. Each child
+system, no network, a cleared environment, new user namespaces refused, and two
+capabilities inside its own user namespace kept for this module: CAP_SYS_ADMIN (the child's
+namespaces and mounts) and CAP_SETPCAP (the child's empty bounding set). Each child
 then adds what must be its own: a PID namespace (it is PID 1 there, so every process it
 starts dies with it), mount, IPC and UTS namespaces, a fresh /tmp, /dev/shm and /proc, a
 cap on processes, and the drop of every capability (no way back: no_new_privs). The
@@ -137,11 +138,20 @@ class _CapData(ctypes.Structure):
     ]
 
 
+def _last_cap() -> int:
+    """The highest capability this kernel knows (dropping one above it is EINVAL)."""
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return 40  # CAP_CHECKPOINT_RESTORE, the last one of Linux 5.9 to 6.x
+
+
 def _drop_capabilities() -> None:
     """No capability left, in any set: nothing to mount, unmount, override or regain."""
     _call("prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    for cap in range(64):  # while we still may: no way back via exec
-        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    for cap in range(_last_cap() + 1):  # while we still may (CAP_SETPCAP): none via an exec
+        _call("prctl", PR_CAPBSET_DROP, cap, 0, 0, 0)
     _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     _call("capset", ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())
 

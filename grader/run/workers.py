@@ -265,11 +265,14 @@ class Workers:
         try:
             for worker in started:
                 self.idle.put(worker.ready())
-        except GraderError:
+        except GraderError as exc:
             for worker in started:
                 worker.kill()
-            if support.sandboxed:  # a remembered 'the sandbox works' is probed next time
-                bwrap.forget_remembered()
+            if support.sandboxed and bwrap.forget_remembered():
+                raise GraderError(
+                    f"{exc}; the sandbox worked at an earlier start on this machine, not now: "
+                    "the same command again probes it afresh"
+                ) from None
             raise
 
     def _fresh(self, old: Worker) -> Worker:
