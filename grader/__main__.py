@@ -1,4 +1,4 @@
-"""`python -m grader` and the `grader` command: the command line of grader/cli.py, after
+"""`python -m grader` and the `grader` command: the command line of grader/cli/, after
 giving `grader check` its worker's head start (grader/run/head_start.py)."""
 
 import sys

@@ -101,7 +101,7 @@ def test_internal_error_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("grader.cli.grade_path", explode)
+    monkeypatch.setattr("grader.cli.grading.grade_path", explode)
     code, _, err = invoke("check", SOLUTION, "--config", CONFIG)
     assert code == 3
     assert "Error: internal error: RuntimeError: boom" in err

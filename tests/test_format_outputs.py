@@ -69,7 +69,7 @@ def test_check_prints_what_the_format_renders(
     offered = next(p for p in cli.check.params if p.name == "fmt").type
     assert isinstance(offered, click.Choice) and sorted(offered.choices) == sorted(DIRECT)
     for report in reports:
-        monkeypatch.setattr(cli, "grade_path", lambda *_a, _r=report, **_k: _r)
+        monkeypatch.setattr(cli.grading, "grade_path", lambda *_a, _r=report, **_k: _r)
         result = CliRunner().invoke(
             cli.main, ["check", str(DEMO / "ada.ipynb"), "--course", str(REPO), "--format", fmt]
         )

@@ -1,0 +1,217 @@
+"""The course author's commands: `init`, `new-assignment`, `assign`, `selftest`, `release`,
+`export-gradescope` and the CI `template`s."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from grader.cli.common import (
+    ASSIGNMENT_OPTION,
+    CONFIG_OPTION,
+    COURSE_OPTIONS,
+    SANDBOX_OPTION,
+    _course,
+    _errors_to_exit_codes,
+    main,
+)
+from grader.course.config import Mode
+
+if TYPE_CHECKING:
+    pass
+
+
+@main.command("export-gradescope")
+@click.option("--assignment", "-a", required=True, help="Assignment id, e.g. self_attention.")
+@CONFIG_OPTION
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True
+)
+@_errors_to_exit_codes
+def export_gradescope_command(assignment: str, config_path: Path | None, out: Path) -> None:
+    """Build a Gradescope autograder bundle (setup.sh, run_autograder, the grader's source).
+
+    \b
+    Upload the zip as a "Zip file upload" autograder; students submit their .ipynb.
+    Example:  grader export-gradescope --assignment masked_attention --out masked.zip
+    """
+    from grader.author.export import export_gradescope
+
+    click.echo(f"wrote {export_gradescope(_course(config_path), assignment, out)}")
+
+
+@main.command("template")
+@click.argument("name", type=click.Choice(["github", "gitlab"]))
+@_errors_to_exit_codes
+def template_command(name: str) -> None:
+    """Print a CI configuration that grades a student's notebook on every push.
+
+    \b
+    Examples:
+      grader template github > .github/workflows/grade.yml
+      grader template gitlab >> .gitlab-ci.yml
+    """
+    from grader.author.export import template
+
+    click.echo(template(name), nl=False)
+
+
+@main.command()
+@COURSE_OPTIONS
+@_errors_to_exit_codes
+def selftest(assignment: str | None, config_path: Path | None) -> None:
+    """Prove the checks: the solution passes, every catalogued mistake is caught and named.
+
+    \b
+    Exit code: 0 all good, 1 a variant slips through or is misdiagnosed, 2 bad config.
+    Example:  grader selftest --assignment self_attention
+    """
+    from grader.author.selftest import render_selftest, run_selftest
+
+    config = _course(config_path)
+    ids = [assignment] if assignment else sorted(config.assignments)
+    results = [run_selftest(spec) for spec in map(config.assignment, ids)]
+    for result in results:
+        click.echo(render_selftest(result))
+    sys.exit(0 if all(r.ok for r in results) else 1)
+
+
+@main.command()
+@COURSE_OPTIONS
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=None, help="File or folder to write to."
+)
+@_errors_to_exit_codes
+def assign(assignment: str | None, config_path: Path | None, out: Path | None) -> None:
+    """Write the student notebook(s) from the solution notebook(s).
+
+    \b
+    Without --assignment, every assignment in the config is written to its `exercise` path.
+    Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
+    """
+    from grader.author.assign import write_exercise
+
+    config = _course(config_path)
+    if assignment:
+        specs = [config.assignment(assignment)]
+    else:  # assignments without an `exercise` (graded as students hand them in) are skipped
+        specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    for spec in specs:
+        click.echo(f"wrote {write_exercise(spec, out)}")
+
+
+@main.command("release")
+@ASSIGNMENT_OPTION
+@CONFIG_OPTION
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The folder to write the student bundle into.",
+)
+@click.option(
+    "--roster",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV with the columns id and name: one bundle per student, OUT/<id>/, whose public "
+    "cases are the student's own (for assignments with per_student_inputs).",
+)
+@SANDBOX_OPTION
+@_errors_to_exit_codes
+def release_command(
+    assignment: str | None,
+    config_path: Path | None,
+    out: Path,
+    roster: Path | None,
+    sandbox: Mode | None,
+) -> None:
+    """Write the student bundle: what students (and their CI) need to check their work on
+    the public cases, without the solutions.
+
+    \b
+    OUT gets the exercise notebooks, the course's data files and grader-bundle.npz: the
+    public cases' inputs, their expected outputs and what the diagnosis needs on them, as
+    numbers (no solution source, no hidden case's expected value). In OUT or below it, and
+    with --course OUT or $GRADER_COURSE=OUT, check(), `grader check` and
+    `pytest --notebook` grade against the bundle and name the hidden cases left for
+    `grader grade`. The course is checked first (exit 2 when it is broken).
+    Examples:
+      grader release --course . --out handout/
+      grader release --assignment self_attention --out handout/
+      GRADER_COURSE_SECRET=… grader release --roster roster.csv --out handouts/
+    """
+    from grader.author.release import release, student_folder
+    from grader.batch.roster import load_roster
+
+    config = _course(config_path)
+    if roster is None:
+        written = release(config, out, assignment, sandbox)
+        click.echo(f"wrote {written} and the exercise notebooks in {out}")
+        return
+    students = load_roster(roster)
+    folders = [student_folder(out, s.id) for s in students]  # every id checked first
+    for student, folder in zip(students, folders, strict=True):
+        release(config, folder, assignment, sandbox, student.id)
+    noun = "bundle" if len(folders) == 1 else "bundles"
+    click.echo(f"wrote {len(folders)} student {noun} in {out}/<student id>/")
+
+
+@main.command("init")
+@click.argument("folder", type=click.Path(path_type=Path))
+@_errors_to_exit_codes
+def init_command(folder: Path) -> None:
+    """Make a new course folder: config.yaml, solutions/, exercises/, a mistake catalogue,
+    cases.py and a README, with a small working example assignment to copy from.
+
+    \b
+    FOLDER must not exist yet (or be empty).
+    Examples:
+      grader init my-course
+      cd my-course && grader selftest --course .
+    """
+    from grader.author.assign import write_exercise
+    from grader.author.scaffold import init_course
+    from grader.course.config import load_config
+
+    made = init_course(folder)
+    config = load_config(folder / "config.yaml")
+    made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
+    for path in made:
+        click.echo(f"wrote {path}")
+    click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {folder}")
+
+
+@main.command("new-assignment")
+@click.argument("name")
+@click.option(
+    "--function",
+    "function",
+    default=None,
+    metavar="'f(x, y)'",
+    help="The function students write, with its parameters [default: NAME(x)].",
+)
+@click.option(
+    "--course",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The course folder (its config.yaml).",
+)
+@_errors_to_exit_codes
+def new_assignment_command(name: str, function: str | None, course: Path) -> None:
+    """Add an assignment skeleton to a course: a solution notebook with a stub to fill, an
+    empty mistake catalogue, and its config entry (one declared argument per parameter).
+
+    \b
+    Examples:
+      grader new-assignment layer_norm --function "layer_norm(x, gamma, beta, eps)"
+      grader new-assignment softmax --function "softmax(scores)" --course my-course
+    Then edit the three files it names, and run grader assign and grader selftest.
+    """
+    from grader.author.scaffold import new_assignment
+
+    for path in new_assignment(course, name, function):
+        click.echo(f"wrote {path}")

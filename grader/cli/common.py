@@ -1,0 +1,200 @@
+"""What every `grader` command shares: the `main` group, the course and gradebook options, the
+mapping of errors to exit codes (0 all passed · 1 some checks failed · 2 usage, config or
+unreadable submission · 3 internal error) and the small checks of options."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from grader.course.config import MODES, Config, load_course
+from grader.course.locate import course_file
+from grader.errors import GraderError, UsageError
+from grader.render.escape import one_line, safe_lines
+
+if TYPE_CHECKING:
+    pass
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# How a course is named, in the grader's notes and errors.
+COURSE_HINT = "--course DIR, --config FILE or $GRADER_COURSE"
+
+
+def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the same way
+    """--config FILE and --course DIR (its config.yaml), passed on as `config_path`."""
+
+    @wraps(command)
+    def merged(*args: Any, course: Path | None, config_path: Path | None, **kwargs: Any) -> Any:
+        if course is not None and config_path is not None:
+            raise click.UsageError("give --course or --config, not both")
+        named = course_file(course) if course is not None else config_path
+        return command(*args, config_path=named, **kwargs)
+
+    config = click.option(
+        "--config",
+        "config_path",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="config.yaml to use (default: $GRADER_COURSE's or $GRADER_CONFIG, else the one "
+        "found in the working folder or above it, unless the graded notebooks lie inside its "
+        "folder).",
+    )
+    folder = click.option(
+        "--course",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Course folder: grade against its config.yaml, e.g. --course . in your course.",
+    )
+    return folder(config(merged))  # type: ignore[return-value]
+
+
+def _course(config_path: Path | None, graded: Path | None = None) -> Config:
+    """The named course, else the one found from the working folder, refused when it could
+    be the graded notebooks' own; a config.yaml left out gets a note on stderr."""
+    config, notes = load_course(config_path, graded, COURSE_HINT)
+    for note in notes:
+        click.echo(f"note: {one_line(note)}", err=True)
+    return config
+
+
+SANDBOX_OPTION = click.option(
+    "--sandbox",
+    type=click.Choice(MODES),
+    default=None,
+    help="auto: bubblewrap where it can be made, else process limits and a note saying so; "
+    "required: no sandbox is an error (exit 2); none: never try. "
+    "[default: the course config's `sandbox:`, else auto]",
+)
+
+
+ASSIGNMENT_OPTION = click.option(
+    "--assignment", "-a", default=None, help="Assignment id, e.g. self_attention."
+)
+
+
+def _stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Options that go together, as one decorator (listed in `--help` in this order)."""
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+# --assignment ID within the course named by --course/--config.
+COURSE_OPTIONS = _stacked(ASSIGNMENT_OPTION, CONFIG_OPTION)
+
+
+def _errors_to_exit_codes(command: F) -> F:
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except GraderError as exc:
+            click.echo(f"Error: {safe_lines(str(exc))}", err=True)  # may name a student's file
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            message = safe_lines(f"{type(exc).__name__}: {exc}")
+            click.echo(f"Error: internal error: {message}", err=True)
+            click.echo(safe_lines(traceback.format_exc()), err=True)
+            sys.exit(3)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="attention-grader")
+def main() -> None:
+    """Grade self-attention notebooks: fast, isolated, and specific about what went wrong.
+
+    \b
+    Examples:
+      grader check my_notebook.ipynb
+      grader check my_notebook.ipynb --format json
+      grader grade submissions/ --out results/
+      grader grade submissions/ --course ~/my_course --out results/
+      grader assign --course . --assignment self_attention
+
+    The course is the folder named by --course DIR (or --config FILE, $GRADER_COURSE,
+    $GRADER_CONFIG), else the one found as git finds .git: the working folder or the nearest
+    folder above it holding a config.yaml. A course found that way never grades notebooks
+    inside its own folder (a student's clone has its own config.yaml): name it there, e.g.
+    --course . ; a config beside the graded notebook is always refused.
+    """
+
+
+def _first_names(students: Sequence[str], shown: int = 10) -> str:
+    """Up to `shown` names, on one printable line (they come from file names)."""
+    more = " …" if len(students) > shown else ""
+    return one_line(", ".join(students[:shown])) + more
+
+
+def _database_option(database: str | None, out: Path | None) -> None:
+    """--db: a PostgreSQL URL, and only with --out (the feedback pages go there)."""
+    from grader.batch.database import is_url
+
+    if database is None:
+        return
+    if not is_url(database):
+        raise UsageError(f"--db {database}: not a PostgreSQL URL (postgresql://USER@HOST/DB)")
+    if out is None:
+        raise UsageError("--db needs --out (the feedback pages and report.html go there)")
+
+
+def _output_folder(out: Path) -> None:
+    """Create OUT, or say in one line why it cannot be written to (before grading anything)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: this user may not write in it")
+
+
+# --db URL for the commands that read a graded class's gradebook.
+DATABASE_OPTION = click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="The gradebook is in this PostgreSQL database (the class was graded with `grader "
+    "grade --db URL`), not in OUT/gradebook.sqlite; the files are still written in OUT.",
+)
+
+
+RESULTS_OPTION = click.option(
+    "--results",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The folder `grader grade --out` wrote (its gradebook.sqlite).",
+)
+
+
+AUTHOR_OPTION = click.option(
+    "--author", default=None, help="Who makes the change [default: the user running this]."
+)
+
+
+# A graded class's gradebook (--results) and what to change in it.
+GRADEBOOK_OPTIONS = _stacked(RESULTS_OPTION, DATABASE_OPTION, ASSIGNMENT_OPTION, CONFIG_OPTION)
+
+
+CHANGE_OPTIONS = _stacked(
+    RESULTS_OPTION, DATABASE_OPTION, ASSIGNMENT_OPTION, AUTHOR_OPTION, CONFIG_OPTION
+)

@@ -1,0 +1,162 @@
+"""The instructor's semester on the command line: `grader override`, `grader comment` and
+`grader export` (the gradebook as an LMS imports it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from grader.cli.common import (
+    CHANGE_OPTIONS,
+    GRADEBOOK_OPTIONS,
+    _course,
+    _database_option,
+    _errors_to_exit_codes,
+    main,
+)
+from grader.errors import UsageError
+from grader.render.formats import GRADES_FORMATS
+
+if TYPE_CHECKING:
+    pass
+
+
+@main.command()
+@click.argument("student", required=False)
+@click.argument("target", required=False, default="")
+@click.option("--points", type=float, default=None, help="The points to give.")
+@click.option("--comment", default="", help="Why (shown to the student and in the report).")
+@click.option("--clear", is_flag=True, help="Remove the override: the autograded points count.")
+@click.option(
+    "--from-csv",
+    "from_csv",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Many overrides from a CSV: student,target,points,comment (empty target: the total; "
+    "empty points: clear).",
+)
+@CHANGE_OPTIONS
+@_errors_to_exit_codes
+def override(
+    student: str | None,
+    target: str,
+    points: float | None,
+    comment: str,
+    clear: bool,
+    from_csv: Path | None,
+    out: Path,
+    database: str | None,
+    assignment: str | None,
+    author: str | None,
+    config_path: Path | None,
+) -> None:
+    """Set a student's points by hand, for one function (TARGET) or the whole assignment.
+
+    \b
+    Kept in OUT/gradebook.sqlite with time and author, kept across regrades, and shown
+    beside the autograded points in grades.csv, the feedback page and report.html (all
+    written again now).
+    Examples:
+      grader override s042 softmax --points 3 --comment "regrade: right idea" --results results/
+      grader override s042 --points 9 --comment "late, excused" --results results/
+      grader override s042 softmax --clear --results results/
+      grader override --from-csv regrades.csv --results results/
+      grader override s042 --points 9 --results results/ --db postgresql://grader@dbhost/course
+    Exit codes: 0 done · 2 unknown student, function or assignment, a bad CSV line.
+    """
+    from grader.batch.adjust import Change, apply, read_changes
+    from grader.batch.records import author as current_author
+
+    if from_csv is not None:
+        if student or points is not None or clear:
+            raise UsageError("--from-csv takes no STUDENT, --points or --clear")
+        changes = read_changes(from_csv)
+    elif student is None:
+        raise UsageError("name a STUDENT (or give --from-csv FILE)")
+    elif clear == (points is not None):
+        raise UsageError("give --points P, or --clear")
+    else:
+        changes = [Change(student, target, None if clear else points, comment)]
+    _database_option(database, out)
+    who = author or current_author()
+    written = apply(out, _course(config_path), changes, who, assignment, database)
+    click.echo(f"{len(changes)} override{'s' * (len(changes) != 1)} recorded")
+    click.echo(f"wrote {', '.join(map(str, written))}")
+
+
+@main.command("comment")
+@click.argument("student")
+@click.argument("text")
+@CHANGE_OPTIONS
+@_errors_to_exit_codes
+def comment_command(
+    student: str,
+    text: str,
+    out: Path,
+    database: str | None,
+    assignment: str | None,
+    author: str | None,
+    config_path: Path | None,
+) -> None:
+    """Leave a remark for a student: on their feedback page, in grades.csv and the report.
+
+    \b
+    Examples:
+      grader comment s042 "see me about question 3" --results results/
+      grader comment s042 "see me" --results results/ --db postgresql://grader@dbhost/course
+    Exit codes: 0 done · 2 unknown student or assignment.
+    """
+    from grader.batch.adjust import comment
+    from grader.batch.records import author as current_author
+
+    config = _course(config_path)
+    _database_option(database, out)
+    who = author or current_author()
+    written = comment(out, config, student, text, who, assignment, database)
+    click.echo(f"wrote {', '.join(map(str, written))}")
+
+
+@main.command("export")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(GRADES_FORMATS)),
+    required=True,
+    help="The LMS whose grade import reads the file (csv: grades.csv's columns).",
+)
+@click.option(
+    "--out",
+    "dest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The file to write.",
+)
+@GRADEBOOK_OPTIONS
+@_errors_to_exit_codes
+def export_command(
+    fmt: str,
+    dest: Path,
+    out: Path,
+    database: str | None,
+    assignment: str | None,
+    config_path: Path | None,
+) -> None:
+    """Write the gradebook as a file an LMS imports as it is: one row per student (per
+    roster student), totals with overrides applied, no cell a spreadsheet would run.
+
+    \b
+    Examples:
+      grader export --format canvas --results results/ --out canvas-import.csv
+      grader export --format moodle --results results/ --out moodle.csv
+      grader export --format blackboard --results results/ --out blackboard.csv
+      grader export --format canvas --results results/ --out canvas.csv --db postgresql://…
+    Columns and how each LMS reads them: docs/instructor.md.
+    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment.
+    """
+    from grader.batch.lms import export
+
+    _database_option(database, out)
+    config = _course(config_path)
+    click.echo(f"wrote {export(out, config, fmt, dest, assignment, database)}")

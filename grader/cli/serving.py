@@ -1,0 +1,209 @@
+"""`grader serve` (the submission service) and `grader serve tokens` (its sign-in tokens)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from grader.cli.common import (
+    CONFIG_OPTION,
+    _course,
+    _database_option,
+    _errors_to_exit_codes,
+    main,
+)
+from grader.course.config import MODES, Mode
+from grader.errors import UsageError
+
+if TYPE_CHECKING:
+    pass
+
+
+@main.group("serve", invoke_without_command=True)
+@CONFIG_OPTION
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/serve"),
+    show_default=True,
+    help="The service's data: serve.sqlite, uploads/, gradebook.sqlite, grader-faults.log.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Workers [cores].")
+@click.option(
+    "--sandbox",
+    type=click.Choice(MODES),
+    default="required",
+    show_default=True,
+    help="required: refuse to start without the sandbox (exit 2); auto: relax to process "
+    "limits where none can be made.",
+)
+@click.option(
+    "--max-kb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Largest upload in KB [config serve.max_kb, else 2048].",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Uploads per student [config serve.max_attempts, else 100].",
+)
+@click.option(
+    "--min-interval",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds between two uploads of one student [config serve.min_interval, else 10].",
+)
+@click.option("--secure-cookies", is_flag=True, help="Cookies only over HTTPS (behind TLS).")
+@click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="Keep the service's tables and the gradebook in PostgreSQL, e.g. "
+    "postgresql://grader@HOST/course (needs attention-grader[postgres]); several replicas "
+    "may share it.",
+)
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
+    "attention-grader[cluster]); --jobs is then ignored.",
+)
+@click.pass_context
+@_errors_to_exit_codes
+def serve_command(
+    ctx: click.Context,
+    config_path: Path | None,
+    out: Path,
+    host: str,
+    port: int,
+    jobs: int | None,
+    sandbox: Mode,
+    max_kb: int | None,
+    max_attempts: int | None,
+    min_interval: float | None,
+    secure_cookies: bool,
+    database: str | None,
+    cluster: str | None,
+) -> None:
+    """Serve the course: students upload notebooks in a browser and read their feedback.
+
+    \b
+    Examples:
+      grader serve tokens --roster roster.csv --instructor ada > tokens.csv
+      grader serve --course . --port 8000
+      grader serve --course . --host 0.0.0.0 --secure-cookies   # behind a TLS proxy
+      grader serve --course . --db postgresql://grader@dbhost/course --cluster tcp://s:8786
+    Limits come from the config's `serve:` section; the options override them.
+    Every accepted upload is on disk before the student's answer; a restart grades what a
+    stopped server left. Exit codes: 2 bad options, or no sandbox with --sandbox required.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from grader.batch.grade import available_cores
+    from grader.course.per_student import course_secret, needs_secret
+    from grader.engine import require
+    from grader.judge.preflight import preflight_all
+    from grader.run.workers import shared_workers
+    from grader.serve.checks import Limits
+    from grader.serve.server import listen, serve
+
+    config = _course(config_path)
+    # The cheap checks first (options, secret, port), then the course's own check: a typo in
+    # --db or a port in use is said at once, not after the course has been run.
+    specs = config.assignments.values()
+    if needs_secret(config, list(specs)):
+        course_secret(config)  # per-student inputs without a secret: exit 2 before serving
+    limits = Limits.from_settings(config.serve, max_kb, max_attempts, min_interval)
+    workers = jobs or max(1, available_cores() - 1)
+    _database_option(database, out)
+    listening = listen(host, port)
+    support = require(sandbox)
+    # A broken course: one line and exit 2 at start-up, not a fault per upload.
+    preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
+    serve(
+        config,
+        out,
+        host,
+        port,
+        workers,
+        support,
+        limits,
+        secure_cookies,
+        database=database,
+        cluster=cluster,
+        mode=sandbox,
+        listening=listening,
+    )
+
+
+@serve_command.command("tokens")
+@click.option(
+    "--roster",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV with the columns id and name, a row per student.",
+)
+@click.option("--instructor", "instructors", multiple=True, help="An instructor's id (repeat).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/serve"),
+    show_default=True,
+    help="The service's data folder.",
+)
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="Where students reach the service, for their personal links.",
+)
+@click.option(
+    "--export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the CSV to this file instead of printing it.",
+)
+@click.option(
+    "--db",
+    "database",
+    metavar="URL",
+    default=None,
+    help="The service's PostgreSQL database, when it runs with --db.",
+)
+@_errors_to_exit_codes
+def serve_tokens(
+    roster: Path | None,
+    instructors: tuple[str, ...],
+    out: Path,
+    base_url: str,
+    export: Path | None,
+    database: str | None,
+) -> None:
+    """Issue sign-in tokens and personal links (an earlier token of the same person stops
+    working). Tokens are stored hashed: this is the only time they are shown.
+
+    \b
+    Examples:
+      grader serve tokens --roster roster.csv > tokens.csv
+      grader serve tokens --instructor ada --export staff.csv
+      grader serve tokens --roster roster.csv --db postgresql://grader@dbhost/course
+    """
+    from grader.serve.server import issue_tokens
+
+    if roster is None and not instructors:
+        raise UsageError("name a --roster, an --instructor, or both")
+    _database_option(database, out)
+    if export is None:
+        issue_tokens(out, roster, instructors, base_url, database=database)
+        return
+    with export.open("w", newline="", encoding="utf-8") as handle:
+        count = issue_tokens(out, roster, instructors, base_url, handle, database)
+    click.echo(f"wrote {count} tokens to {export}", err=True)
