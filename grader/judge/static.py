@@ -87,6 +87,8 @@ def notebook_globals(submission: Submission) -> set[str]:
 
 
 def _stored(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Name):  # the usual target, without a walk
+        return {node.id} if isinstance(node.ctx, ast.Store) else set()
     return {
         n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
