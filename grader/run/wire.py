@@ -240,8 +240,8 @@ class _Numbers:
     ended. No two arrays share bytes, so the decoded arrays never hold more than the payload
     (a forged header could otherwise point a thousand arrays at the same 64 MB).
 
-    The payload is copied into one float64 array once, on the first array taken; each array
-    is a view of its own span of that copy (one copy per frame, not one per array)."""
+    The payload is read as numbers once per frame (no copy); each array is a copy of its own
+    span, so that an array kept (a reference's output) keeps no other array's bytes alive."""
 
     def __init__(self, payload: bytes) -> None:
         self._payload = payload
@@ -249,7 +249,7 @@ class _Numbers:
         self._flat: np.ndarray | None = None
 
     def take(self, at: Any, shape: tuple[int, ...], count: int) -> np.ndarray:
-        """The `count` numbers at byte `at`, as an array of this shape (a view of the copy)."""
+        """The `count` numbers at byte `at`, as an array of this shape (its own copy)."""
         if type(at) is not int or at != self._used:
             raise WireError("array not where the one before it ended")
         end = at + _FLOAT * count
@@ -259,8 +259,8 @@ class _Numbers:
         flat = self._flat
         if flat is None:
             whole = len(self._payload) // _FLOAT
-            flat = self._flat = np.frombuffer(self._payload, "<f8", whole).astype(np.float64)
-        return flat[at // _FLOAT : end // _FLOAT].reshape(shape)
+            flat = self._flat = np.frombuffer(self._payload, "<f8", whole)
+        return flat[at // _FLOAT : end // _FLOAT].astype(np.float64).reshape(shape)
 
     def check_all_used(self) -> None:
         if self._used != len(self._payload):
