@@ -128,6 +128,10 @@ def finish(
     targets = explain_timeouts(targets, submission)
     targets = tuple(replace(t, location=submission.locate(t.location)) for t in targets)
     errors, did_not_run = _run_errors(run, answers, submission)
+    # What judging decoded and parsed is not kept on the inputs: a caller holding many
+    # (a benchmark, a service) would otherwise make every full collection walk them all.
+    run.forget_frames()
+    submission.forget_trees()
     return Report(
         assignment=assignment.id,
         submission=str(submission.path),

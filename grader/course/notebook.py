@@ -70,6 +70,11 @@ class Submission:
         # The submission's own trees, gone with it: no student's tree is kept for the next.
         return {cell.index: parse_cell(cell.source) for cell in self.cells if cell.analysed}
 
+    def forget_trees(self) -> None:
+        """Drop the parsed trees (parsed again if asked for): judging calls this when done,
+        so that a submission its caller keeps holds no trees for the collector to walk."""
+        self.__dict__.pop("_trees", None)
+
     def tree(self, index: int) -> ast.Module | None:
         """The parsed cell, or None when it does not parse or is not analysed (too large)."""
         return self._trees.get(index)

@@ -62,6 +62,8 @@ def describe(value: Value) -> str:
 def compare(expected: Value, got: Value, mode: str, tol: Tolerance) -> Verdict:
     """Compare an output with the expected one, element by element through sequences; `mode`
     "squeeze" ignores axes of length 1."""
+    if tol.atol >= 0 and tol.rtol >= 0 and _same_numbers(expected, got):
+        return PASS  # bit for bit the expected value: within any tolerance, NaN for NaN
     if isinstance(expected, Seq) and _all_within(expected, got, tol):
         return PASS  # the usual case, in one step: same structure, every entry close
     if isinstance(expected, Seq) and isinstance(got, Seq):
@@ -80,6 +82,56 @@ def compare(expected: Value, got: Value, mode: str, tol: Tolerance) -> Verdict:
     if mode == "squeeze":
         exp, val = np.squeeze(exp), np.squeeze(val)
     return compare_arrays(exp, val, tol)
+
+
+def agrees(expected: Value, got: Value, mode: str, tol: Tolerance) -> bool:
+    """`compare(expected, got, mode, tol).ok`, without the words for a mismatch: what the
+    diagnosis asks of every variant it tries, most of which do not match."""
+    if tol.atol >= 0 and tol.rtol >= 0 and _same_numbers(expected, got):
+        return True
+    if isinstance(expected, Seq) and _all_within(expected, got, tol):
+        return True
+    if isinstance(expected, Seq) and isinstance(got, Seq):
+        return len(expected.items) == len(got.items) and all(
+            agrees(e, g, mode, tol) for e, g in zip(expected.items, got.items, strict=True)
+        )
+    exp, val = stack(expected), stack(got)
+    if exp is None or val is None:
+        return False
+    if mode == "squeeze":
+        exp, val = np.squeeze(exp), np.squeeze(val)
+    if exp.shape != val.shape:
+        return False
+    # As compare_arrays decides, in its order: every entry within the tolerance; else none
+    # NaN or infinite where a finite one is expected, and every entry close (NaN for NaN; a
+    # close entry is never one that should be infinite or NaN and is not).
+    with np.errstate(all="ignore"):
+        within = _within(val, exp, tol)
+        if within.all():
+            return True
+        close = within | (np.isnan(val) & np.isnan(exp))
+    return bool(close.all() and not (~np.isfinite(val) & np.isfinite(exp)).any())
+
+
+def _same_numbers(expected: Value, got: Value) -> bool:
+    """Whether both are the same float64 arrays, or sequences of them (the same kind, length
+    and shapes), bit for bit: what `compare` passes at once, whatever the mode."""
+    if isinstance(expected, np.ndarray):
+        return (
+            isinstance(got, np.ndarray)
+            and expected.dtype == np.float64
+            and got.dtype == np.float64
+            and expected.shape == got.shape
+            and expected.tobytes() == got.tobytes()
+        )
+    if isinstance(expected, Seq):
+        return (
+            isinstance(got, Seq)
+            and expected.kind == got.kind
+            and len(expected.items) == len(got.items)
+            and all(map(_same_numbers, expected.items, got.items))
+        )
+    return False
 
 
 def _leaves(value: Value, arrays: list[np.ndarray], shape: list[int]) -> bool:

@@ -17,7 +17,7 @@ from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
 from grader.judge import relations
-from grader.judge.compare import compare, stack
+from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
 from grader.judge.reference import Reference
@@ -126,7 +126,7 @@ def _matches(ev: Evidence, answers: Sequence[Answer], outputs: Sequence[Value | 
     for answer, expected in zip(answers, outputs, strict=True):
         if isinstance(answer, _NoAnswer) or isinstance(expected, Exception):
             return False
-        if not compare(expected, answer, ev.spec.compare, ev.spec.tolerance).ok:
+        if not agrees(expected, answer, ev.spec.compare, ev.spec.tolerance):
             return False
     return True
 
@@ -493,7 +493,7 @@ def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
             if (
                 a is not None
                 and b is not None
-                and not compare(want, got, "squeeze", ev.spec.tolerance).ok
+                and not agrees(want, got, "squeeze", ev.spec.tolerance)
             ):
                 found.append((a, b))
     return found

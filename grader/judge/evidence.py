@@ -65,6 +65,11 @@ def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, 
     )
 
 
+def _to_explain(result: TargetResult) -> bool:
+    """Whether a target's verdict gets a diagnosis: it failed or erred, and not as a stub."""
+    return result.status in ("failed", "error") and "not_implemented" not in result.mistakes
+
+
 def explain(
     results: tuple[TargetResult, ...],
     assignment: AssignmentSpec,
@@ -75,13 +80,14 @@ def explain(
 ) -> tuple[TargetResult, ...]:
     """Each failing target with its diagnosis added: mistakes named and findings said after
     its summary line (a diagnosis never changes a status or a score)."""
+    if not any(_to_explain(r) for r in results):
+        return results  # nothing failed: nothing of the notebook's code need be read
     failing = {r.name for r in results if r.status != "passed"}
     global_names = notebook_globals(submission)
     stubs = exercise_stubs(assignment.exercise)
-    own_sizes = integer_globals(submission)
     explained = []
     for result in results:
-        if result.status not in ("failed", "error") or "not_implemented" in result.mistakes:
+        if not _to_explain(result):
             explained.append(result)
             continue
         name = result.name
@@ -111,7 +117,10 @@ def explain(
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
         )
-        diagnosis = unmasked(evidence, diagnose(evidence), own_sizes)
+        found = diagnose(evidence)
+        # The notebook's own sizes matter only to a diagnosis that names a global.
+        own_sizes = integer_globals(submission) if "uses_global" in found.mistakes else {}
+        diagnosis = unmasked(evidence, found, own_sizes)
         summary, details = result.findings[:1], result.findings[1:]
         findings = (*summary, *diagnosis.findings, *details)
         explained.append(

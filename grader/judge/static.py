@@ -46,8 +46,17 @@ class FunctionSource:
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
-        """Every node of the function, walked once for all the hints."""
-        return list(ast.walk(self.node))
+        """Every node of the function, walked once for all the hints (in `ast.walk`'s
+        order: breadth first, each node's fields in order)."""
+        found: list[ast.AST] = [self.node]
+        for node in found:  # grows as it goes: the queue is the list itself
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    found.append(value)
+                elif isinstance(value, list):
+                    found.extend(item for item in value if isinstance(item, ast.AST))
+        return found
 
     def location(self, line: int | None = None) -> Location:
         """A place in the function's cell: `line`, else the line of the `def`."""
@@ -87,6 +96,8 @@ def notebook_globals(submission: Submission) -> set[str]:
 
 
 def _stored(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Name):  # the usual target, without a walk
+        return {node.id} if isinstance(node.ctx, ast.Store) else set()
     return {
         n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }

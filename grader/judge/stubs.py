@@ -19,8 +19,8 @@ from grader.errors import GraderError
 from grader.judge.static import FunctionSource
 
 
-def body_key(node: ast.FunctionDef) -> str:
-    """The body of a function as an AST dump without positions or a leading docstring."""
+def _statements(node: ast.FunctionDef) -> list[ast.stmt]:
+    """The body of a function without a leading docstring."""
     body = list(node.body)
     first = body[0] if body else None
     if (
@@ -30,7 +30,18 @@ def body_key(node: ast.FunctionDef) -> str:
         and len(body) > 1
     ):
         body = body[1:]
-    return "\n".join(ast.dump(statement) for statement in body)
+    return body
+
+
+def body_key(node: ast.FunctionDef) -> str:
+    """The body of a function as an AST dump without positions or a leading docstring."""
+    return "\n".join(ast.dump(statement) for statement in _statements(node))
+
+
+def _same_body(node: ast.FunctionDef, key: str) -> bool:
+    """`body_key(node) == key`, without dumping a body of another length (each statement's
+    dump is one line: `ast.dump` writes a newline in a string constant as an escape)."""
+    return len(_statements(node)) == (key.count("\n") + 1 if key else 0) and body_key(node) == key
 
 
 @lru_cache(maxsize=32)
@@ -62,7 +73,7 @@ def is_exercise_stub(function: FunctionSource | None, stubs: Mapping[str, str]) 
     that computes nothing at all (the textbook's own stubs: `return data_in`, zeros)."""
     if function is None:
         return False
-    if function.node.name in stubs and body_key(function.node) == stubs[function.node.name]:
+    if function.node.name in stubs and _same_body(function.node, stubs[function.node.name]):
         return True
     return _computes_nothing(function.node)
 

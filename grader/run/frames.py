@@ -81,8 +81,13 @@ def _fix(value: Any) -> Fix | None:
     return None
 
 
+_NO_FIXES: frozenset[Fix] = frozenset()
+
+
 def _fixes(raw: Any) -> frozenset[Fix]:
-    return frozenset(f for f in map(_fix, raw) if f) if isinstance(raw, list) else frozenset()
+    if not raw or not isinstance(raw, list):  # the usual frame: none
+        return _NO_FIXES
+    return frozenset(f for f in map(_fix, raw) if f)
 
 
 def parse_frame(frame: Frame) -> ChildFrame:

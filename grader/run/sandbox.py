@@ -101,6 +101,11 @@ class ChildRun:
                 self._frames, self.wire_error = [], str(exc)
         return self._frames
 
+    def forget_frames(self) -> None:
+        """Drop the decoded frames (decoded again if asked for; `wire_error` stays): judging
+        calls this when done, so that a run its caller keeps holds only its bytes."""
+        self._frames = None
+
 
 def _limit_child(limits: Limits) -> None:
     cpu = int(limits.submission) + 1

@@ -263,21 +263,29 @@ def decode_frame(head: bytes, payload: bytes) -> Frame:
 class _Numbers:
     """The payload, handed out in order: each array must start where the one before it
     ended. No two arrays share bytes, so the decoded arrays never hold more than the payload
-    (a forged header could otherwise point a thousand arrays at the same 64 MB)."""
+    (a forged header could otherwise point a thousand arrays at the same 64 MB).
+
+    The payload is read as numbers once per frame (no copy); each array is a copy of its own
+    span, so that an array kept (a reference's output) keeps no other array's bytes alive."""
 
     def __init__(self, payload: bytes) -> None:
         self._payload = payload
         self._used = 0
+        self._flat: np.ndarray | None = None
 
-    def take(self, at: Any, shape: tuple[int, ...]) -> np.ndarray:
-        count = math.prod(shape)
+    def take(self, at: Any, shape: tuple[int, ...], count: int) -> np.ndarray:
+        """The `count` numbers at byte `at`, as an array of this shape (its own copy)."""
         if type(at) is not int or at != self._used:
             raise WireError("array not where the one before it ended")
-        if at + _FLOAT * count > len(self._payload):
+        end = at + _FLOAT * count
+        if end > len(self._payload):
             raise WireError("array outside the payload")
-        self._used += _FLOAT * count
-        flat = np.frombuffer(self._payload, dtype="<f8", count=count, offset=at)
-        return np.array(flat, dtype=np.float64).reshape(shape)
+        self._used = end
+        flat = self._flat
+        if flat is None:
+            whole = len(self._payload) // _FLOAT
+            flat = self._flat = np.frombuffer(self._payload, "<f8", whole)
+        return flat[at // _FLOAT : end // _FLOAT].astype(np.float64).reshape(shape)
 
     def check_all_used(self) -> None:
         if self._used != len(self._payload):
@@ -285,9 +293,18 @@ class _Numbers:
 
 
 def _rebuild(node: Any, numbers: _Numbers, depth: int) -> Value:
-    if depth > MAX_DEPTH or not isinstance(node, dict):
+    if depth > MAX_DEPTH or type(node) is not dict:
         raise WireError("malformed value tree")
     kind = node.get("t")
+    if kind == "a":  # the usual node first
+        shape, count = _shape(node.get("shape"))
+        return numbers.take(node.get("at"), shape, count)
+    if kind in ("list", "tuple"):
+        items = node.get("items")
+        if type(items) is not list or len(items) > MAX_ITEMS:
+            raise WireError("malformed sequence")
+        depth += 1
+        return Seq(kind, tuple([_rebuild(i, numbers, depth) for i in items]))
     if kind == "none":
         return None
     if kind == "other":
@@ -295,26 +312,24 @@ def _rebuild(node: Any, numbers: _Numbers, depth: int) -> Value:
         if not isinstance(type_name, str):
             raise WireError("malformed type name")
         return Other(clean_text(type_name, 80))
-    if kind in ("list", "tuple"):
-        items = node.get("items")
-        if not isinstance(items, list) or len(items) > MAX_ITEMS:
-            raise WireError("malformed sequence")
-        return Seq(kind, tuple(_rebuild(i, numbers, depth + 1) for i in items))
-    if kind == "a":
-        return numbers.take(node.get("at"), _shape(node.get("shape")))
     shown = clean_text(kind, 40) if isinstance(kind, str) else type(kind).__name__
     raise WireError(f"unknown node type {shown}")
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
-    """A shape numpy can build: at most MAX_NDIM dimensions, MAX_ELEMENTS numbers."""
-    if not isinstance(shape, list) or len(shape) > MAX_NDIM:
+def _shape(shape: Any) -> tuple[tuple[int, ...], int]:
+    """A shape numpy can build (at most MAX_NDIM dimensions, MAX_ELEMENTS numbers), and
+    how many numbers it holds."""
+    if type(shape) is not list or len(shape) > MAX_NDIM:
         raise WireError(f"malformed array shape (more than {MAX_NDIM} dimensions?)")
-    if not all(type(n) is int and n >= 0 for n in shape):
-        raise WireError("malformed array shape")
-    if _size_bound(shape) > MAX_ELEMENTS:
+    count = bound = 1
+    for n in shape:
+        if type(n) is not int or n < 0:
+            raise WireError("malformed array shape")
+        count *= n
+        bound *= n or 1  # as _size_bound: a zero counted as one
+    if bound > MAX_ELEMENTS:
         raise WireError(f"array shape over the limit of {MAX_ELEMENTS} numbers")
-    return tuple(shape)
+    return tuple(shape), count
 
 
 def clean_text(value: Any, limit: int = MAX_TEXT) -> str:
