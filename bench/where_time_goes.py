@@ -16,8 +16,9 @@ batch grading, for generated submissions of mixed quality (as bench/batch_throug
   empty     an empty notebook through the same worker (sandboxed, and without the sandbox):
             the child's process creation alone, the floor of this design
   judge     decoding the child's answers, comparing, diagnosing: in this process
-  best      empty + own code: what a sandboxed child per student costs even with no
-            grader overhead in it and no judging at all (the floor of this design)
+  best      empty + own code + one numpy.allclose (or ==) per main case: what a sandboxed
+            child per student and its judging cost with no grader overhead at all (the
+            floor of this design)
   floor     bench/lean_floor.py: a process that imported numpy and nothing else forks a
             child per submission that runs its cells and calls, and exits (twice: with
             every call, and with the main cases only)
@@ -42,6 +43,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -87,6 +90,15 @@ def tree_cpu(pid: int) -> float:
         wanted |= more
     total = sum(table[p][1] for p in wanted if p in table)
     return total / tick
+
+
+def least_compare(answer: Any, reference: Any) -> bool:
+    """One comparison of an answer with its reference, as the least a grader must do."""
+    if isinstance(answer, numpy.ndarray):
+        return bool(numpy.allclose(answer, reference))
+    if isinstance(answer, tuple | list):
+        return all(least_compare(a, r) for a, r in zip(answer, reference, strict=False))
+    return bool(answer == reference)
 
 
 def in_a_worker(task: Callable[[], float]) -> float:
@@ -227,6 +239,12 @@ def main() -> None:
         runs.append(plain.run(submission.cells, plan, spec.time_limit))
     plain.close()
     expected = build_expected(spec, case_set, shared_workers(bwrap.support()))
+    outputs = [out for reference in expected.references.values() for out in reference.outputs]
+    before = time.process_time()
+    for _ in subs:  # the least judging can do: one comparison per main case's answer
+        for out in outputs:
+            least_compare(out, out)
+    least_judge_cpu = (time.process_time() - before) / count
     judged: list[tuple[Submission, ChildRun]] = list(zip(subs, runs, strict=True))
     before = time.process_time()
     for submission, run in judged:
@@ -268,10 +286,12 @@ def main() -> None:
         f"({plain_empty_cpu / floor_cpu:.2f}x) through a worker without the sandbox: the "
         "child's process creation, before any cell, call or judging"
     )
-    best = empty_cpu + own_cpu  # a child that costs what an empty one does, plus the code
+    # A child that costs what an empty one does, plus the code, plus the least judging.
+    best = empty_cpu + own_cpu + least_judge_cpu
     print(
-        f"best this design could reach: the empty sandboxed child plus the submission's own "
-        f"code, with no grader overhead and no judging at all: {best * 1000:.2f} ms CPU, "
+        f"best this design could reach: the empty sandboxed child, the submission's own "
+        f"code, no grader overhead, and judging at its least (one numpy.allclose or == per "
+        f"main case: {least_judge_cpu * 1000:.2f} ms): {best * 1000:.2f} ms CPU, "
         f"{best / floor_cpu:.2f}x the floor "
         + (
             f"(above the target {TARGET}: out of reach while every student gets a fresh "
