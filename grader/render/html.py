@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
 
+from grader.course.cache_home import cache_dir
 from grader.course.places import CellPlace, relabel
 from grader.render.escape import printable
 from grader.report import Location, Report, cases_line
@@ -23,12 +25,40 @@ def _finalize(value: Any) -> Any:
     return printable(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Templates compiled once per grader version, kept in the user's cache folder (a batch
+    compiled its three pages on every start: about 80 ms). Jinja checks each one against its
+    template's source; a folder that cannot be read or written only means compiling again."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """The compiled template, when a readable one is there."""
+        with contextlib.suppress(OSError, EOFError, ValueError):
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """Keep the compiled template for the next start, if the folder can be written."""
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        (folder / "templates").mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return _CompiledTemplates(str(folder / "templates"))
+
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("grader", "templates"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
     auto_reload=False,  # templates ship with the package: no stat per page
     finalize=_finalize,
+    bytecode_cache=_compiled_templates(),
 )
 
 
