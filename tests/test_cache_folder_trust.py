@@ -1,0 +1,88 @@
+"""The grader's cache folder is trusted only when it is the user's own: what others can
+write there (a shared $GRADER_CACHE_DIR, a folder another user created first) must not
+reach the grader. Jinja's bytecode cache unpickles what it finds (run as the grader, outside
+any sandbox), the schema memo lets a config skip validation, the head start's plan names
+what workers start with: none of it may come from a folder someone else can write to."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2.bccache
+import pytest
+
+from grader.course import cache_home, schema_memo
+
+RENDER = "from grader.render.html import _ENV\nprint(_ENV.get_template('feedback.html.j2').name)\n"
+
+
+class _Payload:
+    """What an attacker's file holds: code that runs when it is unpickled."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (exec, (f"open({str(self.marker)!r}, 'w').write('ran')",))
+
+
+def render_with(cache: Path) -> None:
+    env = {**os.environ, "GRADER_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-c", RENDER], env=env, capture_output=True, check=True)
+
+
+def test_compiled_templates_from_a_folder_others_can_write_are_not_loaded(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "mine"
+    render_with(mine)  # the names jinja gives the compiled pages
+    names = [p.name for p in (mine / "templates").iterdir()]
+    assert names
+    shared = tmp_path / "shared"
+    (shared / "templates").mkdir(parents=True)
+    for folder in (shared, shared / "templates"):
+        folder.chmod(0o777)  # a folder anyone may write to, set up before the grader came
+    marker = tmp_path / "ran"
+    planted = jinja2.bccache.bc_magic + pickle.dumps(_Payload(marker), 2)
+    for name in names:
+        (shared / "templates" / name).write_bytes(planted)
+    render_with(shared)
+    assert not marker.exists(), "the grader ran code planted in its cache folder"
+
+
+def test_the_cache_folder_is_the_users_own_or_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(own))
+    assert cache_home.cache_dir() == own
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(tmp_path / "not-yet"))
+    assert cache_home.cache_dir() == tmp_path / "not-yet"  # created by its first writer
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(shared))
+    assert cache_home.cache_dir() is None
+
+
+def test_a_schema_memo_planted_in_a_shared_folder_validates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(shared))
+    bad = json.loads('{"assignments": 7}')
+    # what another user would write there: the memo's own name for this config
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(tmp_path / "probe"))
+    path = schema_memo._path(bad)
+    assert path is not None
+    (shared / path.name).write_bytes(b"")
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(shared))
+    assert not schema_memo.known_valid(bad)
