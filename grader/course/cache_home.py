@@ -1,6 +1,8 @@
 """Where the grader keeps what it may compute again: $GRADER_CACHE_DIR, else
 $XDG_CACHE_HOME/grader, else ~/.cache/grader. The user's own folder: nothing a student's
-code writes ever reaches it (their code runs only in the sandbox, which does not see it)."""
+code writes ever reaches it (their code runs only in the sandbox, which does not see it),
+and a folder that someone else could write to is not used at all (what is kept there is
+believed: compiled page templates, validated configs, the course's outputs)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,22 @@ CACHE_ENV = "GRADER_CACHE_DIR"
 
 
 def cache_dir() -> Path | None:
-    """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader."""
+    """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader; None when that
+    folder exists but is not private to this user (see private)."""
     if given := os.environ.get(CACHE_ENV):
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "grader"
+        folder = Path(given)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+        folder = Path(base) / "grader"
+    return folder if not os.path.lexists(folder) or private(folder) else None
+
+
+def private(folder: Path) -> bool:
+    """Whether `folder` is a folder of this user that no one else can write to (a link to
+    one counts: ~/.cache may point elsewhere)."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return False
+    mine = info.st_uid == os.geteuid()
+    return mine and os.path.isdir(folder) and not info.st_mode & 0o022

@@ -9,7 +9,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from grader.course.cache_home import cache_dir
+from grader.course.cache_home import cache_dir, private
 from grader.course.places import CellPlace, relabel
 from grader.render.escape import printable
 from grader.report import Location, Report, cases_line
@@ -48,6 +48,8 @@ def _compiled_templates() -> jinja2.BytecodeCache | None:
     try:
         (folder / "templates").mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:
+        return None
+    if not private(folder / "templates"):  # jinja unpickles what it finds there
         return None
     return _CompiledTemplates(str(folder / "templates"))
 
