@@ -86,3 +86,26 @@ def test_a_schema_memo_planted_in_a_shared_folder_validates_nothing(
     (shared / path.name).write_bytes(b"")
     monkeypatch.setenv(cache_home.CACHE_ENV, str(shared))
     assert not schema_memo.known_valid(bad)
+
+
+def test_a_relative_cache_folder_in_a_students_checkout_is_not_used(tmp_path: Path) -> None:
+    """`grader check` run (by CI, by an instructor) inside a student's folder: a relative
+    cache folder would be the student's own files, planted compiled pages and all."""
+    mine = tmp_path / "mine"
+    render_with(mine)
+    names = [p.name for p in (mine / "templates").iterdir()]
+    checkout = tmp_path / "student"
+    (checkout / ".cache" / "grader" / "templates").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    planted = jinja2.bccache.bc_magic + pickle.dumps(_Payload(marker), 2)
+    for name in names:
+        (checkout / ".cache" / "grader" / "templates" / name).write_bytes(planted)
+    for variable, value in (("GRADER_CACHE_DIR", ".cache/grader"), ("XDG_CACHE_HOME", ".cache")):
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("GRADER_CACHE_DIR", "XDG_CACHE_HOME")
+        }
+        env |= {variable: value, "HOME": str(tmp_path / "home")}
+        subprocess.run(
+            [sys.executable, "-c", RENDER], env=env, cwd=checkout, capture_output=True, check=True
+        )
+        assert not marker.exists(), f"{variable}={value} ran the student's planted file"
