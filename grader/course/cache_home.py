@@ -14,12 +14,17 @@ CACHE_ENV = "GRADER_CACHE_DIR"
 
 def cache_dir() -> Path | None:
     """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader; None when that
-    folder exists but is not private to this user (see private)."""
+    folder exists but is not private to this user (see private), or $GRADER_CACHE_DIR is
+    relative (a folder of wherever the grader runs: a student's checkout, in CI). A relative
+    $XDG_CACHE_HOME is ignored, as its specification says."""
     if given := os.environ.get(CACHE_ENV):
         folder = Path(given)
+        if not folder.is_absolute():
+            return None
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-        folder = Path(base) / "grader"
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+        folder = base / "grader"
     return folder if not os.path.lexists(folder) or private(folder) else None
 
 
