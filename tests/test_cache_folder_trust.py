@@ -109,3 +109,17 @@ def test_a_relative_cache_folder_in_a_students_checkout_is_not_used(tmp_path: Pa
             [sys.executable, "-c", RENDER], env=env, cwd=checkout, capture_output=True, check=True
         )
         assert not marker.exists(), f"{variable}={value} ran the student's planted file"
+
+
+def test_a_new_cache_folder_is_the_users_alone_whatever_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(cache_home.CACHE_ENV, str(tmp_path / "new" / "grader"))
+    old = os.umask(0o002)
+    try:
+        folder = cache_home.cache_dir()
+    finally:
+        os.umask(old)
+    assert folder == tmp_path / "new" / "grader"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert cache_home.cache_dir() == folder

@@ -25,15 +25,34 @@ def cache_dir() -> Path | None:
         xdg = os.environ.get("XDG_CACHE_HOME", "")
         base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
         folder = base / "grader"
-    return folder if not os.path.lexists(folder) or private(folder) else None
+    if not os.path.lexists(folder):
+        try:  # the user's alone, whatever the umask (its users write what they fill it with)
+            os.makedirs(folder, 0o700, exist_ok=True)
+        except OSError:
+            return folder  # nothing can be kept: each user of it finds that out and goes on
+    return folder if private(folder) else None
 
 
 def private(folder: Path) -> bool:
     """Whether `folder` is a folder of this user that no one else can write to (a link to
-    one counts: ~/.cache may point elsewhere)."""
+    one counts: ~/.cache may point elsewhere; so does a group of the user's alone, as a
+    umask of 002 gives on systems with a group per user)."""
     try:
         info = os.stat(folder)
     except OSError:
         return False
-    mine = info.st_uid == os.geteuid()
-    return mine and os.path.isdir(folder) and not info.st_mode & 0o022
+    if info.st_uid != os.geteuid() or not os.path.isdir(folder) or info.st_mode & 0o002:
+        return False
+    return not info.st_mode & 0o020 or _own_group(info.st_gid)
+
+
+def _own_group(gid: int) -> bool:
+    """Whether group `gid` is this user's own: named as the user, with no other member."""
+    import grp
+    import pwd
+
+    try:
+        user, group = pwd.getpwuid(os.geteuid()), grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return group.gr_name == user.pw_name and not set(group.gr_mem) - {user.pw_name}
