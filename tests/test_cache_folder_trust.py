@@ -123,3 +123,30 @@ def test_a_new_cache_folder_is_the_users_alone_whatever_the_umask(
     assert folder == tmp_path / "new" / "grader"
     assert folder.stat().st_mode & 0o777 == 0o700
     assert cache_home.cache_dir() == folder
+
+
+ELSEWHERE = (
+    "import sys, jinja2\n"
+    "env = jinja2.Environment(loader=jinja2.PackageLoader('grader', 'templates'),\n"
+    "    autoescape=False, bytecode_cache=jinja2.FileSystemBytecodeCache(sys.argv[1]))\n"
+    "env.get_template('serve/notes.html.j2')\n"
+)
+NOTES = (
+    "from grader.render.html import render_template\n"
+    "print(render_template('serve/notes.html.j2', notes=['<b>\\u202e</b>']))\n"
+)
+
+
+def test_a_page_compiled_under_other_settings_is_compiled_again(tmp_path: Path) -> None:
+    """The same template source compiled by a grader whose environment differed (an older
+    version before escaping or `finalize` was added, at the same path: an editable install,
+    a checkout updated in place) must not be reused: escaping is compiled into the page."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "GRADER_CACHE_DIR": str(cache)}
+    run = {"env": env, "capture_output": True, "text": True, "check": True}
+    subprocess.run([sys.executable, "-c", RENDER], **run)  # type: ignore[call-overload]
+    folder = str(cache / "templates")
+    subprocess.run([sys.executable, "-c", ELSEWHERE, folder], **run)  # type: ignore[call-overload]
+    page = subprocess.run([sys.executable, "-c", NOTES], **run).stdout  # type: ignore[call-overload]
+    assert "&lt;b&gt;" in page and "<b>" not in page, page
+    assert "\u202e" not in page, page
