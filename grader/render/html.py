@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -30,6 +32,14 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
     compiled its three pages on every start: about 80 ms). Jinja checks each one against its
     template's source; a folder that cannot be read or written only means compiling again."""
 
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        """Jinja's key for the template, stamped with this module's source and jinja's
+        version: escaping and `finalize` are compiled into a page, so a page compiled under
+        other settings (another grader at the same path) is never reused."""
+        return hashlib.sha1(
+            f"{_STAMP}|{super().get_cache_key(name, filename)}".encode()
+        ).hexdigest()
+
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         """The compiled template, when a readable one is there."""
         with contextlib.suppress(OSError, EOFError, ValueError):
@@ -39,6 +49,11 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
         """Keep the compiled template for the next start, if the folder can be written."""
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
+
+
+_STAMP = hashlib.blake2b(
+    Path(__file__).read_bytes() + jinja2.__version__.encode(), digest_size=16
+).hexdigest()
 
 
 def _compiled_templates() -> jinja2.BytecodeCache | None:
