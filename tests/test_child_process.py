@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import pickle
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -118,3 +120,30 @@ def test_namespaces_the_kernel_refuses_make_a_sandbox_fault(
     assert child.took_payload  # the job stream stays in step for the next student
     assert run.ending == "sandbox_fault" and not run.finished
     assert b"ran" not in run.raw
+
+
+def test_a_caller_with_threads_forks_through_the_c_library_and_relays() -> None:
+    # Root may clone namespaces (as the sandboxed worker may inside bubblewrap). A process
+    # with a second thread must not clone(2) bare: it forks first, and the relay it leaves
+    # passes on how the namespace's PID 1 ended.
+    read_fd, write_fd = os.pipe()
+    helper = os.fork()
+    if helper == 0:  # pragma: no cover - reports through the pipe
+        try:
+            stop = threading.Event()
+            threading.Thread(target=stop.wait, daemon=True).start()
+            pid = isolation.fork_isolated()
+            if pid == 0:
+                time.sleep(0.5)
+                os._exit(7 if os.getpid() == 1 and not isolation._REFUSED else 5)
+            time.sleep(0.2)
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            os.write(write_fd, repr((len(children), status)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    said = os.read(read_fd, 100).decode()
+    os.close(read_fd)
+    os.waitpid(helper, 0)
+    assert said == "(1, 7)", said  # a relay with one child, PID 1, whose end it passed on

@@ -214,6 +214,34 @@ def test_no_new_namespace_no_capability_no_tracing(fast_config: Config, tmp_path
     assert "('bounding', '0000000000000000')" in said and "('nnp', '1')" in said, said
 
 
+THREADS = """
+import ctypes, threading
+libc = ctypes.CDLL(None, use_errno=True)
+MUTEX, ATTR = ctypes.create_string_buffer(64), ctypes.create_string_buffer(64)
+libc.pthread_mutexattr_init(ATTR)
+libc.pthread_mutexattr_settype(ATTR, 1)  # PTHREAD_MUTEX_RECURSIVE: its owner is a thread id
+libc.pthread_mutex_init(MUTEX, ATTR)
+libc.pthread_mutex_lock(MUTEX)
+SEEN = []
+worker = threading.Thread(target=lambda: SEEN.append(libc.pthread_mutex_trylock(MUTEX)))
+worker.start()
+worker.join()
+def softmax(items_in):
+    raise ValueError(f"trylock={SEEN[0]}")
+"""
+
+
+def test_the_students_threads_are_told_apart_by_the_c_library(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # The student's process must be a whole process to its C library: a lock its main thread
+    # holds is busy (EBUSY, 16) for another thread, not owned by both (a stale thread id).
+    path = write_notebook(tmp_path / "threads.ipynb", [WRONG, THREADS])
+    report = grade_path(path, fast_config, "self_attention")
+    softmax = next(t for t in report.targets if t.name == "softmax")
+    assert "trylock=16" in " ".join(softmax.messages), softmax.messages
+
+
 WHO = (
     "import os\nSEEN = (os.getuid(), os.getpid(), sorted(p for p in os.listdir('/proc') "
     "if p.isdigit()), open('/proc/1/cmdline').read())\n"
