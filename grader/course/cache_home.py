@@ -56,3 +56,15 @@ def _own_group(gid: int) -> bool:
     except KeyError:
         return False
     return group.gr_name == user.pw_name and not set(group.gr_mem) - {user.pw_name}
+
+
+def mark(path: Path, text: str = "") -> None:
+    """Write a small marker file in the cache folder whole (a temporary file, then renamed),
+    or nothing where it cannot be written: a missing marker only means working it out again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        return

@@ -9,12 +9,11 @@ that is refused always meets the validators and says why as before.
 from __future__ import annotations
 
 import hashlib
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grader.course.cache_home import cache_dir
+from grader.course.cache_home import cache_dir, mark
 from grader.course.schema import SCHEMA
 
 
@@ -48,10 +47,4 @@ def note_valid(raw: Any) -> None:
     path = _path(raw)
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(b"")
-        partial.replace(path)
-    except OSError:
-        return
+    mark(path)

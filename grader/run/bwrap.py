@@ -288,6 +288,23 @@ def choose(mode: Mode, settled: bool = True) -> Support:
     return support()
 
 
+def spawn(launch: Launch) -> subprocess.Popen[bytes]:
+    """Start `launch` as a worker: its pipes for standard input and output, a session of
+    its own, nothing on standard error; the descriptors passed to it closed here after."""
+    try:
+        return subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            **process_options(launch),
+        )
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
+
+
 def process_options(launch: Launch) -> dict[str, Any]:
     """subprocess's keyword arguments that start `launch` as it says."""
     user = launch.user

@@ -128,7 +128,7 @@ def start(argv: Sequence[str]) -> None:
     for preload, init in planned:
         try:
             launch = bwrap.launch(bwrap.Support(True), (), preload)
-            process = _spawn(launch)
+            process = bwrap.spawn(launch)
         except Exception:  # a head start only: the engine starts its workers as always
             return
         with _LOCK:
@@ -146,22 +146,6 @@ def _send(process: subprocess.Popen[bytes], init: bytes) -> None:
             view = view[os.write(process.stdin.fileno(), view) :]
     except OSError:  # it died: not adopted (it is not running), started anew by the engine
         return
-
-
-def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
-    """Start `launch` exactly as the engine's workers do (workers.py)."""
-    try:
-        return subprocess.Popen(
-            launch.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            **bwrap.process_options(launch),
-        )
-    finally:
-        for fd in launch.pass_fds:
-            os.close(fd)
 
 
 def _comparable(launch: bwrap.Launch) -> tuple[Any, ...]:

@@ -20,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader.course.cache_home import cache_dir
+from grader.course.cache_home import cache_dir, mark
 
 # The kernel's switches that decide whether an unprivileged user namespace can be made.
 SWITCHES = (
@@ -97,13 +97,7 @@ def remember(bwrap: str) -> None:
     path = _path(bwrap)
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text("the sandbox could be made\n", encoding="utf-8")
-        partial.replace(path)
-    except OSError:
-        return
+    mark(path, "the sandbox could be made\n")
 
 
 def forget(bwrap: str) -> None:

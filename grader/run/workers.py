@@ -16,7 +16,6 @@ import pickle
 import queue
 import select
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Sequence
@@ -118,21 +117,6 @@ def checked_run(header: dict[str, Any], raw: bytes) -> ChildRun:
 _SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="grader-spawner")
 
 
-def _spawn(launch: bwrap.Launch) -> subprocess.Popen[bytes]:
-    try:
-        return subprocess.Popen(
-            launch.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            **bwrap.process_options(launch),
-        )
-    finally:
-        for fd in launch.pass_fds:
-            os.close(fd)
-
-
 def known_plan(plans: Sequence[Plan], plan: Plan) -> int | None:
     """The index of the plan among `plans` (those a worker was started with) that holds the
     very same cases, in the same order, as `plan`; None when there is none. Identity, not
@@ -168,7 +152,7 @@ class Worker:
         self._init = encode_message(init, payload)
         # one started (and sent this very init) at the command's start, else a new one
         early = head_start.adopt(how, self._init, [*preload, *importable])
-        self.process = early or _SPAWNER.submit(_spawn, how).result()
+        self.process = early or _SPAWNER.submit(bwrap.spawn, how).result()
         self._init = b"" if early else self._init
         assert self.process.stdin is not None and self.process.stdout is not None
         self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
