@@ -207,3 +207,31 @@ def test_a_course_without_lti_takes_no_launch(tmp_path: Path) -> None:
     answer = TestClient(app).post("/lti/launch", data={"id_token": "x", "state": "y"})
     assert answer.status_code == 404 and "no serve: lti:" in answer.text
     store.close()
+
+
+@pytest.mark.parametrize(
+    ("raw", "meaning"),
+    [
+        ("State not found", "open the assignment again"),
+        ("Invalid Nonce", "open the assignment again"),
+        ("Missing %s cookie lti1p3-state", "allow cookies"),
+        ("Client id not registered for this issuer", "tell your instructor"),
+        ("Unable to find deployment", "not set up to work together"),
+        ("Can't decode id_token: Signature verification failed", "could not be verified"),
+    ],
+)
+def test_a_refusal_says_what_to_do_and_keeps_the_library_words(raw: str, meaning: str) -> None:
+    from grader.serve.lti import plain_refusal
+
+    said = plain_refusal("the launch", Exception(raw))
+    assert said.startswith("the launch from your course site was refused: ")
+    assert meaning in said and f"({raw})" in said and "\n" not in said
+
+
+def test_a_refusal_page_tells_the_student_to_open_the_assignment_again(served: Served) -> None:
+    client = TestClient(served.app, follow_redirects=False)
+    query = served.login(client)
+    token = served.platform.id_token(query["nonce"])
+    answer = served.launch(client, f"state-{uuid.uuid4()}", token)
+    shown = html.unescape(answer.text)
+    assert answer.status_code == 403 and "open the assignment again from your course site" in shown

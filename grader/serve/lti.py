@@ -41,6 +41,47 @@ class Refused(Exception):
     """A login or launch that does not sign anyone in; the sentence says why."""
 
 
+# What a refusal by PyLTI1p3 means to the student who sees it, and what to do next: the
+# library's own words (technical, but what an instructor searches for) follow in brackets.
+_AGAIN = (
+    "this sign-in expired, was already used, or your browser did not keep its cookie: open the "
+    "assignment again from your course site (if it keeps happening, allow cookies for this site)"
+)
+_SETUP = (
+    "your course site and this grader are not set up to work together: tell your instructor"
+)
+_TOKEN = (
+    "your course site's sign-in could not be verified: open the assignment again from your "
+    "course site, and tell your instructor if it keeps happening"
+)
+_MEANINGS = (
+    (("state", "nonce", "cookie", "launch data not found"), _AGAIN),
+    (
+        (
+            "client id",
+            "registration",
+            "deployment",
+            "issuer",
+            '"iss"',
+            "public key",
+            "jwt kid",
+            "invalid url",
+            "launch url",
+        ),
+        _SETUP,
+    ),
+)
+
+
+def plain_refusal(what: str, exc: BaseException) -> str:
+    """`what` (the sign-in, the launch) was refused, in words a student can act on, with the
+    library's own words in brackets for the instructor (one line, at most 200 characters)."""
+    detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+    lowered = detail.lower()
+    meaning = next((m for words, m in _MEANINGS if any(w in lowered for w in words)), _TOKEN)
+    return f"{what} from your course site was refused: {meaning} ({detail})"
+
+
 @dataclass
 class Params(LtiRequest):
     """A request's parameters (query and form, read already) as PyLTI1p3 asks for them."""
@@ -171,7 +212,7 @@ def login(settings: LtiSettings, store: Store, params: Params, cookies: Cookies)
     try:
         return str(start.redirect(settings.launch_url))
     except Exception as exc:  # as for a launch
-        raise Refused(f"the sign-in from your course site was refused: {exc}") from None
+        raise Refused(plain_refusal("the sign-in", exc)) from None
 
 
 def launch(
@@ -187,7 +228,7 @@ def launch(
     # PyLTI1p3 raises plain Exception too, for a client id its registrations lack: whatever
     # stops the library's checks refuses the launch.
     except Exception as exc:
-        raise Refused(f"the launch from your course site was refused: {exc}") from None
+        raise Refused(plain_refusal("the launch", exc)) from None
     student = roster_student(settings, store, course, claims)
     if student is None:
         who = claims.get("email") if settings.match == "email" else claims.get("sub")
