@@ -5,8 +5,10 @@ and its words say which helper changed and point at the target's line that calls
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from grader.course.config import Config
+from grader.engine import grade_path
 from grader.judge.mutant_helpers import helper_mutants
 from grader.judge.mutants import reference_mutants
 from grader.judge.reference import load_solution
@@ -49,3 +51,41 @@ def test_the_reference_on_an_argument_read_another_way() -> None:
     assert [m.id for m in made] == ["input_transposed", "input_reversed"] * 2
     assert "X = X.T" in made[0].source and "X = X[::-1]" in made[1].source
     assert made[0].message.startswith("gives what a correct version gives for `X` transposed")
+
+
+RENAMED_HELPER = """import numpy as np
+
+def col_softmax(data_in):
+    shifted = np.exp(data_in - np.max(data_in, axis=0, keepdims=True))
+    return shifted / np.sum(shifted, axis=0, keepdims=True)
+
+def attend(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):
+    queries = omega_q @ X + beta_k
+    keys = omega_k @ X + beta_k
+    values = omega_v @ X + beta_v
+    return values @ col_softmax(keys.T @ queries / np.sqrt(queries.shape[0]))
+
+def multihead_scaled_self_attention(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1,
+                                    omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2,
+                                    omega_c):
+    n = len(X)
+    head1 = attend(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1)
+    head2 = attend(X, omega_v2, omega_q2, omega_k2, beta_v2, beta_q2, beta_k2)
+    return omega_c @ np.vstack([head1, head2])
+"""
+
+
+def test_a_helper_the_student_renamed_is_placed_at_the_call_not_the_def(
+    config: Config, tmp_path: Path
+) -> None:
+    # the student's `one_head` is `attend`, with `beta_k` for `beta_q`: the mistake is found in
+    # the course's helper and told at the target's first line that calls the student's helper
+    path = tmp_path / "renamed.py"
+    path.write_text(RENAMED_HELPER, encoding="utf-8")
+    report = grade_path(path, config, "multihead_attention")
+    (target,) = report.targets
+    told = [f for f in target.findings if "in `one_head`, which it calls" in f.message]
+    assert told and told[0].location is not None, [f.message for f in target.findings]
+    assert told[0].location.line == 1 + RENAMED_HELPER.splitlines().index(
+        "    head1 = attend(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1)"
+    )

@@ -10,7 +10,9 @@ changed; its place is the target's line that calls the helper. Nothing here runs
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
+import keyword
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -23,6 +25,14 @@ from grader.judge.static import find_function
 
 MAX_DEPTH = 2  # a helper, and the helpers it calls
 MAX_HELPER_PAIRS = 60  # pairs of mutations within one helper, per target
+# The line a helper's mistake is placed on when the student named the helper otherwise: the
+# first call of a plain name that is neither a keyword nor a builtin (not `np.exp(`, `len(`,
+# `return (`), which in a target that calls a helper of the notebook is that call.
+_ANY_OWN_CALL = (
+    r"(?<![\w.])(?!(?:"
+    + "|".join(sorted({*keyword.kwlist, *dir(builtins)}))
+    + r")\b)[A-Za-z_]\w*\s*\("
+)
 
 
 def _called(function: ast.FunctionDef, candidates: set[str]) -> list[str]:
@@ -124,7 +134,8 @@ def _through(
         outer = f"{PREFIX}{label}_via_{k}"
         sources.append(_renamed(target, path[0].name, current, outer))
         words = f"in `{helper.name}`, which {whose}: "
-        locate = rf"\b{re.escape(path[0].name)}\s*\("
+        # Tried in turn (mutants.locate_pattern): the call by the helper's own name first.
+        locate = rf"\b{re.escape(path[0].name)}\s*\(" + "\n" + _ANY_OWN_CALL
         mistake = Mistake(
             variant.id, name, words + variant.message, "", outer, "\n\n".join(sources)
         )

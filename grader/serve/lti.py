@@ -47,9 +47,7 @@ _AGAIN = (
     "this sign-in expired, was already used, or your browser did not keep its cookie: open the "
     "assignment again from your course site (if it keeps happening, allow cookies for this site)"
 )
-_SETUP = (
-    "your course site and this grader are not set up to work together: tell your instructor"
-)
+_SETUP = "your course site and this grader are not set up to work together: tell your instructor"
 _TOKEN = (
     "your course site's sign-in could not be verified: open the assignment again from your "
     "course site, and tell your instructor if it keeps happening"
