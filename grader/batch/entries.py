@@ -23,6 +23,7 @@ class Entry:
     skipped: bool = False  # unchanged since the gradebook last graded it
     fault: str = ""  # a traceback: the problem is a bug in the grader, not the student's doing
     absent: bool = False  # on the roster, no submission found
+    lost: bool = False  # not graded for a fault on the grader's side (no worker, no sandbox)
 
 
 @dataclass
@@ -32,7 +33,9 @@ class Batch:
 
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    lost: list[str] = field(default_factory=list)  # not graded: a worker died (run again)
+    # not graded for a fault on the grader's side (a worker that died or could not start, a
+    # sandbox that could not be set up): the students, whom the same command grades again
+    lost: list[str] = field(default_factory=list)
     seconds: float = 0.0
     roster: list[Student] | None = None  # the course's roster.csv, when it has one
     unmatched: list[str] = field(default_factory=list)  # submissions of no roster student

@@ -42,6 +42,7 @@ from grader.errors import ConfigError, UsageError
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import check_files, preflight
 from grader.run import bwrap
+from grader.run.sandbox import GRADER_FAULTS
 from grader.run.workers import Workers
 
 if TYPE_CHECKING:
@@ -355,6 +356,9 @@ def _judge(done: Done, config: Config, prepared: Prepared, workers: Workers) -> 
         if spec.id not in prepared:  # an assignment the batch did not expect: prepared now
             prepared[spec.id] = _prepare(spec, workers)
         case_set, expected = prepared[spec.id]
+    if done.run.ending in GRADER_FAULTS:  # the machine's doing, not the notebook's: no zero
+        problem = f"{done.job.path}: not graded: {done.run.exit_description}"
+        return Entry(done.job.student, done.job.path, None, problem, lost=True)
     report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
     return Entry(done.job.student, done.job.path, with_choice(report, done.chosen))
 

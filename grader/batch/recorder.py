@@ -132,6 +132,8 @@ class Recorder:
             entry = replace(entry, report=replace(entry.report, notes=(line, *entry.report.notes)))
         if entry.fault and self.out is not None:
             log_fault(self.out, entry)
+        if entry.lost:
+            self.batch.lost.append(entry.student)
         if entry.report is None and self.book is not None and entry.path:
             self.book.record_problem(entry.student, entry.path, entry.problem)
         if entry.report is not None and new and self.book is not None and entry.path:

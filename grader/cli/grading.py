@@ -230,9 +230,10 @@ def grade(
     if batch.lost:
         names = _first_names(batch.lost)
         click.echo(
-            f"{len(batch.lost)} submissions were not graded: a worker process of the grader died "
-            f"(killed by the system, perhaps for memory?) ({names}); run the same command "
-            "again to grade them",
+            f"{len(batch.lost)} submission{'s' * (len(batch.lost) > 1)} not graded for a fault "
+            "on the grader's side (a worker that died or could not start, perhaps for memory, "
+            f"or a sandbox that could not be set up) ({names}); run the same command again "
+            "to grade them",
             err=True,
         )
     outcome = class_outcome(batch, config, assignment, submissions)

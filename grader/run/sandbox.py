@@ -60,12 +60,13 @@ Ending = Literal[
     "exited",  # exited early
     "stopped",  # ended some other way
     "lost",  # its worker stopped answering and was replaced
+    "no_worker",  # no worker could start to run it (ours: the machine's state)
 ]
 ENDINGS: tuple[Ending, ...] = get_args(Ending)
 # Endings that mean the notebook ran out of time (a case it never answered timed out).
 OVER_TIME: frozenset[Ending] = frozenset({"time_limit", "silent", "cpu_limit", "killed"})
 # Endings that are the grader's fault, not the notebook's.
-GRADER_FAULTS: frozenset[Ending] = frozenset({"sandbox_fault", "files_fault"})
+GRADER_FAULTS: frozenset[Ending] = frozenset({"sandbox_fault", "files_fault", "no_worker"})
 
 
 @dataclass

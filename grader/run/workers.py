@@ -222,6 +222,13 @@ def lost_run(limits: TimeLimit, why: str) -> ChildRun:
     return ChildRun(timed_out=True, exit_description=text, ending="lost", seconds=limits.submission)
 
 
+def unstarted_run(why: str) -> ChildRun:
+    """What a student's run is when no worker could start to run it (the machine is out of
+    processes or memory): the grader's fault, which a batch does not count as the student's."""
+    text = f"no worker could start to run this notebook ({why}): a fault of the grader's side"
+    return ChildRun(exit_description=text, ending="no_worker")
+
+
 class Workers:
     """A fixed number of workers, each used by one thread at a time; a worker that fails is
     replaced by a fresh one, so no student can stall the others."""
@@ -294,7 +301,7 @@ class Workers:
                 except GraderError as exc:  # no fresh worker could start (the machine is
                     # out of processes or memory): this student's run, not the class, stops;
                     # the next job tries a fresh one again
-                    run = lost_run(limits, str(exc))
+                    run = unstarted_run(str(exc))
                     break
         finally:
             self.idle.put(worker)
