@@ -147,3 +147,22 @@ def test_a_caller_with_threads_forks_through_the_c_library_and_relays() -> None:
     os.close(read_fd)
     os.waitpid(helper, 0)
     assert said == "(1, 7)", said  # a relay with one child, PID 1, whose end it passed on
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("code", [72, 73])
+def test_a_notebook_that_exits_with_the_grader_fault_codes_is_its_own_exit(
+    code: int, tmp_path: Path
+) -> None:
+    # 72 and 73 say the sandbox or the course's files could not be set up, but only from a
+    # child that never said it was set up: the notebook's own os._exit is not the grader's
+    # fault (in a batch, a grader fault is not graded at all: the author would get no zero)
+    support = bwrap.support()
+    assert support.sandboxed, support.reason
+    cells = load_submission(write_notebook(tmp_path / "s.ipynb", [f"import os; os._exit({code})"]))
+    workers = Workers(1, support)
+    try:
+        run = workers.run(cells.cells, [], TimeLimit())
+    finally:
+        workers.close()
+    assert run.ending == "exited" and f"exit code {code}" in run.exit_description, run

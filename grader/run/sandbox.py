@@ -34,6 +34,9 @@ OPEN_FILES_LIMIT = 64
 Frame = tuple[dict[str, Any], dict[str, Value]]
 
 STARTED = encode_frame({"kind": "started"}, {})
+# Written once the sandbox and the files are in place, before any of the notebook's code:
+# after it, an exit code of SANDBOX_FAILED or FILES_FAILED is the notebook's own os._exit.
+SET_UP = encode_frame({"kind": "set_up"}, {})
 DONE = encode_frame({"kind": "done"}, {})
 MAX_OUTPUT = 64 << 20
 
@@ -189,6 +192,7 @@ class Child:
         self.limits = limits
         self.isolated = isolated
         self.took_payload = False
+        self.set_up = False  # the child said its sandbox and files were in place
         # The child writes after every cell, and after any call that ends more than 0.2 s
         # after its last write; longer silence means it is stuck where its own time limit
         # could not stop it (a swallowed alarm).
@@ -220,6 +224,7 @@ class Child:
                 _detach_fds(write_fd, workdir)
                 _limit_child(limits)
                 isolation.die_with_parent()
+                os.write(write_fd, SET_UP)
                 serve(cells, plan, write_fd, limits.cell, limits.call)
             finally:
                 os._exit(71)
@@ -236,9 +241,11 @@ class Child:
         try:
             self._read(buffer, run, deadline)
         finally:
+            self.took_payload = buffer.startswith(STARTED)
+            self.set_up = buffer.startswith(STARTED + SET_UP)  # read by _stop
             self._stop(run)
-        self.took_payload = buffer.startswith(STARTED)
-        run.raw = bytes(buffer[len(STARTED) :] if self.took_payload else buffer)
+        start = len(STARTED) * self.took_payload + len(SET_UP) * self.set_up
+        run.raw = bytes(buffer[start:])
         run.isolated = self.isolated
         run.seconds = time.monotonic() - self.started
         return run
@@ -284,12 +291,18 @@ class Child:
                 "or function may take (it kept running past its time limit), and was stopped"
             )
         elif not run.finished:
-            run.ending, run.exit_description = _describe_exit(status, run.timed_out, self.limits)
+            run.ending, run.exit_description = _describe_exit(
+                status, run.timed_out, self.limits, self.set_up
+            )
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _describe_exit(status: int, timed_out: bool, limits: Limits) -> tuple[Ending, str]:
+def _describe_exit(
+    status: int, timed_out: bool, limits: Limits, set_up: bool = False
+) -> tuple[Ending, str]:
+    """How a child ended; an exit code of ours (SANDBOX_FAILED, FILES_FAILED) counts as the
+    grader's fault only from a child that never said it was set up."""
     if timed_out:
         text = f"the notebook did not finish within the {limits.submission:g} s time limit"
         return "time_limit", text
@@ -300,9 +313,9 @@ def _describe_exit(status: int, timed_out: bool, limits: Limits) -> tuple[Ending
         if sig == signal.SIGKILL:
             return "killed", "the notebook's process was killed (memory or time limit)"
         return "crashed", f"the notebook's process crashed ({signal.Signals(sig).name})"
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED:
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED and not set_up:
         return "sandbox_fault", "the sandbox could not be set up for this notebook (a grader fault)"
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == FILES_FAILED:
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == FILES_FAILED and not set_up:
         return (
             "files_fault",
             "the course's data files could not be put in the notebook's folder (a grader fault)",
