@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -153,3 +154,36 @@ def test_a_student_is_served_their_own_public_cases_with_per_student_inputs(
     store.close()
     assert derive_seed(SECRET.encode(), "self_attention", "alice") in judged_on
     assert upload is not None and upload.score == batch.entries[0].report.score  # type: ignore[union-attr]
+
+
+def test_an_upload_no_worker_could_start_for_is_a_problem_not_a_zero(
+    tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grader.run.workers import Workers, unstarted_run
+
+    marker = "# the machine is out of processes for this one"
+    real = Workers.run
+
+    def out_of_processes(self: Workers, cells: Any, *args: Any, **kw: Any) -> Any:
+        if any(marker in cell.source for cell in cells):
+            return unstarted_run("a grading worker could not start: out of processes")
+        return real(self, cells, *args, **kw)
+
+    monkeypatch.setattr(Workers, "run", out_of_processes)
+    notebook = write_notebook(tmp_path / "alice.ipynb", [marker, *students.cells()])
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        form = sign_in(client, tokens["alice"])
+        sent = {"notebook": ("alice.ipynb", notebook.read_bytes())}
+        answer = client.post("/upload", data={"csrf": form}, files=sent, follow_redirects=False)
+        assert wait_graded(client, answer.headers["location"]) == "problem"
+        page = client.get(answer.headers["location"]).text
+    upload = store.upload(1)
+    store.close()
+    assert upload is not None and upload.score is None
+    assert "could not start" in page and "upload it again in a while" in page
+    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
+    assert book.latest() == []  # nothing recorded for the class either
+    book.close()

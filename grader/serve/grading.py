@@ -24,6 +24,7 @@ from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
 from grader.report import Report
 from grader.run import bwrap
+from grader.run.sandbox import GRADER_FAULTS
 from grader.serve.checks import graded_as
 from grader.serve.semester import graded_view, record_late
 from grader.serve.store import Store, Upload, View
@@ -233,6 +234,12 @@ class Grading:
             done = future.result()
             if done.submission is None or done.run is None:
                 return Outcome(None, None, "", done.problem)
+            if done.run.ending in GRADER_FAULTS:  # the machine's doing: no zero for it
+                problem = (
+                    f"not graded: {done.run.exit_description}; upload it again in a while, "
+                    "and tell your instructor if this stays"
+                )
+                return Outcome(None, None, "", problem)
             spec = done.spec or self.config.assignment(done.assignment)
             if spec.public_seed is not None:  # the student's own public cases
                 case_set, expected = _prepare(spec, pool)
