@@ -11,7 +11,7 @@ from grader.course.config import AssignmentSpec, Config, Mode, TargetSpec
 from grader.course.notebook import Submission, load_submission
 from grader.course.per_student import course_secret, for_student
 from grader.course.recognise import choose_assignment
-from grader.errors import UsageError
+from grader.errors import GraderError, UsageError
 from grader.judge.evidence import explain
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import preflight
@@ -80,7 +80,8 @@ def with_choice(report: Report, chosen: str) -> Report:
 def grade_submission(
     submission: Submission, assignment: AssignmentSpec, sandbox: Mode = "auto"
 ) -> Report:
-    """Run a loaded submission on a sandboxed worker, then judge it in this process."""
+    """Run a loaded submission on a sandboxed worker, then judge it in this process. A run
+    the grader could not make (no worker, no sandbox for it) is a GraderError, not a grade."""
     started = time.monotonic()
     released = assignment.released is not None  # a student bundle: its numbers, no code
     case_set = released_data(assignment)[0] if released else build_cases(assignment)
@@ -88,6 +89,8 @@ def grade_submission(
     workers = shared_workers(require(sandbox), assignment.files, assignment.preload)
     plan = case_set.plan(assignment)
     run = workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
+    if run.ending in GRADER_FAULTS:  # no grade from a run the grader could not make (exit 3)
+        raise GraderError(f"{submission.path}: {run.exit_description}; run it again")
     if released:
         expected = released_data(assignment)[1]
     else:

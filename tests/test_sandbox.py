@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from grader.run.sandbox import ChildRun
 from grader.run.wire import Value
 from grader.run.workers import Worker, Workers
 
-from conftest import processes_with, write_notebook
+from conftest import REPO, processes_with, write_notebook
 
 pytestmark = pytest.mark.sandbox
 
@@ -182,3 +183,27 @@ def test_a_worker_that_cannot_restart_stops_one_run_not_the_class(
         assert workers.run(cells, [], TimeLimit()).finished  # the next job gets a fresh one
     finally:
         workers.close()
+
+
+def test_check_gives_no_grade_for_a_run_the_grader_could_not_make(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.run.workers import unstarted_run
+
+    notebook = REPO / "demo" / "submissions" / "ada.ipynb"
+    students_cells = [c.source for c in load_submission(notebook).cells]
+    real = Workers.run
+
+    def out_of_processes(self: Workers, cells: Any, *args: Any, **kw: Any) -> ChildRun:
+        if [c.source for c in cells] != students_cells:  # the course's own runs
+            return real(self, cells, *args, **kw)
+        return unstarted_run("a grading worker could not start: out of processes")
+
+    monkeypatch.setattr(Workers, "run", out_of_processes)
+    result = CliRunner().invoke(main, ["check", str(notebook), "--course", str(REPO)])
+    assert result.exit_code == 3, result.output
+    assert "could not start: out of processes" in result.output
+    assert "Traceback" not in result.output and "passed" not in result.output
