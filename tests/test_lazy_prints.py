@@ -110,3 +110,14 @@ def test_frames_split_undecoded_are_the_frames_the_reader_decodes() -> None:
     with pytest.raises(WireError):
         split_frames(data[:-3])
     assert split_frames(b"") == []
+
+
+def test_a_frames_target_is_read_from_its_header_whatever_its_order() -> None:
+    frame = derived._frame("attention", [])
+    assert frame is not None
+    ((head, _),) = split_frames(frame)
+    assert derived._target_of(head) == "attention"  # as _frame writes it: read from its start
+    assert derived._target_of(b'{"prints": [], "target": "t"}') == "t"  # parsed whole
+    assert derived._target_of(b'{"target": 3}') is None
+    assert derived._target_of(b'{"target": "cut') is None
+    assert derived._target_of(b'{"prints": []}') is None

@@ -433,14 +433,29 @@ def _index(path: Path) -> dict[str, list[tuple[bytes, bytes]]] | None:
         return None
     index: dict[str, list[tuple[bytes, bytes]]] = {}
     for head, body in spans:
-        try:
-            target = json.loads(head)["target"]
-        except (ValueError, KeyError, TypeError):
-            return None
-        if not isinstance(target, str):
+        target = _target_of(head)
+        if target is None:
             return None
         index.setdefault(target, []).append((head, body))
     return index
+
+
+_TARGET_FIRST = b'{"target": '  # how _frame's header begins (json.dumps keeps the order)
+
+
+def _target_of(head: bytes) -> str | None:
+    """The target a frame's header names, read from its start when it begins as _frame
+    writes it (the rest, large, is parsed only when the frame is decoded); None when it
+    names none."""
+    try:
+        if head.startswith(_TARGET_FIRST):
+            text = head.decode("utf-8")
+            target = json.JSONDecoder().raw_decode(text, len(_TARGET_FIRST))[0]
+        else:
+            target = json.loads(head)["target"]
+    except (ValueError, KeyError, TypeError):  # UnicodeDecodeError is a ValueError
+        return None
+    return target if isinstance(target, str) else None
 
 
 def _cached_target(
