@@ -108,3 +108,14 @@ def test_every_format_renders_with_its_modules_own_renderer() -> None:
             assert isinstance(entry.render, Renderer)
             module = importlib.import_module(f"grader.render.{entry.render.module}")
             assert entry.render.resolve() is getattr(module, entry.render.name)
+
+
+def test_a_mistyped_command_in_a_fresh_process_is_told_the_command_meant() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "overide", "--results", "r"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "No such command 'overide'. Did you mean 'override'?" in done.stderr

@@ -150,6 +150,16 @@ class LazyGroup(click.Group):
             importlib.import_module(f"grader.cli.{COMMAND_MODULES[cmd_name]}")
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click resolves it; a name that is no command imports them all first, so that
+        click's "Did you mean" sees every command."""
+        if args and args[0] not in self.commands and args[0] not in COMMAND_MODULES:
+            for module in sorted(set(COMMAND_MODULES.values())):
+                importlib.import_module(f"grader.cli.{module}")
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="attention-grader")
