@@ -29,6 +29,11 @@ UNUSED_BY_CHECK = (
     "grader.render.lms",
     "grader.render.table",
     "grader.course.deadline",  # the bundled course has no due dates
+    # what makes the derived mistakes, which a cached course has made before
+    "grader.judge.mutant_helpers",
+    "grader.judge.mutant_inputs",
+    "grader.judge.mutant_pairs",
+    "grader.judge.transplant",
 )
 
 
@@ -97,7 +102,10 @@ def test_check_imports_neither_other_commands_nor_other_formats() -> None:
         "except SystemExit: pass\n"
         f"print(json.dumps(sorted(m for m in {UNUSED_BY_CHECK!r} if m in sys.modules)))"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    for _ in range(2):  # the first may make the course's cache
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True
+        )
     last = done.stdout.strip().splitlines()[-1]
     assert json.loads(last) == []
     assert '"assignment"' in done.stdout  # it did check
