@@ -7,10 +7,33 @@ grading.py (check, grade, report), semester.py (override, comment, export), serv
 export-gradescope, template).
 """
 
-from grader.cli import authoring, grading, semester, serving
+import importlib
+from typing import Any
+
 from grader.cli.common import main
-from grader.cli.grading import check, grade, report
-from grader.cli.semester import export_command
+
+# What this package names, and the module that holds it: imported on first use, so that a
+# command imports only its own module (grader/cli/common.py's LazyGroup).
+_LAZY = {
+    "authoring": ("authoring", None),
+    "grading": ("grading", None),
+    "semester": ("semester", None),
+    "serving": ("serving", None),
+    "check": ("grading", "check"),
+    "grade": ("grading", "grade"),
+    "report": ("grading", "report"),
+    "export_command": ("semester", "export_command"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A command or a commands' module, imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(f"grader.cli.{module_name}")
+    return module if attribute is None else getattr(module, attribute)
+
 
 __all__ = [
     "authoring",

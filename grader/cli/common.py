@@ -4,6 +4,7 @@ unreadable submission · 3 internal error) and the small checks of options."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -115,7 +116,52 @@ def _errors_to_exit_codes(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Each command's module, imported when the command is looked up: `grader check` imports the
+# grading commands only (tests/test_cli_lazy.py checks this table against the commands).
+COMMAND_MODULES = {
+    "assign": "authoring",
+    "check": "grading",
+    "comment": "semester",
+    "export": "semester",
+    "export-gradescope": "authoring",
+    "grade": "grading",
+    "init": "authoring",
+    "new-assignment": "authoring",
+    "override": "semester",
+    "release": "authoring",
+    "report": "grading",
+    "selftest": "authoring",
+    "serve": "serving",
+    "template": "authoring",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are registered by their modules, each imported on the first
+    lookup of one of its commands (listing them all, as `--help` does, imports them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command, whether its module is imported yet or not."""
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, its module imported first (which registers it on this group)."""
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(f"grader.cli.{COMMAND_MODULES[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click resolves it; a name that is no command imports them all first, so that
+        click's "Did you mean" sees every command."""
+        if args and args[0] not in self.commands and args[0] not in COMMAND_MODULES:
+            for module in sorted(set(COMMAND_MODULES.values())):
+                importlib.import_module(f"grader.cli.{module}")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="attention-grader")
 def main() -> None:
     """Grade self-attention notebooks: fast, isolated, and specific about what went wrong.

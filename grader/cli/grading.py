@@ -27,7 +27,6 @@ from grader.course.config import Mode
 from grader.errors import GraderError
 from grader.render.escape import one_line, safe_lines
 from grader.render.formats import CLASS_FORMATS, REPORT_FORMATS, TABLE_FORMATS
-from grader.render.table import Table
 from grader.run import prestart
 
 if TYPE_CHECKING:
@@ -182,6 +181,7 @@ def grade(
     from grader.batch.lateness import read_submitted_at
     from grader.batch.outcome import class_outcome, exit_status, write_outputs
     from grader.batch.progress import Progress
+    from grader.render.table import Table
 
     config = _course(config_path, submissions)
     given = read_submitted_at(submitted_at) if submitted_at is not None else None

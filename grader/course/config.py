@@ -8,13 +8,12 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from grader.course import schema_memo
 from grader.course.bundle import BUNDLE_NAME, read_data
-from grader.course.deadline import LatePolicy, parse_time
 from grader.course.declared import ArgSpec
 from grader.course.files import DataFile, course_files
 from grader.course.input_checks import check_inputs, find_course_cases, target_args
@@ -23,6 +22,9 @@ from grader.course.locate import choose_course, ignored_configs, refuse_beside
 from grader.course.schema import SCHEMA, TYPE_WORDS
 from grader.course.service import ServeSettings, serve_settings
 from grader.errors import ConfigError
+
+if TYPE_CHECKING:  # imported where a course has a due date (most grading needs none)
+    from grader.course.deadline import LatePolicy
 
 # How a notebook is to be sandboxed: `sandbox:` in the config, `--sandbox` on the command line.
 Mode = Literal["auto", "required", "none"]
@@ -213,6 +215,8 @@ def _check_deadline(assignment: Mapping[str, Any], where: str) -> None:
         if late:
             raise ConfigError(f"{where}.late: a late policy needs `due` (when it is due)")
         return
+    from grader.course.deadline import parse_time
+
     times = {}
     for key, text in (("due", assignment["due"]), ("late.cutoff", late.get("cutoff"))):
         if text is None:
@@ -229,6 +233,8 @@ def late_policy(assignment: Mapping[str, Any]) -> LatePolicy | None:
     """The assignment's `due:` and `late:` (already checked), or None without a due date."""
     if "due" not in assignment:
         return None
+    from grader.course.deadline import LatePolicy, parse_time
+
     late = assignment.get("late", {})
     return LatePolicy(
         due=parse_time(assignment["due"]),

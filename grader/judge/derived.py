@@ -14,9 +14,8 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -25,26 +24,34 @@ import numpy as np
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
-from grader.judge import (
-    mutant_helpers,
-    mutant_inputs,
-    mutant_operators,
-    mutant_pairs,
-    mutant_places,
-    mutants,
-    transplant,
-)
 from grader.judge.compare import compare
 from grader.judge.course_code import added_cell, renamed, run_course_code
 from grader.judge.fingerprints import Fingerprint, Origin
+from grader.judge.lazy_prints import LazyPrints
 from grader.judge.pair_store import Prints, with_pairs
 from grader.judge.reference import Reference, load_solution
 from grader.judge.run_cache import CACHE_ENV as CACHE_ENV  # where tests and docs find it
-from grader.judge.run_cache import cache_dir, content_digest
+from grader.judge.run_cache import (
+    cache_dir,
+    content_digest,
+    load_spans,
+    package_version,
+)
 from grader.judge.static import find_function
-from grader.run.wire import FrameReader, Other, Seq, Value, WireError, encode_frame
+from grader.run.wire import Other, Seq, Value, WireError, decode_frame, encode_frame
 from grader.run.workers import Workers
 
+# The modules that make the derived mistakes: imported only when the mistakes are made (a
+# cached course never imports them), hashed into the cache key from their files.
+_MAKERS = (
+    "mutants",
+    "mutant_operators",
+    "mutant_pairs",
+    "mutant_helpers",
+    "mutant_inputs",
+    "mutant_places",
+    "transplant",
+)
 _MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
 
 
@@ -52,6 +59,8 @@ def derived_mistakes(
     assignment: AssignmentSpec, catalogue: Catalogue
 ) -> list[tuple[Mistake, Origin]]:
     """Every derived mistake of the assignment's function targets, not yet run."""
+    from grader.judge import mutant_helpers, mutant_inputs, mutants, transplant
+
     solution = load_solution(assignment)
     functions = [t.name for t in assignment.targets if not t.variable]
     carried = transplant.inherited_mistakes(solution, catalogue, functions)
@@ -72,15 +81,16 @@ def derived_fingerprints(
     known: dict[str, list[Fingerprint]],
     references: dict[str, Reference],
     workers: Workers,
-) -> dict[str, list[Fingerprint]]:
-    """The distinct derived fingerprints of each target, from the cache or one child run."""
+) -> Mapping[str, list[Fingerprint]]:
+    """The distinct derived fingerprints of each target, from the cache (each target's
+    decoded when first read) or one child run."""
     path = _cache_path(assignment, catalogue)
-    cached = _load(path) if path else None
+    cached = _index(path) if path else None
     if cached is not None and path is not None:
-        return {
-            t.name: Prints(cached.get(t.name, []), functools.partial(_load_pairs, path, t.name))
-            for t in assignment.targets
-        }
+        return LazyPrints(
+            [t.name for t in assignment.targets],
+            functools.partial(_cached_target, path, cached),
+        )
     found = _run(assignment, case_set, derived_mistakes(assignment, catalogue), workers)
     found = _helper_pairs(assignment, found)
     kept = {
@@ -112,6 +122,8 @@ def _helper_pairs(
     assignment: AssignmentSpec, found: dict[str, list[Fingerprint]]
 ) -> dict[str, list[Fingerprint]]:
     """A pair of mutations in a helper carries its second mistake, as a pair does."""
+    from grader.judge import mutant_helpers
+
     functions = [t.name for t in assignment.targets if not t.variable]
     seconds = {
         m.function: second
@@ -136,6 +148,8 @@ def _catalogued_first(found: list[Fingerprint], known: list[Fingerprint]) -> lis
 
 def _original(assignment: AssignmentSpec, target: str, variable: bool) -> Any:
     """The function the target's mutants were made from (for a variable, its cell's)."""
+    from grader.judge import mutants
+
     solution = load_solution(assignment)
     if variable:
         made = mutants.cell_function(solution, target)
@@ -156,6 +170,8 @@ def _with_pairs(
     """The distinct single fingerprints, followed by the distinct pairs of mutations (run
     in one more child, after the singles: only singles that differ from the reference and
     from each other are paired)."""
+    from grader.judge import mutant_pairs
+
     made: list[tuple[Mistake, Origin]] = []
     second: dict[str, Mistake] = {}
     for target in assignment.targets:
@@ -293,27 +309,16 @@ def _feed(hasher: Any, value: Value | Exception) -> None:
 # ---------------------------------------------------------------- the cache on disk
 
 
-def _version() -> str:
-    try:
-        return metadata.version("attention-grader")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
     """The content hash the derived fingerprints are cached under."""
     parts = [
         repr(assignment).encode(),
         catalogue.source.encode(),
-        _version().encode(),
+        package_version("attention-grader").encode(),
         np.__version__.encode(),
     ]
-    modules = (mutants, mutant_operators, mutant_pairs, mutant_helpers, mutant_inputs)
-    files = (
-        assignment.solution,
-        *(Path(m.__file__) for m in (*modules, mutant_places, transplant) if m.__file__),
-        Path(__file__),
-    )
+    here = Path(__file__)
+    files = (assignment.solution, *(here.with_name(f"{m}.py") for m in _MAKERS), here)
     return content_digest(parts, files)
 
 
@@ -400,22 +405,69 @@ def _write(path: Path, kept: dict[str, list[Fingerprint]]) -> bool:
 
 def _load(path: Path) -> dict[str, list[Fingerprint]] | None:
     """The cached fingerprints, or None when there is no readable, well-formed file."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    spans = load_spans(path)
+    if spans is None:
         return None
-    try:
-        reader = FrameReader(max_total=len(data) + 1)
-        frames = reader.feed(data)
-        if reader.pending:
+    found: dict[str, list[Fingerprint]] = {}
+    for head, body in spans:
+        decoded = _decoded(head, body)
+        if decoded is None:
             return None
-        found: dict[str, list[Fingerprint]] = {}
-        for header, values in frames:
-            target, prints = _fingerprints(header, values)
-            found.setdefault(target, []).extend(prints)
-        return found
-    except (WireError, KeyError, TypeError, ValueError, json.JSONDecodeError):
+        found.setdefault(decoded[0], []).extend(decoded[1])
+    return found
+
+
+def _decoded(head: bytes, body: bytes) -> tuple[str, list[Fingerprint]] | None:
+    """One frame of the cache: its target and fingerprints; None when it is malformed."""
+    try:
+        return _fingerprints(*decode_frame(head, body))
+    except (WireError, KeyError, TypeError, ValueError):
         return None
+
+
+def _index(path: Path) -> dict[str, list[tuple[bytes, bytes]]] | None:
+    """The cache's frames by target, not yet decoded (only their headers are read); None
+    when there is no readable file of whole frames."""
+    spans = load_spans(path)
+    if spans is None:
+        return None
+    index: dict[str, list[tuple[bytes, bytes]]] = {}
+    for head, body in spans:
+        target = _target_of(head)
+        if target is None:
+            return None
+        index.setdefault(target, []).append((head, body))
+    return index
+
+
+_TARGET_FIRST = b'{"target": '  # how _frame's header begins (json.dumps keeps the order)
+
+
+def _target_of(head: bytes) -> str | None:
+    """The target a frame's header names, read from its start when it begins as _frame
+    writes it (the rest, large, is parsed only when the frame is decoded); None when it
+    names none."""
+    try:
+        if head.startswith(_TARGET_FIRST):
+            text = head.decode("utf-8")
+            target = json.JSONDecoder().raw_decode(text, len(_TARGET_FIRST))[0]
+        else:
+            target = json.loads(head)["target"]
+    except (ValueError, KeyError, TypeError):  # UnicodeDecodeError is a ValueError
+        return None
+    return target if isinstance(target, str) else None
+
+
+def _cached_target(
+    path: Path, index: dict[str, list[tuple[bytes, bytes]]], target: str
+) -> list[Fingerprint]:
+    """A target's cached fingerprints, decoded now, its pairs read when first asked for; a
+    frame found damaged only now counts as none (as a damaged file of pairs does)."""
+    prints: list[Fingerprint] = []
+    for head, body in index.get(target, []):
+        decoded = _decoded(head, body)
+        prints += decoded[1] if decoded is not None else []
+    return Prints(prints, functools.partial(_load_pairs, path, target))
 
 
 def _fingerprints(

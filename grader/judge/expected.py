@@ -8,12 +8,14 @@ fingerprints come from running the course's own code in a sandboxed child, like 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec
 from grader.judge.derived import derived_fingerprints
 from grader.judge.fingerprints import Fingerprint, catalogue_for, compute_fingerprints
+from grader.judge.lazy_prints import LazyPrints
 from grader.judge.pair_store import Prints
 from grader.judge.reference import Reference, compute_references
 from grader.run.workers import Workers
@@ -22,11 +24,12 @@ from grader.run.workers import Workers
 @dataclass(frozen=True)
 class Expected:
     """What a correct notebook outputs, on the cases and on the probes, and what each
-    catalogued or derived mistake outputs (the catalogue's first)."""
+    catalogued or derived mistake outputs (the catalogue's first; those of a cached course
+    are decoded for a target when they are first read)."""
 
     references: dict[str, Reference]
     probe_references: dict[str, Reference]
-    fingerprints: dict[str, list[Fingerprint]]
+    fingerprints: Mapping[str, list[Fingerprint]]
 
 
 _EXPECTED: dict[tuple[str, str], Expected] = {}
@@ -47,9 +50,10 @@ def build_expected(assignment: AssignmentSpec, case_set: CaseSet, workers: Worke
         derived = derived_fingerprints(
             assignment, case_set, catalogue, fingerprints, references, workers
         )
-        everything: dict[str, list[Fingerprint]] = {
-            name: Prints([*found, *derived[name]], getattr(derived[name], "pairs", None))
-            for name, found in fingerprints.items()
-        }
-        _EXPECTED[key] = Expected(references, probes, everything)
+
+        def both(name: str) -> list[Fingerprint]:
+            found = derived[name]
+            return Prints([*fingerprints[name], *found], getattr(found, "pairs", None))
+
+        _EXPECTED[key] = Expected(references, probes, LazyPrints(fingerprints, both))
     return _EXPECTED[key]

@@ -12,6 +12,7 @@ which a cell or a call ran out of time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -28,12 +29,23 @@ from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
 from grader.run import child
-from grader.run.wire import Frame, FrameReader, Other, Seq, Value, WireError, encode_frame
+from grader.run.wire import (
+    Frame,
+    Other,
+    Seq,
+    Value,
+    WireError,
+    decode_frame,
+    encode_frame,
+    split_frames,
+)
 
 Plan = Sequence[tuple[str, Sequence[Case]]]
 
 
-def _version(name: str) -> str:
+@functools.cache  # a process asks for each several times (each run's key, each cache's)
+def package_version(name: str) -> str:
+    """The installed version of the distribution `name`; "unknown" when there is none."""
     try:
         return metadata.version(name)
     except (metadata.PackageNotFoundError, ValueError):
@@ -56,9 +68,9 @@ def run_key(
     parts: list[bytes] = [
         job,
         repr((limits, sandboxed, spec.preload, [f.name for f in spec.files])).encode(),
-        _version("attention-grader").encode(),
+        package_version("attention-grader").encode(),
         np.__version__.encode(),
-        *(f"{name}={_version(name)}".encode() for name in spec.preload),
+        *(f"{name}={package_version(name)}".encode() for name in spec.preload),
     ]
     # What runs beside the course's code (the child, the wire, the names put back) is all of
     # grader/run: any edit of it is a new key.
@@ -129,13 +141,18 @@ def save(path: Path, frames: Sequence[Frame]) -> None:
 
 def load(path: Path) -> list[Frame] | None:
     """The cached frames, or None when there is no readable, well-formed file."""
+    spans = load_spans(path)
     try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    try:
-        reader = FrameReader(max_total=len(data) + 1)
-        frames = reader.feed(data)
+        return None if spans is None else [decode_frame(head, body) for head, body in spans]
     except WireError:
         return None
-    return None if reader.pending else frames
+
+
+def load_spans(path: Path) -> list[tuple[bytes, bytes]] | None:
+    """The cached frames, each its header's and payload's bytes, not yet decoded (a caller
+    that needs only some decodes only those); None when there is no readable file of whole
+    frames."""
+    try:
+        return split_frames(path.read_bytes())
+    except (OSError, WireError):
+        return None

@@ -236,6 +236,22 @@ def _frame_end(view: memoryview, start: int) -> int | None:
     return end if end <= len(view) else None
 
 
+def split_frames(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Whole frames, each as its header and payload bytes, not yet decoded (a file of frames
+    whose parts are decoded when needed); WireError for a frame cut short or too large."""
+    spans: list[tuple[bytes, bytes]] = []
+    start = 0
+    with memoryview(data) as view:
+        while start < len(data):
+            end = _frame_end(view, start)
+            if end is None:
+                raise WireError("frame cut short")
+            body = start + _PREFIX.size + _PREFIX.unpack_from(view, start)[0]
+            spans.append((data[start + _PREFIX.size : body], data[body:end]))
+            start = end
+    return spans
+
+
 def decode_frame(head: bytes, payload: bytes) -> Frame:
     """The header and the values of one frame; anything malformed raises WireError only."""
     if len(head) > MAX_HEADER or len(payload) > MAX_PAYLOAD:
