@@ -90,7 +90,7 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
         array = _as_real_array(obj)
         if array is None:
             return {"t": "other", "type": type(obj).__name__}
-        if not _sendable(array, offset):
+        if not sendable(array, offset):
             return {"t": "other", "type": f"ndarray of {array.size} numbers (too large to send)"}
         data = _little_f8(array)
         chunks.append(data)
@@ -116,8 +116,9 @@ def _little_f8(array: np.ndarray) -> bytes:
     return np.ascontiguousarray(array, dtype=_F8).tobytes()
 
 
-def _sendable(array: np.ndarray, used: int) -> bool:
-    """Whether the parent would take this array, with `used` bytes of the payload taken."""
+def sendable(array: np.ndarray, used: int) -> bool:
+    """Whether the parent would take this array whole, with `used` bytes of the payload
+    taken (else it crosses as an `Other` naming its size)."""
     size = array.size  # the bound itself unless a dimension is 0
     return (
         array.ndim <= MAX_NDIM
