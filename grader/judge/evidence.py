@@ -9,7 +9,6 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
-from grader.judge.mutants import integer_globals
 from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error
 from grader.judge.static import (
@@ -17,6 +16,7 @@ from grader.judge.static import (
     called_names,
     find_function,
     function_hints,
+    integer_globals,
     notebook_globals,
 )
 from grader.judge.stubs import (

@@ -20,8 +20,8 @@ from dataclasses import replace
 from grader.course.mistakes import Mistake
 from grader.course.notebook import Submission
 from grader.judge import mutant_pairs
-from grader.judge.mutants import PREFIX, defined_functions, integer_globals, mutants_of
-from grader.judge.static import find_function
+from grader.judge.mutants import PREFIX, defined_functions, mutants_of
+from grader.judge.static import find_function, integer_globals
 
 MAX_DEPTH = 2  # a helper, and the helpers it calls
 MAX_HELPER_PAIRS = 60  # pairs of mutations within one helper, per target

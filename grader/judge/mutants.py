@@ -27,7 +27,7 @@ from grader.judge.mutant_operators import (
     siblings,
 )
 from grader.judge.mutant_places import locate_pattern
-from grader.judge.static import find_function
+from grader.judge.static import find_function, integer_globals
 from grader.judge.stubs import binds
 
 PREFIX = "_grader_mutant_"
@@ -43,30 +43,6 @@ def _loop_names(node: ast.FunctionDef, parameters: Sequence[str]) -> tuple[str, 
     if len(names) >= 1:  # an index argument (`i`) is a loop variable's kin
         names += [p for p in parameters if len(p) == 1 and p.islower() and p in "ijkmn"]
     return tuple(dict.fromkeys(names))
-
-
-def integer_globals(solution: Submission) -> dict[str, int]:
-    """The notebook's top-level integer constants (`D = 4`, `L, d_k = 4, 8`), read, not run."""
-    found: dict[str, int] = {}
-    for cell in solution.cells:
-        tree = solution.tree(cell.index)
-        for node in tree.body if tree else ():
-            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-                continue
-            target, value = node.targets[0], node.value
-            pairs = (
-                list(zip(target.elts, value.elts, strict=False))
-                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
-                else [(target, value)]
-            )
-            for name, constant in pairs:
-                if (
-                    isinstance(name, ast.Name)
-                    and isinstance(constant, ast.Constant)
-                    and type(constant.value) is int
-                ):
-                    found[name.id] = constant.value
-    return found
 
 
 def defined_functions(solution: Submission) -> frozenset[str]:

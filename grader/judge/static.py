@@ -246,3 +246,27 @@ def called_names(source: FunctionSource) -> set[str]:
     return {
         n.func.id for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     } - _BUILTIN_NAMES
+
+
+def integer_globals(solution: Submission) -> dict[str, int]:
+    """The notebook's top-level integer constants (`D = 4`, `L, d_k = 4, 8`), read, not run."""
+    found: dict[str, int] = {}
+    for cell in solution.cells:
+        tree = solution.tree(cell.index)
+        for node in tree.body if tree else ():
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+            pairs = (
+                list(zip(target.elts, value.elts, strict=False))
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                else [(target, value)]
+            )
+            for name, constant in pairs:
+                if (
+                    isinstance(name, ast.Name)
+                    and isinstance(constant, ast.Constant)
+                    and type(constant.value) is int
+                ):
+                    found[name.id] = constant.value
+    return found
