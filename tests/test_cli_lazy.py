@@ -30,6 +30,8 @@ UNUSED_BY_CHECK = (
     "grader.render.table",
     "grader.course.deadline",  # the bundled course has no due dates
     # what makes the derived mistakes, which a cached course has made before
+    "grader.judge.mutants",
+    "grader.judge.mutant_operators",
     "grader.judge.mutant_helpers",
     "grader.judge.mutant_inputs",
     "grader.judge.mutant_pairs",
