@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,13 +89,20 @@ def grade_submission(
     prestart.finish()  # a worker started early (grader check) is the shared one
     workers = shared_workers(require(sandbox), assignment.files, assignment.preload)
     plan = case_set.plan(assignment)
-    run = workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
+    # What is expected is read (or made) while the student's child runs: this thread only
+    # waits on the worker's pipe meanwhile. Course code, when it must run, queues for the
+    # worker behind the student.
+    with ThreadPoolExecutor(1) as background:
+        running = background.submit(
+            workers.run, submission.cells, plan, assignment.time_limit, assignment.files
+        )
+        if released:
+            expected = released_data(assignment)[1]
+        else:
+            expected = build_expected(assignment, case_set, workers)
+        run = running.result()
     if run.ending in GRADER_FAULTS:  # no grade from a run the grader could not make (exit 3)
         raise GraderError(f"{submission.path}: {run.exit_description}; run it again")
-    if released:
-        expected = released_data(assignment)[1]
-    else:
-        expected = build_expected(assignment, case_set, workers)
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
 
 

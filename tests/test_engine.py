@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from grader.course.config import Config
+from grader.course.notebook import load_submission
 from grader.engine import grade_path
 from grader.errors import SubmissionError, UsageError
 from grader.report import Report, TargetResult
@@ -310,3 +312,34 @@ def test_partial_credit_can_be_switched_off(tmp_path: Path, notebook: NotebookFa
     source = students.cells(scaled_dot_product_self_attention=students.SCALE_HARDCODED)
     result = target(grade(strict, notebook(source)), "scaled_dot_product_self_attention")
     assert result.cases_passed == 1 and result.score == 0
+
+
+def test_what_is_expected_is_read_while_the_students_child_runs(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import grader.engine as engine_module
+    from grader.run.workers import Workers
+
+    read = threading.Event()
+    real_expected, real_run = engine_module.build_expected, Workers.run
+    overlapped: list[bool] = []
+
+    def expected_then_say_so(*args: Any, **kw: Any) -> Any:
+        try:
+            return real_expected(*args, **kw)
+        finally:
+            read.set()
+
+    def run_once_expected_is_read(self: Workers, cells: Any, *args: Any, **kw: Any) -> Any:
+        if [c.source for c in cells] == ada:  # the student's run, not the course's own
+            overlapped.append(read.wait(10))
+        return real_run(self, cells, *args, **kw)
+
+    monkeypatch.setattr(engine_module, "build_expected", expected_then_say_so)
+    monkeypatch.setattr(Workers, "run", run_once_expected_is_read)
+    path = REPO / "demo" / "submissions" / "ada.ipynb"
+    ada = [c.source for c in load_submission(path).cells]
+    report = grade_path(path, config, "self_attention")
+    assert overlapped == [True] and report.targets
