@@ -10,9 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
-
-from grader.course import schema_memo
+from grader.course import schema_memo, yaml_memo
 from grader.course.bundle import BUNDLE_NAME, read_data
 from grader.course.declared import ArgSpec
 from grader.course.files import DataFile, course_files
@@ -31,16 +29,22 @@ Mode = Literal["auto", "required", "none"]
 MODES: tuple[Mode, ...] = ("auto", "required", "none")
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+@cache
+def _loader() -> Any:
     """Safe YAML that also reads `1e-8` as a number (YAML 1.1 wants `1.0e-8`). libyaml's
-    parser when PyYAML has it (ten times faster), else PyYAML's own; the same results."""
+    parser when PyYAML has it (ten times faster), else PyYAML's own; the same results.
+    Imported on first use: a config parsed before is read from its memo (yaml_memo.py)."""
+    import yaml
 
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        """The safe loader, with the float resolver below."""
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
-    list("-+0123456789."),
-)
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"),
+        list("-+0123456789."),
+    )
+    return Loader
 
 
 @dataclass(frozen=True)
@@ -173,16 +177,26 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"config file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    known, raw = yaml_memo.parsed(text)
+    if not known:
+        raw = _dates_as_text(parse_yaml(text, path))
+        yaml_memo.note_parsed(text, raw)
+    validate_raw(raw, path)
+    return _build(raw, path)
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """The config's text as plain data (a safe loader); ConfigError saying where it is not
+    valid YAML."""
+    import yaml
+
     try:
-        raw = yaml.load(text, Loader=_Loader)  # a safe loader: plain data only
+        return yaml.load(text, Loader=_loader())  # a safe loader: plain data only
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{path}: not valid YAML{at}: {problem}") from None
-    raw = _dates_as_text(raw)
-    validate_raw(raw, path)
-    return _build(raw, path)
 
 
 def _dates_as_text(raw: Any) -> Any:
