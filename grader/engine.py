@@ -34,7 +34,7 @@ from grader.report import Finding, Location, Report, TargetResult, cases_line, m
 from grader.run import bwrap, prestart
 from grader.run.compat import removed_name_notes
 from grader.run.sandbox import GRADER_FAULTS, OVER_TIME, ChildRun
-from grader.run.workers import shared_workers
+from grader.run.workers import Plan, Workers, shared_workers
 
 
 def grade_path(
@@ -93,9 +93,7 @@ def grade_submission(
     # waits on the worker's pipe meanwhile. Course code, when it must run, queues for the
     # worker behind the student.
     with ThreadPoolExecutor(1) as background:
-        running = background.submit(
-            workers.run, submission.cells, plan, assignment.time_limit, assignment.files
-        )
+        running = background.submit(_run, submission, assignment, workers, case_set, plan)
         if released:
             expected = released_data(assignment)[1]
         else:
@@ -104,6 +102,21 @@ def grade_submission(
     if run.ending in GRADER_FAULTS:  # no grade from a run the grader could not make (exit 3)
         raise GraderError(f"{submission.path}: {run.exit_description}; run it again")
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
+
+
+def _run(
+    submission: Submission,
+    assignment: AssignmentSpec,
+    workers: Workers,
+    case_set: CaseSet,
+    plan: Plan,
+) -> ChildRun:
+    """The student's run: the one `grader check` started early when it is this very run
+    (run/prestart.py), else made now."""
+    early = prestart.early_run(submission, assignment, workers, case_set)
+    if early is not None:
+        return early
+    return workers.run(submission.cells, plan, assignment.time_limit, assignment.files)
 
 
 def require(mode: Mode) -> bwrap.Support:

@@ -135,3 +135,60 @@ def test_the_shared_worker_is_the_one_started_early() -> None:
         assert started.all[0].alive()
     finally:
         started.close()
+
+
+def test_a_worker_given_another_filter_is_not_adopted() -> None:
+    from grader.run import seccomp
+
+    asked = plain_view_launch([])
+    started, early = head_start._spawn_remembered(
+        {
+            "argv": [sys.executable, "-c", "import time; time.sleep(60)", "--seccomp", "FD"],
+            "env": {},
+            "user": None,
+            "filter": (seccomp.program() + b"\0" * 8).hex(),  # one instruction more
+        }
+    )
+    head_start._EARLY.append((head_start._comparable(asked), INIT, early))
+    assert head_start.adopt(asked, INIT, []) is None
+    head_start.discard()
+    assert early.poll() is not None
+
+
+@pytest.mark.parametrize(
+    "launch",
+    [
+        {"argv": ["bwrap", "--seccomp", "3"], "env": {}, "user": None, "filter": ""},
+        {"argv": ["bwrap", "FD"], "env": {}, "user": None, "filter": ""},
+        {"argv": ["bwrap", "--seccomp", "FD"], "env": {"A": 1}, "user": None, "filter": ""},
+        {"argv": ["bwrap", "--seccomp", "FD"], "env": {}, "user": [0], "filter": ""},
+        {"argv": ["bwrap", "--seccomp", "FD"], "env": {}, "user": None, "filter": "zz"},
+    ],
+)
+def test_a_remembered_launch_that_is_not_whole_starts_nothing(launch: dict[str, object]) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        head_start._spawn_remembered(launch)
+
+
+@pytest.mark.sandbox
+def test_a_head_start_spawns_from_the_plan_without_the_sandboxs_modules(
+    own_cache: Path, tmp_path: Path
+) -> None:
+    probe_memory.remember(bwrap.shutil.which("bwrap") or "bwrap")
+    head_start.start(ARGV)
+    asked = plain_view_launch([])
+    head_start.adopt(asked, INIT, [])  # the plan for the next start: this launch
+    for fd in asked.pass_fds:
+        os.close(fd)
+    script = (
+        "import sys; from grader.run import head_start\n"
+        f"head_start.start({ARGV!r})\n"
+        "print(len(head_start._EARLY), sorted(m for m in ('grader.run.bwrap', "
+        "'grader.run.view', 'grader.run.seccomp', 'importlib.metadata') if m in sys.modules))\n"
+        "head_start.discard()"
+    )
+    env = {**os.environ, "GRADER_CACHE_DIR": str(own_cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.stdout.split("\n")[0] == "1 []", done.stdout + done.stderr

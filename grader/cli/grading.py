@@ -77,7 +77,8 @@ def check(
     Per-student inputs:  GRADER_COURSE_SECRET=… grader check nb.ipynb --student s123
     """
     config = _course(config_path, notebook)
-    prestart.begin_for(config, notebook, assignment, sandbox)  # the worker starts while we import
+    # the worker starts, and runs the notebook, while we import the judging side
+    prestart.begin_for(config, notebook, assignment, sandbox, student)
     report = sys.modules[__name__].grade_path(
         notebook, config, assignment, sandbox=sandbox, student=student
     )

@@ -5,12 +5,16 @@ so that the workers' interpreters and NumPy start beside ours instead of after t
 Which workers a command needs (the preloads, the cases each warms up on) is known only once
 the config is read. So what the last such command asked for (the same command and course,
 assignment, sandbox and worker options, in the same folder, with the same course variables)
-is remembered on disk: each worker's preloads and first message. `start` starts those
-workers at the next start and sends each its first message; the engine's workers
+is remembered on disk: each worker's preloads, first message and launch (its command line,
+environment, user and seccomp filter, as bwrap.launch made them). `start` starts those
+workers at the next start from what was remembered, importing nothing of the sandbox's own
+(the view, the filter: tens of milliseconds that would come before the worker could start),
+and sends each its first message; the engine's workers
 (workers.py) `adopt` one only when its command line and first message are exactly the ones
 the engine would use (the sandbox's view, preloads, cases and all); anything else is not
-used (`discard` kills it; at the latest it dies with the grader). So a stale or wrong plan
-costs a process start, never a different sandbox or worker. Only sandboxed workers without
+used (`discard` kills it; at the latest it dies with the grader), nor one whose filter is
+not the one the engine's launch holds. So a stale or wrong plan costs a process start, never
+a different sandbox or worker. Only sandboxed workers without
 course files get a head start, and only where the sandbox is known to work
 (probe_memory.py): nothing here probes or waits.
 """
@@ -27,10 +31,13 @@ import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.course.cache_home import cache_dir
-from grader.run import bwrap, probe_memory
+from grader.run import probe_memory
+
+if TYPE_CHECKING:  # the sandbox's launch is imported where a worker is adopted or noted
+    from grader.run import bwrap
 
 COMMANDS = ("check", "grade")  # the commands that start sandboxed workers at once
 MAX_WORKERS = 16  # at most this many started early
@@ -39,6 +46,7 @@ KEYED = ("--course", "--config", "--assignment", "--sandbox", "--jobs", "-j", "-
 _ARGV: list[list[str]] = []  # the command `start` was given
 _NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
 _EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
+_FILTERS: dict[int, bytes] = {}  # the seccomp filter each early worker (by pid) was given
 _LOCK = threading.Lock()
 
 
@@ -73,12 +81,18 @@ def _init_path(plan: Path, init: bytes) -> Path:
     return plan.with_name(f"{plan.stem}-{hashlib.blake2b(init, digest_size=20).hexdigest()}.init")
 
 
-def _note(preload: Sequence[str], init: bytes) -> None:
-    """Add a worker (its launch's `preload`, its first message) to this command's plan."""
+def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
+    """Add a worker (its `launch` made for `preload`, its first message) to this command's
+    plan."""
+    from grader.run import seccomp
+
     path = _plan_path(_ARGV[0]) if _ARGV else None
     if path is None:
         return
-    asked = {"preload": [*preload], "init": _init_path(path, init).name}
+    argv, env, user, _ = _comparable(launch)
+    program = seccomp.program()
+    started = {"argv": [*argv], "env": dict(env), "user": user, "filter": program.hex()}
+    asked = {"preload": [*preload], "init": _init_path(path, init).name, "launch": started}
     with _LOCK, contextlib.suppress(OSError, ValueError):
         plan = json.loads(path.read_text(encoding="utf-8")) if _NOTED else []
         plan = [*plan, asked] if isinstance(plan, list) else [asked]
@@ -94,21 +108,70 @@ def _note(preload: Sequence[str], init: bytes) -> None:
 
 def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
     """The workers the last run of `argv` asked for: each one's preloads and first message."""
+    return [(preload, init) for preload, init, _ in _planned_launches(argv)]
+
+
+def _planned_launches(argv: Sequence[str]) -> list[tuple[list[str], bytes, dict[str, Any]]]:
+    """The workers the last run of `argv` asked for: each one's preloads, first message and
+    launch as remembered (argv, env, user, filter)."""
     path = _plan_path(argv)
     if path is None:
         return []
-    workers: list[tuple[list[str], bytes]] = []
+    workers: list[tuple[list[str], bytes, dict[str, Any]]] = []
     try:
         plan = json.loads(path.read_text(encoding="utf-8"))
         for asked in plan[:MAX_WORKERS]:
-            preload, name = asked["preload"], asked["init"]
+            preload, name, launch = asked["preload"], asked["init"], asked["launch"]
             if not (isinstance(name, str) and name.startswith(f"{path.stem}-")):
                 return []
             if isinstance(preload, list) and all(isinstance(p, str) for p in preload):
-                workers.append((preload, path.with_name(name).read_bytes()))
+                workers.append((preload, path.with_name(name).read_bytes(), launch))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
     return workers
+
+
+def _spawn_remembered(launch: dict[str, Any]) -> tuple[tuple[Any, ...], subprocess.Popen[bytes]]:
+    """Start a worker as a remembered launch says (as bwrap.spawn starts one), its filter
+    in a pipe of its own; the launch as compared, and the process. ValueError, TypeError or
+    OSError for a launch that is not whole."""
+    argv, env, user = launch["argv"], launch["env"], launch["user"]
+    program = bytes.fromhex(launch["filter"])
+    if not (
+        isinstance(argv, list)
+        and all(isinstance(a, str) for a in argv)
+        and "--seccomp" in argv[:-1]
+        and argv[argv.index("--seccomp") + 1] == "FD"
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and (user is None or (isinstance(user, list) and len(user) == 2))
+    ):
+        raise ValueError("a remembered launch that is not whole")
+    who = (int(user[0]), int(user[1])) if user is not None else None
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, program)  # a few hundred bytes: the pipe holds them
+        os.close(write_fd)
+        command = list(argv)
+        command[argv.index("--seccomp") + 1] = str(read_fd)
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            pass_fds=(read_fd,),
+            user=who[0] if who else None,
+            group=who[1] if who else None,
+            extra_groups=[] if who else None,
+        )
+    finally:
+        os.close(read_fd)
+        with contextlib.suppress(OSError):
+            os.close(write_fd)
+    _FILTERS[process.pid] = program
+    return (tuple(argv), tuple(sorted(env.items())), who, 1), process
 
 
 def start(argv: Sequence[str]) -> None:
@@ -117,7 +180,7 @@ def start(argv: Sequence[str]) -> None:
     if not argv or argv[0] not in COMMANDS:
         return
     _ARGV[:] = [list(argv)]
-    planned = _planned(argv)
+    planned = _planned_launches(argv)
     path = _plan_path(argv)
     if path is not None:  # what this run's workers ask for makes the next plan (adopt)
         with contextlib.suppress(OSError):
@@ -125,14 +188,13 @@ def start(argv: Sequence[str]) -> None:
     binary = shutil.which("bwrap")
     if binary is None or not probe_memory.remembered(binary):
         return
-    for preload, init in planned:
+    for _, init, launch in planned:
         try:
-            launch = bwrap.launch(bwrap.Support(True), (), preload)
-            process = bwrap.spawn(launch)
+            started, process = _spawn_remembered(launch)
         except Exception:  # a head start only: the engine starts its workers as always
             return
         with _LOCK:
-            _EARLY.append((_comparable(launch), init, process))
+            _EARLY.append((started, init, process))
         # On a thread: the worker reads it once started, and a pipe holds only 64 KB. The
         # worker answers 'ready' only once it has read it all, so nothing overtakes it.
         threading.Thread(target=_send, args=(process, init), daemon=True).start()
@@ -165,19 +227,22 @@ def adopt(
     `init`, which then belongs to the caller (`launch`'s descriptors are closed: the early
     one read its own), else None. Either way, a worker the head start could have started
     (`preload`: the modules `launch` was made for) is noted in the next start's plan."""
-    wanted = _comparable(launch)
+    from grader.run import seccomp
+
+    wanted, program = _comparable(launch), seccomp.program()
     with _LOCK:
         for at, (started, sent, process) in enumerate(_EARLY):
-            if started == wanted and sent == init and process.poll() is None:
+            same_filter = _FILTERS.get(process.pid, program) == program
+            if started == wanted and sent == init and same_filter and process.poll() is None:
                 del _EARLY[at]
                 break
         else:
             process = None
     if process is None:
         if _ARGV and _plain_view(preload) == wanted:
-            _note(preload, init)
+            _note(preload, init, launch)
         return None
-    _note(preload, init)
+    _note(preload, init, launch)
     for fd in launch.pass_fds:
         os.close(fd)
     return process
@@ -185,6 +250,8 @@ def adopt(
 
 def _plain_view(preload: Sequence[str]) -> tuple[Any, ...] | None:
     """The sandboxed launch with no course files for `preload`, as compared."""
+    from grader.run import bwrap
+
     try:
         launch = bwrap.launch(bwrap.Support(True), (), preload)
     except OSError:

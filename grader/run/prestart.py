@@ -5,6 +5,11 @@ worker's interpreter and NumPy), and those can run beside the grader's own impor
 Nothing here changes what happens: `shared_workers` is what the engine calls anyway. A
 start-up that fails is forgotten here; the engine's own call meets the same failure and
 reports it as it always has.
+
+The student's run itself starts here too, as soon as the notebook and its assignment are
+known (`begin_for`), while this process goes on importing the judging side: the engine takes
+that run (`early_run`) only when it would have made the very same one (the same cells, the
+same assignment, the same workers and the same cases), and otherwise makes its own.
 """
 
 from __future__ import annotations
@@ -15,14 +20,30 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.course.config import Config, Mode
+from grader.course.cases import CaseSet, build_cases
+from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.files import DataFile
-from grader.course.notebook import load_submission
+from grader.course.notebook import CodeCell, Submission, load_submission
 from grader.course.recognise import choose_assignment
 from grader.run import bwrap, head_start
-from grader.run.workers import shared_workers
+from grader.run.sandbox import ChildRun
+from grader.run.workers import Workers, shared_workers
 
 _STARTED: list[threading.Thread] = []
+
+
+class _EarlyRun:
+    """A student's run started by `begin_for`: what it was made with, once known, and the run."""
+
+    def __init__(self, cells: Sequence[CodeCell], spec: AssignmentSpec) -> None:
+        self.cells, self.spec = list(cells), spec
+        self.made_with: tuple[Workers, CaseSet] | None = None
+        self.known = threading.Event()  # made_with is set, or it will never be
+        self.done = threading.Event()
+        self.run: ChildRun | None = None
+
+
+_EARLY: list[_EarlyRun] = []
 
 
 def _start(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
@@ -86,11 +107,65 @@ def finish() -> None:
     head_start.discard()
 
 
-def begin_for(config: Config, notebook: Path, assignment_id: str | None, mode: Mode | None) -> None:
+def begin_for(
+    config: Config,
+    notebook: Path,
+    assignment_id: str | None,
+    mode: Mode | None,
+    student: str | None = None,
+) -> None:
     """`begin` for the assignment `notebook` will be graded as (the one named, else the one
-    it is recognised as); nothing when that cannot be told (the engine will say why)."""
+    it is recognised as), and the notebook's run on it; nothing when that cannot be told
+    (the engine will say why). No early run for a student's own inputs or a student bundle
+    (the engine's cases differ from the config's there)."""
     try:
-        spec, _ = choose_assignment(config, load_submission(notebook), assignment_id)
+        submission = load_submission(notebook)
+        spec, _ = choose_assignment(config, submission, assignment_id)
     except Exception:  # the engine reads it again and reports what is wrong
         return
-    begin(mode or config.sandbox, spec.files, spec.preload)
+    chosen = mode or config.sandbox
+    begin(chosen, spec.files, spec.preload)
+    if student is None and not spec.per_student_inputs and spec.released is None:
+        early = _EarlyRun(submission.cells, spec)
+        thread = threading.Thread(target=_run_early, args=(early, chosen), daemon=True)
+        thread.start()
+        _EARLY.append(early)
+
+
+def _run_early(early: _EarlyRun, mode: Mode) -> None:
+    try:
+        support = bwrap.choose(mode)  # once the start above has settled it, as the engine's
+        if mode == "required" and not support.sandboxed:
+            return  # the engine refuses it (exit 2)
+        spec = early.spec
+        workers = shared_workers(support, spec.files, spec.preload)
+        case_set = build_cases(spec)
+        plan = case_set.plan(spec)
+        early.made_with = (workers, case_set)
+        early.known.set()
+        early.run = workers.run(early.cells, plan, spec.time_limit, spec.files)
+    except Exception:  # the engine makes the run itself, and meets whatever this met
+        return
+    finally:
+        early.known.set()
+        early.done.set()
+
+
+def early_run(
+    submission: Submission, spec: AssignmentSpec, workers: Workers, case_set: CaseSet
+) -> ChildRun | None:
+    """The run `begin_for` started, when it is the one the engine is about to make (the same
+    cells, assignment, workers and cases), waited for; None otherwise (none, or another)."""
+    while _EARLY:
+        early = _EARLY.pop()
+        early.known.wait()
+        if (
+            early.made_with is not None
+            and early.made_with[0] is workers
+            and early.made_with[1] is case_set
+            and repr(early.spec) == repr(spec)
+            and early.cells == list(submission.cells)
+        ):
+            early.done.wait()
+            return early.run
+    return None
