@@ -141,7 +141,7 @@ def test_a_worker_given_another_filter_is_not_adopted() -> None:
     from grader.run import seccomp
 
     asked = plain_view_launch([])
-    started, early = head_start._spawn_remembered(
+    _, early = head_start._spawn_remembered(
         {
             "argv": [sys.executable, "-c", "import time; time.sleep(60)", "--seccomp", "FD"],
             "env": {},
