@@ -3,9 +3,15 @@ the worker the engine then asks for is that one, already started."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from grader.course.config import Config
+from grader.course.notebook import load_submission
+from grader.engine import grade_path
 from grader.run import bwrap, prestart, workers
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,3 +34,51 @@ def test_nothing_is_started_for_a_notebook_that_cannot_be_read(
     prestart.begin_for(config, tmp_path / "absent.ipynb", None, "none")
     prestart.finish()
     assert before == workers._SHARED
+
+
+def _counting_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    made: list[list[str]] = []
+    real = workers.Workers.run
+
+    def run(self: workers.Workers, cells: Any, *args: Any, **kw: Any) -> Any:
+        made.append([c.source for c in cells])
+        return real(self, cells, *args, **kw)
+
+    monkeypatch.setattr(workers.Workers, "run", run)
+    return made
+
+
+def test_the_notebooks_run_started_early_is_the_one_graded(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = _counting_runs(monkeypatch)
+    notebook = REPO / "demo" / "submissions" / "bruno.ipynb"
+    alone = grade_path(notebook, config, "self_attention", sandbox="none")
+    cells = [c.source for c in load_submission(notebook).cells]
+    assert made.count(cells) == 1
+    prestart.begin_for(config, notebook, "self_attention", "none")
+    (early,) = prestart._EARLY
+    assert early.done.wait(30) and made.count(cells) == 2  # run before the engine asks
+    report = grade_path(notebook, config, "self_attention", sandbox="none")
+    assert made.count(cells) == 2, "the engine ran the notebook again"
+    assert replace(report, seconds=0) == replace(alone, seconds=0)
+
+
+def test_an_early_run_of_another_notebook_is_not_taken(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = _counting_runs(monkeypatch)
+    started = REPO / "demo" / "submissions" / "bruno.ipynb"
+    graded = REPO / "demo" / "submissions" / "ada.ipynb"
+    alone = grade_path(graded, config, "self_attention", sandbox="none")
+    prestart.begin_for(config, started, "self_attention", "none")
+    report = grade_path(graded, config, "self_attention", sandbox="none")
+    assert made.count([c.source for c in load_submission(graded).cells]) == 2
+    assert replace(report, seconds=0) == replace(alone, seconds=0)
+    assert prestart._EARLY == []
+
+
+def test_no_early_run_for_a_students_own_inputs(config: Config) -> None:
+    prestart.begin_for(config, REPO / "demo" / "submissions" / "ada.ipynb", None, "none", "s1")
+    prestart.finish()
+    assert prestart._EARLY == []
