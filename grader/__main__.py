@@ -1,7 +1,10 @@
 """`python -m grader` and the `grader` command: the command line of grader/cli/, after
 giving `grader check` its worker's head start (grader/run/head_start.py)."""
 
+import atexit
+import os
 import sys
+import threading
 
 
 def entry() -> None:
@@ -11,7 +14,38 @@ def entry() -> None:
     head_start.start(sys.argv[1:])
     from grader.cli import main
 
-    main()
+    try:
+        main()
+    except SystemExit as done:
+        leave(done)
+        raise
+
+
+def leave(done: SystemExit) -> None:
+    """End the process with the command's exit status, without the interpreter's teardown
+    of every module it imported (about 45 ms of a grade's wall time, after its last byte is
+    written): the exit handlers run and the streams are flushed as at any exit. Returns,
+    for the usual exit, while another (non-daemon) thread runs, for a status that is not a
+    number, or when a stream cannot be flushed."""
+    code = 0 if done.code is None else done.code
+    if not isinstance(code, int):
+        return
+    if any(not t.daemon and t is not threading.main_thread() for t in threading.enumerate()):
+        return
+    if not _flushed():
+        return
+    atexit._run_exitfuncs()
+    if _flushed():
+        os._exit(code)
+
+
+def _flushed() -> bool:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # a closed pipe: the usual exit reports it as it always did
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from grader.batch.gradebook import Gradebook
 from grader.batch.records import stored_roster
 from grader.batch.standing import NO_SUBMISSION, Standing, from_gradebook
 from grader.errors import UsageError
-from grader.judge.aggregate import summarise
+from grader.judge.aggregate import scores_only, summarise
 from grader.render.formats import CLASS_FORMATS
 from grader.report import ClassSummary, Points, Report
 
@@ -29,6 +29,10 @@ def load_summary(
     try:
         problems = book.problems()
         seen: set[str] = set()
+        # Each report is read and decoded once: the summary takes it whole, the standings
+        # its points and statuses (what `from_gradebook` would read again, of the one
+        # assignment every report is of).
+        scores: list[tuple[str, Report]] = []
 
         def graded() -> Iterator[tuple[str, Report]]:
             for student, report in book.each_latest(assignment):
@@ -38,13 +42,15 @@ def load_summary(
                         f"{out}: the gradebook holds several assignments "
                         f"({', '.join(sorted(seen))}); pass --assignment"
                     )
+                scores.append((student, scores_only(report)))
                 yield student, report
 
         roster = stored_roster(book)
         ids = None if roster is None else {s.id for s in roster}
         summary = summarise(assignment or "", on_roster(graded(), ids), problems)
         name = assignment or (next(iter(seen)) if seen else "nothing graded")
-        summary = with_standings(summary, from_gradebook(book, name, whole=False), ids is not None)
+        rows = from_gradebook(book, name, whole=False, latest=scores)
+        summary = with_standings(summary, rows, ids is not None)
     finally:
         book.close()
     return replace(summary, assignment=name)

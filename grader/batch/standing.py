@@ -128,15 +128,22 @@ def standings(
     return [one(s.id, *found.get(s.id, (None, NO_SUBMISSION)), s) for s in roster]
 
 
-def from_gradebook(book: Gradebook, assignment: str, whole: bool = True) -> list[Standing]:
+def from_gradebook(
+    book: Gradebook,
+    assignment: str,
+    whole: bool = True,
+    latest: Iterable[tuple[str, Report]] | None = None,
+) -> list[Standing]:
     """The standings the gradebook holds: each student's latest graded submission of the
     assignment, the unreadable ones, the stored roster, overrides and comments. With
     `whole=False` each report keeps only its points and statuses (`scores_only`): all a
-    total needs, so a class of thousands fits in little memory."""
+    total needs, so a class of thousands fits in little memory. `latest`: those latest
+    reports when the caller has read them already (`book.each_latest(assignment)`, scores
+    only with `whole=False`), so that they are not read and decoded again."""
     results: dict[str, tuple[str, Report | None, str]] = {
         student: (student, None, problem) for student, problem in book.problems()
     }
-    for student, report in book.each_latest(assignment):
+    for student, report in book.each_latest(assignment) if latest is None else latest:
         results[student] = (student, report if whole else scores_only(report), "")
     return standings(
         results.values(),

@@ -134,11 +134,17 @@ def load_submission(path: Path, data: bytes | None = None) -> Submission:
         raw_cells, hint, notes = _notebook_cells(text, path)
         starts = _source_lines(text)
     budget = ParseBudget()
+    trees: dict[int, ast.Module | None] = {}
     cells = [
-        _code_cell(index, source, count, starts.get(index, (None, False)), budget, notes)
+        _code_cell(index, source, count, starts.get(index, (None, False)), budget, notes, trees)
         for index, source, count in raw_cells
     ]
-    return Submission(path, path.stem, tuple(cells), hint, tuple(notes))
+    submission = Submission(path, path.stem, tuple(cells), hint, tuple(notes))
+    # Each cell was parsed to tell Python from IPython syntax: those trees are the ones
+    # judging asks for (`_trees`, the same parse of the same source), kept rather than
+    # parsed a second time. They go with the submission (`forget_trees`) as before.
+    submission.__dict__["_trees"] = trees
+    return submission
 
 
 def _code_cell(
@@ -148,8 +154,10 @@ def _code_cell(
     start: tuple[int | None, bool],
     budget: ParseBudget,
     notes: list[str],
+    trees: dict[int, ast.Module | None],
 ) -> CodeCell:
-    """One code cell, made runnable; what was changed, or not analysed, goes into `notes`."""
+    """One code cell, made runnable; what was changed, or not analysed, goes into `notes`;
+    its syntax tree, when it is analysed, into `trees` (as `Submission.tree` gives it)."""
     source = valid_text(raw_source)
     if source != raw_source:
         notes.append(
@@ -160,7 +168,13 @@ def _code_cell(
     refusal = budget.refusal(index, source)
     if refusal:
         notes.append(refusal)
-    runnable, skipped = neutralise(source, analyse=refusal is None)
+    tree = parse_cell(source) if refusal is None else None
+    if tree is not None:  # Python as it is: `neutralise` would leave it unchanged
+        runnable, skipped = source, list[tuple[int, str]]()
+    else:
+        runnable, skipped = neutralise(source, analyse=refusal is None)
+    if refusal is None:
+        trees[index] = tree if runnable == source else parse_cell(runnable)
     notes.extend(f"cell {index}, line {line}: {what}" for line, what in skipped)
     first, one_line = start
     return CodeCell(index, runnable, source, count, first, one_line, refusal is None)
