@@ -15,7 +15,7 @@ for the sandboxed and plain paths, where the CPU of one child goes: the grader's
 job out, the answer in), the worker's own (the fork itself, reading the child), and the
 child's (everything it does, its namespaces and exit included, read from /proc as the
 worker's reaped children), with the child's minor page faults (copy-on-write of the
-worker's memory, most of them).
+worker's memory, most of them), beside the floor's children's.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from grader.run import bwrap
 from grader.run.workers import Workers
 
 FLOOR = """
-import os, sys, time
+import os, resource, sys, time
 import numpy
 times = []
 for _ in range(int(sys.argv[1])):
@@ -47,16 +47,19 @@ for _ in range(int(sys.argv[1])):
     os.waitpid(pid, 0)
     times.append(time.perf_counter() - start)
 times.sort()
-print(times[len(times) // 2])
+faults = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt / len(times)
+print(times[len(times) // 2], faults)
 """
 
 
-def floor(runs: int) -> float:
-    """Median seconds per child of a numpy-only process (a fresh interpreter of its own)."""
+def floor(runs: int) -> tuple[float, float]:
+    """Median seconds per child of a numpy-only process (a fresh interpreter of its own),
+    and its children's minor page faults per child."""
     done = subprocess.run(
         [sys.executable, "-c", FLOOR, str(runs)], capture_output=True, text=True, check=True
     )
-    return float(done.stdout)
+    seconds, faults = done.stdout.split()
+    return float(seconds), float(faults)
 
 
 def _stat(pid: int) -> list[int]:
@@ -109,7 +112,7 @@ def main() -> None:
     support = bwrap.support()
     if not support.sandboxed:
         raise SystemExit(f"no sandbox here: {support.reason}")
-    least = floor(args.runs)
+    least, floor_faults = floor(args.runs)
     sandboxed, sandboxed_cpu = through_workers(support, args.runs)
     plain, plain_cpu = through_workers(bwrap.Support(False, "bench"), args.runs)
     print(f"{os.cpu_count()} cores; median of {args.runs} children each")
@@ -125,6 +128,7 @@ def main() -> None:
             f"{name:<18} {grader * 1000:>7.2f} {worker * 1000:>7.2f} {child * 1000:>7.2f} "
             f"{faults:>7.0f}"
         )
+    print(f"{'floor':<42} {floor_faults:>7.0f}")
 
 
 if __name__ == "__main__":

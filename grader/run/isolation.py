@@ -43,6 +43,11 @@ WORKDIR = "/tmp/work"
 CHILD_NAMESPACES = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS
 
 _libc = ctypes.CDLL(None, use_errno=True)
+# The C functions a child calls, looked up once here in the worker: looked up in each child,
+# they would copy some thirty of the worker's pages into it, every time.
+CHILD_CALLS = ("mount", "prctl", "capset")
+for _name in CHILD_CALLS:
+    getattr(_libc, _name)
 # The same symbols, called with the interpreter's lock held: fork_isolated's child must come
 # back from the system call holding it, as os.fork's does.
 _api = ctypes.PyDLL(None, use_errno=True)

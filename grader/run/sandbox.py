@@ -135,7 +135,16 @@ def _detach_fds(keep: int, workdir: str) -> None:
     # As in a Jupyter kernel, the working folder comes first on the import path: a notebook
     # imports the helper modules the course lists there and those its cells write.
     sys.path.insert(0, workdir)
-    os.environ.update(HOME=workdir, TMPDIR=workdir, MPLBACKEND="Agg", GRADER_CHILD="1")
+    # One item at a time, not os.environ.update: its generic Mapping checks would copy some
+    # fifty more of the worker's pages into every child.
+    settings = (
+        ("HOME", workdir),
+        ("TMPDIR", workdir),
+        ("MPLBACKEND", "Agg"),
+        ("GRADER_CHILD", "1"),
+    )
+    for name, value in settings:
+        os.environ[name] = value
 
 
 def place_files(files: Sequence[Sequence[str]], workdir: str, link: bool) -> None:
