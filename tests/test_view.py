@@ -33,6 +33,7 @@ def importable(name):
         return False
 print("IMPORTS", sorted({{m.split(".")[0] for m in sys.modules}}))
 print("NOT", [n for n in ("nbformat", "jsonschema", "click", "pytest") if importable(n)])
+print("YAML", importable("yaml"))
 print("PYTHON", sys.executable)
 for line in open("/proc/self/mountinfo"):
     print("MOUNT", line.split()[3], line.split()[4])
@@ -82,7 +83,7 @@ def check_table(said: str) -> None:
 def test_the_worker_imports_from_the_stage_and_nothing_else_of_the_environment() -> None:
     said = inside(("matplotlib.pyplot",))
     assert "NOT []" in said  # installed for the grader, not for the notebook
-    assert "'matplotlib'" in said and "'numpy'" in said and "'yaml'" in said
+    assert "'matplotlib'" in said and "'numpy'" in said and "YAML True" in said
     assert "PYTHON /usr/" in said
     check_table(said)
 

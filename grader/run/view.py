@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 
 PREFIX = "grader-view-"
 VERSION = 1  # of the stage's layout: a change makes every cached stage a miss
-# What the worker's own modules import from outside the standard library (grader.course's
-# configuration types read YAML); tests/test_view.py checks it against a worker's imports.
+# What the worker's own modules import from outside the standard library, checked against a
+# worker's imports by tests/test_view.py; and PyYAML, which the worker no longer imports (a
+# config's YAML is read on the grader's side only) but notebooks could always import.
 WORKER_NEEDS = ("numpy", "yaml")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
 
