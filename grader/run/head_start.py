@@ -6,10 +6,13 @@ Which workers a command needs (the preloads, the cases each warms up on) is know
 the config is read. So what the last such command asked for (the same command and course,
 assignment, sandbox and worker options, in the same folder, with the same course variables)
 is remembered on disk: each worker's preloads, first message and launch (its command line,
-environment, user and seccomp filter, as bwrap.launch made them). `start` starts those
-workers at the next start from what was remembered, importing nothing of the sandbox's own
-(the view, the filter: tens of milliseconds that would come before the worker could start),
-and sends each its first message; the engine's workers
+environment, user and seccomp filter, as bwrap.launch made them, and the device, inode, owner,
+group and mode of each folder and file the command line binds). `start` starts those workers at
+the next start from what was remembered, importing nothing of the sandbox's own (the view,
+the filter: tens of milliseconds that would come before the worker could start), nor
+hashlib's OpenSSL; only a launch that is bubblewrap's with the sandbox's options, binds no
+course files and binds only what it was planned with (`_startable`) is started, and each
+is sent its first message; the engine's workers
 (workers.py) `adopt` one only when its command line and first message are exactly the ones
 the engine would use (the sandbox's view, preloads, cases and all); anything else is not
 used (`discard` kills it; at the latest it dies with the grader), nor one whose filter is
