@@ -192,3 +192,97 @@ def test_a_head_start_spawns_from_the_plan_without_the_sandboxs_modules(
         [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert done.stdout.split("\n")[0] == "1 []", done.stdout + done.stderr
+
+
+def fake_bubblewrap(folder: Path) -> str:
+    """A stand-in for bubblewrap that only waits (its probe remembered as the real one's)."""
+    binary = folder / "bwrap"
+    binary.write_text("#!/bin/sh\nexec sleep 60\n")
+    binary.chmod(0o755)
+    probe_memory.remember(str(binary))
+    return str(binary)
+
+
+def plan_launch(binary: str, *words: str) -> None:
+    """Note, for ARGV's next start, a worker launched as `binary` `words` (a sandbox's)."""
+    head_start._NOTED.clear()
+    head_start.start(ARGV)  # this command's plan: made from here on
+    read_fd, write_fd = os.pipe()
+    os.close(write_fd)
+    argv = [binary, *head_start.SANDBOX_WORDS, *words, "--seccomp", str(read_fd), "--", "x"]
+    head_start._note([], INIT, bwrap.Launch(argv, {}, (read_fd,)))
+    os.close(read_fd)
+
+
+def started() -> int:
+    before = len(head_start._EARLY)
+    head_start.start(ARGV)
+    return len(head_start._EARLY) - before
+
+
+def test_a_launch_starts_only_while_each_folder_it_binds_is_the_one_planned(
+    tmp_path: Path,
+) -> None:
+    binary, stage = fake_bubblewrap(tmp_path), tmp_path / "grader-view-stage"
+    stage.mkdir(mode=0o700)
+    plan_launch(binary, "--ro-bind", str(stage), "/sandbox/lib")
+    assert started() == 1  # the same stage: started
+    plan_launch(binary, "--ro-bind", str(stage), "/sandbox/lib")
+    stage.rmdir()  # pruned
+    assert started() == 0
+    stage.mkdir(mode=0o755)  # made again under its name, not as a private stage is
+    assert started() == 0, "the plan was read once: it is gone"
+    plan_launch(binary, "--ro-bind", str(stage), "/sandbox/lib")
+    stage.rmdir()
+    stage.mkdir(mode=0o700)
+    stage.chmod(0o777)  # the same name, now a folder anyone can write to
+    assert started() == 0
+    plan_launch(binary, "--ro-bind", str(stage), "/sandbox/lib")
+    stage.rmdir()
+    stage.write_text("a file where the stage was")
+    assert started() == 0
+
+
+def test_a_remembered_launch_with_course_files_or_without_the_sandbox_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    binary = fake_bubblewrap(tmp_path)
+    plan_launch(binary, "--ro-bind", str(tmp_path), "/sandbox/course/data.csv")
+    assert started() == 0
+    plan_launch(binary)
+    assert started() == 1
+    plan_launch(binary)
+    path = head_start._plan_path(ARGV)
+    assert path is not None
+    path.write_text(path.read_text().replace('"--unshare-all", ', ""))
+    assert started() == 0
+    other = tmp_path / "other-bwrap"  # a bubblewrap whose probe is not remembered
+    other.write_bytes((tmp_path / "bwrap").read_bytes())
+    other.chmod(0o755)
+    plan_launch(str(other))
+    assert started() == 0
+
+
+def test_where_course_files_are_bound_is_what_the_head_start_refuses() -> None:
+    from grader.course.files import SANDBOX_COURSE
+
+    assert head_start.COURSE_INSIDE == SANDBOX_COURSE
+
+
+def test_the_head_start_imports_neither_openssl_nor_the_sandboxs_modules(
+    own_cache: Path, tmp_path: Path
+) -> None:
+    binary = fake_bubblewrap(tmp_path)
+    plan_launch(binary)
+    script = (
+        "import sys; from grader.run import head_start\n"
+        f"head_start.start({ARGV!r})\n"
+        "print(len(head_start._EARLY), sorted(m for m in ('hashlib', 'shutil', "
+        "'importlib.metadata', 'grader.run.bwrap', 'grader.run.view') if m in sys.modules))\n"
+        "head_start.discard()"
+    )
+    env = {**os.environ, "GRADER_CACHE_DIR": str(own_cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.stdout.split("\n")[0] == "1 []", done.stdout + done.stderr

@@ -127,3 +127,9 @@ def test_a_stage_is_reused_rebuilt_and_never_taken_from_someone_else(tmp_path: P
     assert third != first and len(built) == 3 and (third / "lib" / "mark").read_text() == "3"
     for folder in (first, other, third):
         subprocess.run(["rm", "-rf", str(folder)], check=True)
+
+
+def test_importing_the_view_imports_no_distribution_metadata() -> None:
+    script = "import sys, grader.run.view; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stdout + done.stderr

@@ -6,10 +6,13 @@ Which workers a command needs (the preloads, the cases each warms up on) is know
 the config is read. So what the last such command asked for (the same command and course,
 assignment, sandbox and worker options, in the same folder, with the same course variables)
 is remembered on disk: each worker's preloads, first message and launch (its command line,
-environment, user and seccomp filter, as bwrap.launch made them). `start` starts those
-workers at the next start from what was remembered, importing nothing of the sandbox's own
-(the view, the filter: tens of milliseconds that would come before the worker could start),
-and sends each its first message; the engine's workers
+environment, user and seccomp filter, as bwrap.launch made them, and the device, inode, owner,
+group and mode of each folder and file the command line binds). `start` starts those workers at
+the next start from what was remembered, importing nothing of the sandbox's own (the view,
+the filter: tens of milliseconds that would come before the worker could start), nor
+hashlib's OpenSSL; only a launch that is bubblewrap's with the sandbox's options, binds no
+course files and binds only what it was planned with (`_startable`) is started, and each
+is sent its first message; the engine's workers
 (workers.py) `adopt` one only when its command line and first message are exactly the ones
 the engine would use (the sandbox's view, preloads, cases and all); anything else is not
 used (`discard` kills it; at the latest it dies with the grader), nor one whose filter is
@@ -22,13 +25,12 @@ course files get a head start, and only where the sandbox is known to work
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (2-3 ms of each start)
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,12 @@ COMMANDS = ("check", "grade")  # the commands that start sandboxed workers at on
 MAX_WORKERS = 16  # at most this many started early
 _ENVIRONMENT = ("GRADER_COURSE", "GRADER_CONFIG")  # what else names the course
 KEYED = ("--course", "--config", "--assignment", "--sandbox", "--jobs", "-j", "--cluster")
+BINDS = ("--ro-bind", "--ro-bind-try", "--bind")  # bubblewrap's options that bind a host path
+# A remembered launch is started only when it is bubblewrap's with at least these options.
+SANDBOX_WORDS = ("--unshare-all", "--disable-userns", "--clearenv", "--die-with-parent")
+# Where course files are bound (files.SANDBOX_COURSE, without that module's imports; a test
+# checks that they agree): a launch that names it never gets a head start.
+COURSE_INSIDE = "/sandbox/course"
 _ARGV: list[list[str]] = []  # the command `start` was given
 _NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
 _EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
@@ -61,7 +69,7 @@ def _plan_path(argv: Sequence[str]) -> Path | None:
         return None
     named = [os.environ.get(name, "") for name in _ENVIRONMENT]
     text = repr((here, _course_words(argv), named, os.geteuid())).encode(errors="surrogatepass")
-    return folder / f"head-start-{hashlib.blake2b(text, digest_size=20).hexdigest()}.json"
+    return folder / f"head-start-{blake2b(text, digest_size=20).hexdigest()}.json"
 
 
 def _course_words(argv: Sequence[str]) -> list[str]:
@@ -78,7 +86,7 @@ def _course_words(argv: Sequence[str]) -> list[str]:
 
 
 def _init_path(plan: Path, init: bytes) -> Path:
-    return plan.with_name(f"{plan.stem}-{hashlib.blake2b(init, digest_size=20).hexdigest()}.init")
+    return plan.with_name(f"{plan.stem}-{blake2b(init, digest_size=20).hexdigest()}.init")
 
 
 def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
@@ -91,7 +99,15 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
         return
     argv, env, user, _ = _comparable(launch)
     program = seccomp.program()
-    started = {"argv": [*argv], "env": dict(env), "user": user, "filter": program.hex()}
+    sources = [argv[at + 1] for at, word in enumerate(argv[:-1]) if word in BINDS]
+    binds = {source: _identity(source) for source in sources}
+    started = {
+        "argv": [*argv],
+        "env": dict(env),
+        "user": user,
+        "filter": program.hex(),
+        "binds": binds,
+    }
     asked = {"preload": [*preload], "init": _init_path(path, init).name, "launch": started}
     with _LOCK, contextlib.suppress(OSError, ValueError):
         plan = json.loads(path.read_text(encoding="utf-8")) if _NOTED else []
@@ -104,6 +120,40 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
             partial.write_bytes(data)
             partial.replace(target)
         _NOTED.append(asked)
+
+
+def _identity(path: str) -> str:
+    """What changes when the folder or file at `path` is removed, or replaced by one of
+    another kind, owner, group or mode (a staged view pruned, or another user's folder
+    made under its name: a stage of the same name built again holds the same files)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{info.st_dev}:{info.st_ino}:{info.st_mode}:{info.st_uid}:{info.st_gid}"
+
+
+def _startable(launch: dict[str, Any], remembered: dict[str, bool]) -> bool:
+    """Whether a remembered launch may start now: a sandboxed one (bubblewrap with the
+    sandbox's options) without course files, whose bubblewrap's probe is remembered
+    (probe_memory.py; `remembered` holds the answers found so far), and whose every bound
+    folder and file is still the one it was planned with (_identity: a pruned stage, or a
+    folder another user made under its name, is never bound: nothing starts)."""
+    argv, binds = launch.get("argv"), launch.get("binds")
+    if not (isinstance(argv, list) and argv and isinstance(binds, dict)):
+        return False
+    words = [str(word) for word in argv]
+    sources = {words[at + 1] for at, word in enumerate(words[:-1]) if word in BINDS}
+    binary = words[0]
+    if binary not in remembered:
+        remembered[binary] = os.path.isabs(binary) and probe_memory.remembered(binary)
+    return (
+        remembered[binary]
+        and all(word in words for word in SANDBOX_WORDS)
+        and not any(word.startswith(COURSE_INSIDE) for word in words)
+        and binds.keys() == sources
+        and all(_identity(source) == known for source, known in binds.items())
+    )
 
 
 def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
@@ -176,7 +226,8 @@ def _spawn_remembered(launch: dict[str, Any]) -> tuple[tuple[Any, ...], subproce
 
 def start(argv: Sequence[str]) -> None:
     """Start the workers the last identical command asked for (nothing for other commands,
-    a command not seen before or an untested sandbox). Never raises."""
+    a command not seen before, an untested sandbox or a launch whose staged view changed),
+    from their remembered launches. Never raises."""
     if not argv or argv[0] not in COMMANDS:
         return
     _ARGV[:] = [list(argv)]
@@ -185,11 +236,11 @@ def start(argv: Sequence[str]) -> None:
     if path is not None:  # what this run's workers ask for makes the next plan (adopt)
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
-    binary = shutil.which("bwrap")
-    if binary is None or not probe_memory.remembered(binary):
-        return
+    remembered: dict[str, bool] = {}
     for _, init, launch in planned:
         try:
+            if not _startable(launch, remembered):
+                continue
             started, process = _spawn_remembered(launch)
         except Exception:  # a head start only: the engine starts its workers as always
             return
