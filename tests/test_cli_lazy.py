@@ -36,6 +36,10 @@ UNUSED_BY_CHECK = (
     "grader.judge.mutant_inputs",
     "grader.judge.mutant_pairs",
     "grader.judge.transplant",
+    # a course's YAML read before (yaml_memo), versions from folder names (course.versions),
+    # the sandbox's stage recalled (view.stage_lib)
+    "yaml",
+    "importlib.metadata",
 )
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,3 +134,52 @@ def test_importing_the_view_imports_no_distribution_metadata() -> None:
     script = "import sys, grader.run.view; print('importlib.metadata' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stdout + done.stderr
+
+
+def test_the_stage_is_recalled_until_what_it_was_found_from_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    (tmp_path / "site").mkdir()
+    found: list[tuple[str, ...]] = []
+    real = view._find_stage
+
+    def find(preload: tuple[str, ...], *args: Any) -> Any:
+        found.append(preload)
+        return real(preload, *args)
+
+    monkeypatch.setattr(view, "_find_stage", find)
+
+    def stage() -> view.Staged:
+        view.stage_lib.cache_clear()  # as a new process
+        return view.stage_lib(("json",), False)
+
+    first = stage()
+    assert stage() == first and len(found) == 1  # recalled, not found again
+    (tmp_path / "site" / "newly_installed.py").write_text("")  # a folder of the path changed
+    assert stage() == first and len(found) == 2
+    assert stage() == first and len(found) == 2
+    os.chmod(first.folder, 0o777)  # no longer a stage of this user's alone: never recalled
+    try:
+        stage()
+        assert len(found) == 3
+    finally:
+        os.chmod(first.folder, 0o700)
+    view.stage_lib.cache_clear()
+
+
+def test_a_recalled_stage_reads_no_distribution_metadata(tmp_path: Path) -> None:
+    script = (
+        "import sys; from grader.run import view\n"
+        "staged = view.stage_lib(('json',), False)\n"
+        "print(staged.folder.is_dir(), 'importlib.metadata' in sys.modules)"
+    )
+    env = {**os.environ, "GRADER_CACHE_DIR": str(tmp_path / "cache")}
+    said = [
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert said == [["True", "True"], ["True", "False"]]

@@ -14,11 +14,11 @@ import json
 import time
 from collections.abc import Iterable, Iterator
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 
 from grader.batch.database import connect, errors, is_url, shown
 from grader.batch.schema import SchemaError, check, migrate
+from grader.course import versions
 from grader.course.config import AssignmentSpec, Config
 from grader.errors import UsageError
 from grader.report import Report
@@ -28,10 +28,7 @@ from grader.report import Report
 def grader_version() -> str:
     """The installed grader's version, or "unknown" outside an installed package; part of the config
     hash, so a new grader regrades."""
-    try:
-        return metadata.version("attention-grader")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return versions.version("attention-grader")
 
 
 def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:

@@ -9,11 +9,11 @@ catalogue, data files, grader and numpy versions), so the second run costs a has
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from grader.course import versions
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import load_submission
@@ -32,10 +32,7 @@ BY_MUTATION = "mutates_input"
 
 def key_of(config: Config, spec: AssignmentSpec) -> str:
     """The content hash a passed check of `spec` is remembered under."""
-    try:
-        version = metadata.version("attention-grader")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    version = versions.version("attention-grader")
     parts = [spec.id.encode(), repr(spec).encode(), version.encode(), np.__version__.encode()]
     files = [config.path, spec.solution, spec.mistakes, *(f.source for f in spec.files)]
     return content_digest(parts, files)

@@ -12,17 +12,16 @@ which a cell or a call ran out of time.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import pickle
 from collections.abc import Iterable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from grader.course import versions
 from grader.course.cache_home import CACHE_ENV as CACHE_ENV  # tests and derived.py find it here
 from grader.course.cache_home import cache_dir as cache_dir
 from grader.course.cases import Case
@@ -43,13 +42,9 @@ from grader.run.wire import (
 Plan = Sequence[tuple[str, Sequence[Case]]]
 
 
-@functools.cache  # a process asks for each several times (each run's key, each cache's)
 def package_version(name: str) -> str:
     """The installed version of the distribution `name`; "unknown" when there is none."""
-    try:
-        return metadata.version(name)
-    except (metadata.PackageNotFoundError, ValueError):
-        return "unknown"
+    return versions.version(name)
 
 
 def run_key(

@@ -329,7 +329,75 @@ def _dist_signature(dist: metadata.Distribution) -> str:
 def stage_lib(preload: tuple[str, ...], as_nobody: bool) -> Staged:
     """The grader package, what its worker needs (WORKER_NEEDS), the preloads and what they
     require, staged (kept across runs while none of it changes); the folder is bound at
-    /sandbox/lib."""
+    /sandbox/lib. Which stage that is is remembered (see _recalled) while every file and
+    folder it was found from is unchanged: finding it again reads every distribution's
+    metadata."""
+    tree = _tree_signature(str(grader_folder()))
+    memo = _memo_path(preload, as_nobody, tree)
+    if (recalled := _recalled(memo, as_nobody)) is not None:
+        return recalled
+    staged, watched = _find_stage(preload, as_nobody, tree)
+    _remember(memo, staged, watched)
+    return staged
+
+
+def _identity(path: str) -> str:
+    """What changes when the file or folder at `path` is written, replaced or removed (a
+    folder's changes when an entry is added or removed)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{info.st_dev}:{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
+
+
+def _memo_path(preload: tuple[str, ...], as_nobody: bool, tree: list[str]) -> Path | None:
+    from grader.course.cache_home import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = repr((VERSION, preload, as_nobody, os.geteuid(), sys.path, tree))
+    digest = hashlib.blake2b(key.encode(errors="surrogatepass"), digest_size=20).hexdigest()
+    return folder / f"view-stage-{digest}.json"
+
+
+def _recalled(memo: Path | None, as_nobody: bool) -> Staged | None:
+    """The stage remembered in `memo`, when each file and folder it was found from (every
+    distribution's RECORD, every folder of the import path, each loose module) is as it
+    was, and the stage is still a whole one of this user's; else None."""
+    import json
+
+    if memo is None:
+        return None
+    try:
+        kept = json.loads(memo.read_text(encoding="utf-8"))
+        folder, paths, watched = Path(kept["folder"]), kept["paths"], kept["watched"]
+        same = all(_identity(path) == known for path, known in watched.items())
+        if not (same and watched and _ours(folder, as_nobody) and (folder / "lib").is_dir()):
+            return None
+        os.utime(folder)  # in use: not pruned
+        return Staged(folder, tuple(str(p) for p in paths))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _remember(memo: Path | None, staged: Staged, watched: dict[str, str]) -> None:
+    import json
+
+    from grader.course.cache_home import mark
+
+    if memo is None or staged.folder.name.startswith(PREFIX + "new-"):
+        return  # a stage of this run only (its name was taken): nothing to recall
+    kept = {"folder": str(staged.folder), "paths": list(staged.paths), "watched": watched}
+    mark(memo, json.dumps(kept))
+
+
+def _find_stage(
+    preload: tuple[str, ...], as_nobody: bool, tree: list[str]
+) -> tuple[Staged, dict[str, str]]:
+    """The stage, found from the distributions' metadata (and built when it is not there
+    yet), and what it was found from, each with its identity (_identity)."""
     modules = [*WORKER_NEEDS, *preload]
     dists = distributions(modules)
     usr = [d for d in dists if _site(d).startswith("/usr/")]
@@ -340,7 +408,7 @@ def stage_lib(preload: tuple[str, ...], as_nobody: bool) -> Staged:
     loose = {(site, top) for site, top in loose if site not in loose_usr}
     signature = [
         f"view {VERSION}",
-        *_tree_signature(str(grader_folder())),
+        *tree,
         *map(_dist_signature, staged),
         *(f"{site}/{top}:{os.lstat(os.path.join(site, top)).st_mtime_ns}" for site, top in loose),
     ]
@@ -357,7 +425,11 @@ def stage_lib(preload: tuple[str, ...], as_nobody: bool) -> Staged:
     near = [str(grader_folder()), *map(_site, staged), *(site for site, _ in loose)]
     folder = _cached("\n".join(sorted(signature)), as_nobody, near, build)
     paths = dict.fromkeys([*map(_site, usr), *sorted(loose_usr)])
-    return Staged(folder, tuple(paths))
+    records = [
+        str(dist.locate_file(f)) for dist in dists for f in dist.files or () if f.name == "RECORD"
+    ]
+    found_from = [*records, *(p or "." for p in sys.path), *(os.path.join(*e) for e in loose)]
+    return Staged(folder, tuple(paths)), {path: _identity(path) for path in found_from}
 
 
 STDLIB_SKIP = ("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip")

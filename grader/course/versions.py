@@ -1,0 +1,45 @@
+"""Installed distributions' versions, read from the names of their metadata folders on the
+import path (`numpy-2.1.0.dist-info`, as the packaging standard names them): the answer
+importlib.metadata gives, found the same way (the first folder on the path that has the
+distribution), without importing it (about 15 ms of every command). A distribution
+installed some other way (an .egg-info) is asked of importlib.metadata."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from functools import cache
+
+_SEPARATORS = re.compile(r"[-_.]+")
+_SUFFIX = ".dist-info"
+
+
+def _canonical(name: str) -> str:
+    return _SEPARATORS.sub("_", name).lower()
+
+
+@cache
+def version(name: str) -> str:
+    """The installed version of the distribution `name`; "unknown" when there is none."""
+    wanted = _canonical(name)
+    for folder in sys.path:
+        try:
+            entries = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(_SUFFIX):
+                dist, _, found = entry[: -len(_SUFFIX)].partition("-")
+                if found and _canonical(dist) == wanted:
+                    return found
+    return _asked_of_metadata(name)
+
+
+def _asked_of_metadata(name: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except (metadata.PackageNotFoundError, ValueError):
+        return "unknown"
