@@ -10,14 +10,15 @@ import copy
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grader.course.config import AssignmentSpec, TargetSpec
-from grader.course.declared import draw_args
-from grader.course.inputs import Builder, DeclaredSizes, Rng
 from grader.errors import ConfigError
+
+if TYPE_CHECKING:  # a worker unpickles cases without the config's machinery (25 ms of its start)
+    from grader.course.config import AssignmentSpec, TargetSpec
+    from grader.course.inputs import Builder, Rng
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ def target_cases(seed: int, target: TargetSpec, public_seed: int | None = None) 
 def _builder(target: TargetSpec) -> Builder:
     """What makes one call's arguments: the declared `args`, else the course's builder (which
     sees only the size keys it declared)."""
+    from grader.course.declared import draw_args
+    from grader.course.inputs import DeclaredSizes
+
     if target.args:
         args = target.args
         return lambda rng, sizes, _: draw_args(args, rng, sizes)
