@@ -14,6 +14,7 @@ import grader.course.ipython as ipython
 import grader.course.notebook as notebook
 from grader.course.notebook import load_submission
 from grader.course.parsing import MAX_CELL_SOURCE
+from grader.report import Location
 
 from conftest import write_notebook
 
@@ -58,10 +59,10 @@ def test_each_cell_is_parsed_once_from_loading_to_judging(
     assert parsed.count(CELLS[0]) == 1 and parsed.count(CELLS[1]) == 1
     assert CELLS[4] not in parsed
     assert definitions == {
-        "x": notebook.Location(2, 2),
-        "f": notebook.Location(3, 1),
-        "y": notebook.Location(4, 2),
-        "broken": notebook.Location(5, 1),
+        "x": Location(2, 2),
+        "f": Location(3, 1),
+        "y": Location(4, 2),
+        "broken": Location(5, 1),
     }
 
 

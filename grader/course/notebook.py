@@ -8,12 +8,14 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.course.ipython import neutralise
 from grader.course.parsing import ParseBudget, parse_cell
 from grader.errors import SubmissionError
-from grader.report import Location
+
+if TYPE_CHECKING:  # a worker holds code cells without the report's types (4-8 ms of its start)
+    from grader.report import Location
 
 MAX_BYTES = 50 * 1024 * 1024
 _DEF_LINE = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
@@ -81,6 +83,8 @@ class Submission:
 
     def definitions(self) -> dict[str, Location]:
         """Where each top-level function or variable is last defined (static, never run)."""
+        from grader.report import Location
+
         found: dict[str, Location] = {}
         for cell in self.cells:
             tree = self.tree(cell.index)
@@ -102,6 +106,8 @@ class Submission:
 
     def locate(self, where: Location | None) -> Location | None:
         """The same location, with the line of the submission file filled in where known."""
+        from grader.report import Location
+
         cell = self.cell(where.cell) if where else None
         if where is None or cell is None or cell.file_line is None:
             return where

@@ -8,10 +8,10 @@ float64 arrays from the raw bytes and checks every size and offset before it tru
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import struct
+from _blake2 import blake2b  # hashlib's own: a worker's start does not load OpenSSL for it
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,7 +136,7 @@ def _size_bound(shape: Sequence[int]) -> int:
 def digest(obj: Any) -> str:
     """A short fingerprint of a value as the wire would carry it: the same tree of lists,
     tuples and float64 arrays (shape and bits), the same digest."""
-    hasher = hashlib.blake2b(digest_size=10)
+    hasher = blake2b(digest_size=10)
     _feed(hasher, obj, 0)
     return hasher.hexdigest()
 
