@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -91,17 +93,32 @@ def grade_submission(
     plan = case_set.plan(assignment)
     # What is expected is read (or made) while the student's child runs: this thread only
     # waits on the worker's pipe meanwhile. Course code, when it must run, queues for the
-    # worker behind the student.
-    with ThreadPoolExecutor(1) as background:
-        running = background.submit(_run, submission, assignment, workers, case_set, plan)
-        if released:
-            expected = released_data(assignment)[1]
-        else:
-            expected = build_expected(assignment, case_set, workers)
-        run = running.result()
+    # worker behind the student. A daemon thread: an interrupt (Ctrl-C) or an error here
+    # is not held until the student's run ends.
+    running = _in_background(lambda: _run(submission, assignment, workers, case_set, plan))
+    if released:
+        expected = released_data(assignment)[1]
+    else:
+        expected = build_expected(assignment, case_set, workers)
+    run = running.result()
     if run.ending in GRADER_FAULTS:  # no grade from a run the grader could not make (exit 3)
         raise GraderError(f"{submission.path}: {run.exit_description}; run it again")
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
+
+
+def _in_background(call: Callable[[], ChildRun]) -> Future[ChildRun]:
+    """`call` on a daemon thread, its outcome in the Future returned (which nothing waits
+    for at exit, unlike an executor's)."""
+    future: Future[ChildRun] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # the caller's result() raises it
+            future.set_exception(exc)
+
+    threading.Thread(target=work, daemon=True).start()
+    return future
 
 
 def _run(

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+import contextlib
+import threading
+from dataclasses import replace
+from typing import Any
 
-from grader.course.cases import assignment_cases, target_cases
+import numpy as np
+import pytest
+
+import grader.course.cases as cases_module
+from grader.course.cases import assignment_cases, build_cases, target_cases
 from grader.course.config import Config
 
 
@@ -50,3 +57,27 @@ def test_fresh_args_are_deep_copies(config: Config) -> None:
 def test_seed_changes_the_numbers(config: Config) -> None:
     spec = config.assignment("self_attention").target("softmax_cols")
     assert not np.array_equal(target_cases(1, spec)[0].args[0], target_cases(2, spec)[0].args[0])
+
+
+def test_an_assignment_built_on_two_threads_at_once_has_one_case_set(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # grader check builds the cases on a thread (its early run) beside the engine, which
+    # takes that run only with the very same set: two sets built at once made it run twice
+    spec = replace(config.assignment("self_attention"), seed=987_654)  # built here first
+    real = cases_module.assignment_cases
+    both_in = threading.Barrier(2, timeout=1)
+
+    def slow(assignment: Any) -> Any:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_in.wait()  # without the lock both build at once; with it, one waits 1 s
+        return real(assignment)
+
+    monkeypatch.setattr(cases_module, "assignment_cases", slow)
+    built: list[object] = []
+    threads = [threading.Thread(target=lambda: built.append(build_cases(spec))) for _ in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 2 and built[0] is built[1]

@@ -15,7 +15,7 @@ import pytest
 from grader.course.cases import build_cases
 from grader.course.config import Config, TimeLimit
 from grader.course.notebook import CodeCell, load_submission
-from grader.run import bwrap, isolation, seccomp
+from grader.run import bwrap, isolation, sandbox, seccomp
 from grader.run.sandbox import Child, Limits
 from grader.run.workers import Workers, known_plan
 
@@ -165,4 +165,38 @@ def test_a_notebook_that_exits_with_the_grader_fault_codes_is_its_own_exit(
         run = workers.run(cells.cells, [], TimeLimit())
     finally:
         workers.close()
+    assert run.ending == "exited" and f"exit code {code}" in run.exit_description, run
+
+
+@pytest.mark.parametrize("code", [72, 73])
+def test_a_notebook_that_sends_too_much_then_exits_with_a_fault_code_is_its_own_exit(
+    code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stream larger than the limit is dropped, but not the child's word that it was set
+    # up: a notebook that writes too much to its pipe and then exits 72 or 73 is its own
+    # exit, not a grader fault (which would leave it ungraded: no zero, in a batch).
+    monkeypatch.setattr(sandbox, "MAX_OUTPUT", 4096)
+    source = (
+        "import os, stat\n"
+        "fd = next(f for f in range(3, 64) if os.path.exists(f'/proc/self/fd/{f}')"
+        " and stat.S_ISFIFO(os.fstat(f).st_mode))\n"
+        "os.write(fd, b'x' * 8192)\n"
+        f"os._exit({code})\n"
+    )
+    payload = pickle.dumps(([CodeCell(1, source, source)], []))
+    read_fd, write_fd = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_fd, 0)  # the child takes its job from its standard input
+    try:
+        os.write(write_fd, payload)
+        child = Child(len(payload), Limits(), isolated=False)
+        # the child has ended, its bytes still in the pipe, before any of them is read
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+        run = child.collect()
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_fd, write_fd):
+            os.close(fd)
+    assert run.wire_error  # it did send too much
+    assert child.took_payload and child.set_up
     assert run.ending == "exited" and f"exit code {code}" in run.exit_description, run

@@ -343,3 +343,32 @@ def test_what_is_expected_is_read_while_the_students_child_runs(
     ada = [c.source for c in load_submission(path).cells]
     report = grade_path(path, config, "self_attention")
     assert overlapped == [True] and report.targets
+
+
+def test_an_interrupt_while_the_students_child_runs_does_not_wait_for_the_run(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while what is expected is read (the student's run going on beside it) ends the
+    # grade at once: it was held until the run ended (up to the submission's time limit)
+    import threading
+
+    import grader.engine as engine_module
+
+    ended = threading.Event()
+
+    def a_long_run(*args: Any, **kw: Any) -> Any:
+        ended.wait(10)  # the student's run, still going
+        ended.set()
+        raise RuntimeError("stands in for a run")
+
+    def interrupted(*args: Any, **kw: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine_module, "_run", a_long_run)
+    monkeypatch.setattr(engine_module, "build_expected", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            grade_path(REPO / "demo" / "submissions" / "ada.ipynb", config, "self_attention")
+        assert not ended.is_set()  # the interrupt came through while the run went on
+    finally:
+        ended.set()

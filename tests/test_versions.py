@@ -44,3 +44,19 @@ def test_reading_a_version_imports_no_metadata_machinery() -> None:
     )
     said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert said.stdout.split() == ["True", "False"], said.stderr
+
+
+def test_an_egg_info_first_on_the_path_wins_as_for_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an .egg-info (a setuptools develop install, a source tree's leftover) earlier on the
+    # path than the installed .dist-info is the one importlib.metadata answers with
+    egg = tmp_path / "numpy.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 98.7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    versions.version.cache_clear()
+    try:
+        assert versions.version("numpy") == metadata.version("numpy") == "98.7"
+    finally:
+        versions.version.cache_clear()

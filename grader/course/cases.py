@@ -7,6 +7,7 @@ one argument at a time."""
 from __future__ import annotations
 
 import copy
+import threading
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -167,19 +168,23 @@ class CaseSet:
 
 
 _CASE_SETS: dict[str, CaseSet] = {}
+# grader check builds them on a thread beside the engine's (run/prestart.py), whose early run
+# is taken only with the very same set
+_CASE_SETS_LOCK = threading.RLock()
 
 
 def build_cases(assignment: AssignmentSpec) -> CaseSet:
     """The seeded inputs (and probes) of every target; deterministic, so built once."""
     key = repr(assignment)
-    if key not in _CASE_SETS:
-        cases = assignment_cases(assignment)
-        probes = {
-            t.name: probe_cases(_probe_seed(assignment, t, cases[t.name]), cases[t.name])
-            for t in assignment.targets
-        }
-        _CASE_SETS[key] = CaseSet(cases, probes)
-    return _CASE_SETS[key]
+    with _CASE_SETS_LOCK:  # one set per assignment, also when built on two threads at once
+        if key not in _CASE_SETS:
+            cases = assignment_cases(assignment)
+            probes = {
+                t.name: probe_cases(_probe_seed(assignment, t, cases[t.name]), cases[t.name])
+                for t in assignment.targets
+            }
+            _CASE_SETS[key] = CaseSet(cases, probes)
+        return _CASE_SETS[key]
 
 
 def _probe_seed(assignment: AssignmentSpec, target: TargetSpec, cases: tuple[Case, ...]) -> int:

@@ -13,6 +13,7 @@ from functools import cache
 
 _SEPARATORS = re.compile(r"[-_.]+")
 _SUFFIX = ".dist-info"
+_OTHER = (".egg-info", ".egg")  # metadata whose version is not in its name
 
 
 def _canonical(name: str) -> str:
@@ -33,7 +34,15 @@ def version(name: str) -> str:
                 dist, _, found = entry[: -len(_SUFFIX)].partition("-")
                 if found and _canonical(dist) == wanted:
                     return found
+            elif entry.endswith(_OTHER) and _canonical(_egg_name(entry)) == wanted:
+                # installed another way, and first on the path: its version is in its files
+                return _asked_of_metadata(name)
     return _asked_of_metadata(name)
+
+
+def _egg_name(entry: str) -> str:
+    """The distribution's name in an .egg-info or .egg entry (`name-1.0-py3.11.egg-info`)."""
+    return entry.rpartition(".")[0].partition("-")[0]
 
 
 def _asked_of_metadata(name: str) -> str:

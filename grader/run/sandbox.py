@@ -250,14 +250,20 @@ class Child:
         try:
             self._read(buffer, run, deadline)
         finally:
-            self.took_payload = buffer.startswith(STARTED)
-            self.set_up = buffer.startswith(STARTED + SET_UP)  # read by _stop
+            self._mark(buffer)
             self._stop(run)
         start = len(STARTED) * self.took_payload + len(SET_UP) * self.set_up
         run.raw = bytes(buffer[start:])
         run.isolated = self.isolated
         run.seconds = time.monotonic() - self.started
         return run
+
+    def _mark(self, buffer: bytearray) -> None:
+        """Whether the child took its payload and said it was set up (read by _stop): the
+        start of its stream says so, and a mark once seen stays (a stream that grew too
+        large is dropped, and a notebook's own exit after it is still its own)."""
+        self.took_payload = self.took_payload or buffer.startswith(STARTED)
+        self.set_up = self.set_up or buffer.startswith(STARTED + SET_UP)
 
     def _read(self, buffer: bytearray, run: ChildRun, deadline: float) -> None:
         """Until the child's last frame, its end, the deadline, or too much output."""
@@ -279,6 +285,7 @@ class Child:
             buffer += chunk
             if len(buffer) > MAX_OUTPUT:
                 run.wire_error = f"the student process sent more than {MAX_OUTPUT >> 20} MB"
+                self._mark(buffer)  # what the child said first, before it is dropped
                 del buffer[:]
                 return
             if buffer.endswith(DONE):
