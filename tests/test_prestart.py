@@ -82,3 +82,22 @@ def test_no_early_run_for_a_students_own_inputs(config: Config) -> None:
     prestart.begin_for(config, REPO / "demo" / "submissions" / "ada.ipynb", None, "none", "s1")
     prestart.finish()
     assert prestart._EARLY == []
+
+
+def test_an_early_run_a_failed_grade_did_not_take_is_forgotten(
+    config: Config, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    import grader.engine as engine_module
+    from grader.cli import main
+    from grader.errors import ConfigError
+
+    def refuse(*args: Any) -> None:
+        raise ConfigError("the course's solution fails (as a test says)")
+
+    monkeypatch.setattr(engine_module, "preflight", refuse)
+    notebook = REPO / "demo" / "submissions" / "bruno.ipynb"
+    result = CliRunner().invoke(main, ["check", str(notebook), "--course", str(REPO)])
+    assert result.exit_code == 2 and "solution fails" in result.output
+    assert prestart._EARLY == []  # not left for a later grade in this process

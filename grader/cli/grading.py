@@ -79,9 +79,12 @@ def check(
     config = _course(config_path, notebook)
     # the worker starts, and runs the notebook, while we import the judging side
     prestart.begin_for(config, notebook, assignment, sandbox, student)
-    report = sys.modules[__name__].grade_path(
-        notebook, config, assignment, sandbox=sandbox, student=student
-    )
+    try:
+        report = sys.modules[__name__].grade_path(
+            notebook, config, assignment, sandbox=sandbox, student=student
+        )
+    finally:  # an early run the grade did not take is never taken by a later one
+        prestart.drop_early()
     chosen = REPORT_FORMATS[fmt]
     text = chosen.render(report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"

@@ -151,6 +151,11 @@ def _run_early(early: _EarlyRun, mode: Mode) -> None:
         early.done.set()
 
 
+def drop_early() -> None:
+    """Forget the early runs not taken (the grade stopped before it reached them)."""
+    _EARLY.clear()
+
+
 def early_run(
     submission: Submission, spec: AssignmentSpec, workers: Workers, case_set: CaseSet
 ) -> ChildRun | None:
