@@ -174,8 +174,10 @@ def main() -> None:
         f"side take {two:.2f} s before any notebook runs: at most "
         f"{theirs * args.students / two:.0f}× nbgrader here"
     )
+    wanted = target or 100.0
     print(
-        f"100× would mean all {args.students} notebooks in {theirs * args.students / 100:.2f} s; "
+        f"{wanted:.0f}× would mean all {args.students} notebooks in "
+        f"{theirs * args.students / wanted:.2f} s ({theirs / wanted * 1000:.1f} ms each); "
         f"ours took {mine * args.students:.2f} s, of which a bare `python -c 'import numpy'` "
         f"is {bare:.2f} s"
     )

@@ -40,6 +40,14 @@ def wait_graded(client: TestClient | httpx.Client, upload: str, seconds: float =
     raise AssertionError(f"{upload} not graded in {seconds} s")
 
 
+def hand_in(client: TestClient, token: str, notebook: Path) -> str:
+    """Sign in with `token` and upload `notebook`; where its result is shown."""
+    form = sign_in(client, token)
+    sent = {"notebook": (notebook.name, notebook.read_bytes())}
+    answer = client.post("/upload", data={"csrf": form}, files=sent, follow_redirects=False)
+    return str(answer.headers["location"])
+
+
 def test_a_student_reads_the_same_feedback_as_the_batch_writes(
     tmp_path: Path, config: Config
 ) -> None:
@@ -146,10 +154,7 @@ def test_a_student_is_served_their_own_public_cases_with_per_student_inputs(
     tokens = issue(store)
     grading = Grading(config, store, require("required"), jobs=1)
     with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
-        form = sign_in(client, tokens["alice"])
-        sent = {"notebook": ("alice.ipynb", notebook.read_bytes())}
-        answer = client.post("/upload", data={"csrf": form}, files=sent, follow_redirects=False)
-        assert wait_graded(client, answer.headers["location"]) == "graded"
+        assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
     upload = store.upload(1)
     store.close()
     assert derive_seed(SECRET.encode(), "self_attention", "alice") in judged_on
@@ -175,11 +180,9 @@ def test_an_upload_no_worker_could_start_for_is_a_problem_not_a_zero(
     tokens = issue(store)
     grading = Grading(config, store, require("required"), jobs=1)
     with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
-        form = sign_in(client, tokens["alice"])
-        sent = {"notebook": ("alice.ipynb", notebook.read_bytes())}
-        answer = client.post("/upload", data={"csrf": form}, files=sent, follow_redirects=False)
-        assert wait_graded(client, answer.headers["location"]) == "problem"
-        page = client.get(answer.headers["location"]).text
+        where = hand_in(client, tokens["alice"], notebook)
+        assert wait_graded(client, where) == "problem"
+        page = client.get(where).text
     upload = store.upload(1)
     store.close()
     assert upload is not None and upload.score is None
