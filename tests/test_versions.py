@@ -37,13 +37,21 @@ def test_the_first_on_the_path_wins_as_for_importlib_metadata(
         versions.version.cache_clear()
 
 
-def test_reading_a_version_imports_no_metadata_machinery() -> None:
+def test_reading_a_version_imports_no_metadata_machinery(tmp_path: Path) -> None:
+    # numpy's from its .dist-info; the grader's from its source tree's .egg-info as well,
+    # which a development install leaves first on the path of a command run there
+    egg = tmp_path / "attention_grader.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: attention-grader\nVersion: 7.7\n")
     script = (
         "import sys; from grader.course.versions import version\n"
-        "print(version('numpy') != 'unknown', 'importlib.metadata' in sys.modules)"
+        "print(version('numpy') != 'unknown', version('attention-grader'),"
+        " 'importlib.metadata' in sys.modules)"
     )
-    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert said.stdout.split() == ["True", "False"], said.stderr
+    said = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert said.stdout.split() == ["True", "7.7", "False"], said.stderr
 
 
 def test_an_egg_info_first_on_the_path_wins_as_for_importlib_metadata(

@@ -157,7 +157,9 @@ def test_the_stage_is_recalled_until_what_it_was_found_from_changes(
 
     first = stage()
     assert stage() == first and len(found) == 1  # recalled, not found again
-    (tmp_path / "site" / "newly_installed.py").write_text("")  # a folder of the path changed
+    (tmp_path / "site" / "notes.txt").write_text("")  # a working folder's file: no change
+    assert stage() == first and len(found) == 1
+    (tmp_path / "site" / "newly-1.0.dist-info").mkdir()  # a distribution installed there
     assert stage() == first and len(found) == 2
     assert stage() == first and len(found) == 2
     os.chmod(first.folder, 0o777)  # no longer a stage of this user's alone: never recalled

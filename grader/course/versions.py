@@ -36,8 +36,29 @@ def version(name: str) -> str:
                     return found
             elif entry.endswith(_OTHER) and _canonical(_egg_name(entry)) == wanted:
                 # installed another way, and first on the path: its version is in its files
-                return _asked_of_metadata(name)
+                return _egg_info_version(os.path.join(folder or ".", entry)) or (
+                    _asked_of_metadata(name)
+                )
     return _asked_of_metadata(name)
+
+
+def _egg_info_version(path: str) -> str | None:
+    """The Version header of an .egg-info (a folder holding PKG-INFO, or that file itself),
+    as importlib.metadata reads it; None where it cannot be told so simply (an .egg)."""
+    if not path.endswith(".egg-info"):
+        return None
+    source = os.path.join(path, "PKG-INFO") if os.path.isdir(path) else path
+    try:
+        with open(source, encoding="utf-8") as headers:
+            for line in headers:
+                if not line.strip():
+                    break  # the headers end at the first blank line
+                key, colon, value = line.partition(":")
+                if colon and key.strip().lower() == "version":
+                    return value.strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def _egg_name(entry: str) -> str:

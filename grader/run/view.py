@@ -341,9 +341,22 @@ def stage_lib(preload: tuple[str, ...], as_nobody: bool) -> Staged:
     return staged
 
 
-def _identity(path: str) -> str:
-    """What changes when the file or folder at `path` is written, replaced or removed (a
-    folder's changes when an entry is added or removed)."""
+_METADATA = (".dist-info", ".egg-info", ".egg-link", ".pth")  # what installs a distribution
+
+
+def _identity(watched: str) -> str:
+    """What changes when what `watched` names changes: `file:PATH` when the file is written,
+    replaced or removed; `dists:FOLDER` when a distribution is installed into the folder or
+    removed from it (its metadata entries: not the other files a working folder on the
+    import path gains and loses all the time)."""
+    kind, _, path = watched.partition(":")
+    if kind == "dists":
+        try:
+            names = sorted(name for name in os.listdir(path) if name.endswith(_METADATA))
+        except OSError:
+            return "-"
+        text = "\0".join(names).encode(errors="surrogatepass")
+        return hashlib.blake2b(text, digest_size=16).hexdigest()
     try:
         info = os.stat(path)
     except OSError:
@@ -363,9 +376,9 @@ def _memo_path(preload: tuple[str, ...], as_nobody: bool, tree: list[str]) -> Pa
 
 
 def _recalled(memo: Path | None, as_nobody: bool) -> Staged | None:
-    """The stage remembered in `memo`, when each file and folder it was found from (every
-    distribution's RECORD, every folder of the import path, each loose module) is as it
-    was, and the stage is still a whole one of this user's; else None."""
+    """The stage remembered in `memo`, when what it was found from (every distribution's
+    RECORD, the distributions installed in each folder of the import path, each loose
+    module) is as it was, and the stage is still a whole one of this user's; else None."""
     import json
 
     if memo is None:
@@ -428,7 +441,11 @@ def _find_stage(
     records = [
         str(dist.locate_file(f)) for dist in dists for f in dist.files or () if f.name == "RECORD"
     ]
-    found_from = [*records, *(p or "." for p in sys.path), *(os.path.join(*e) for e in loose)]
+    found_from = [
+        *(f"file:{record}" for record in records),
+        *(f"dists:{folder or '.'}" for folder in sys.path),
+        *(f"file:{os.path.join(*entry)}" for entry in loose),
+    ]
     return Staged(folder, tuple(paths)), {path: _identity(path) for path in found_from}
 
 
