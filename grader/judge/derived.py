@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.course import versions
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake
@@ -35,7 +36,6 @@ from grader.judge.run_cache import (
     cache_dir,
     content_digest,
     load_spans,
-    package_version,
 )
 from grader.judge.static import find_function
 from grader.run.wire import Other, Seq, Value, WireError, decode_frame, encode_frame
@@ -314,7 +314,7 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
     parts = [
         repr(assignment).encode(),
         catalogue.source.encode(),
-        package_version("attention-grader").encode(),
+        versions.version("attention-grader").encode(),
         np.__version__.encode(),
     ]
     here = Path(__file__)

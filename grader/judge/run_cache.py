@@ -42,11 +42,6 @@ from grader.run.wire import (
 Plan = Sequence[tuple[str, Sequence[Case]]]
 
 
-def package_version(name: str) -> str:
-    """The installed version of the distribution `name`; "unknown" when there is none."""
-    return versions.version(name)
-
-
 def run_key(
     cells: Sequence[CodeCell],
     plan: Plan,
@@ -63,9 +58,9 @@ def run_key(
     parts: list[bytes] = [
         job,
         repr((limits, sandboxed, spec.preload, [f.name for f in spec.files])).encode(),
-        package_version("attention-grader").encode(),
+        versions.version("attention-grader").encode(),
         np.__version__.encode(),
-        *(f"{name}={package_version(name)}".encode() for name in spec.preload),
+        *(f"{name}={versions.version(name)}".encode() for name in spec.preload),
     ]
     # What runs beside the course's code (the child, the wire, the names put back) is all of
     # grader/run: any edit of it is a new key.
