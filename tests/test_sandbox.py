@@ -207,3 +207,14 @@ def test_check_gives_no_grade_for_a_run_the_grader_could_not_make(
     assert result.exit_code == 3, result.output
     assert "could not start: out of processes" in result.output
     assert "Traceback" not in result.output and "passed" not in result.output
+
+
+def test_closed_workers_start_no_fresh_one_for_a_job_still_held() -> None:
+    # Ctrl-C closes a batch's workers while its threads may still hold jobs: none of them
+    # may start a new worker and run a whole notebook (the batch waits for its threads)
+    cells = [CodeCell(1, "x = 1", "x = 1")]
+    workers = Workers(1, bwrap.Support(False, "test"))
+    workers.close()
+    stopped = workers.run(cells, [], TimeLimit())
+    assert not stopped.finished and "stopped" in stopped.exit_description
+    assert all(not w.alive() for w in workers.all)

@@ -267,8 +267,15 @@ class Workers:
             raise
 
     def _fresh(self, old: Worker) -> Worker:
+        """A new worker in `old`'s place; GraderError once the workers are closed (a batch
+        stopped by Ctrl-C must not start one for the job a thread still holds)."""
+        if self.closed:
+            raise GraderError("the grading workers were stopped")
         worker = Worker(self.support, self.plans, self.preload, self.files, self.importable)
         self.all = [w for w in self.all if w is not old] + [worker]
+        if self.closed:  # closed while it started: close() may not have seen it
+            worker.kill()
+            raise GraderError("the grading workers were stopped")
         return worker.ready()
 
     def run(
