@@ -1,5 +1,7 @@
 """`python -m grader` and the `grader` command: the command line of grader/cli/, after
-giving `grader check` its worker's head start (grader/run/head_start.py)."""
+giving `grader check` its worker's head start, and its notebook's run on it
+(grader/run/head_start.py), and after remembering dataclasses' compiled methods
+(grader/course/dataclass_memo.py)."""
 
 import atexit
 import os
@@ -11,7 +13,11 @@ def entry() -> None:
     """Start the worker the command will need (when it is known), then run the command."""
     from grader.run import head_start
 
-    head_start.start(sys.argv[1:])
+    head_start.start(sys.argv[1:])  # first: the workers' interpreters start beside ours
+    from grader.course import dataclass_memo
+
+    dataclass_memo.install()  # before the grader's own classes are defined
+    head_start.send_job(sys.argv[1:])  # grader check: the notebook runs once they are ready
     from grader.cli import main
 
     try:

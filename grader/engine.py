@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +31,7 @@ from grader.judge.score import (
 from grader.judge.timeouts import cell_loop_note, explain_timeouts
 from grader.report import Finding, Location, Report, TargetResult, cases_line, messages_of
 from grader.run import bwrap, prestart
+from grader.run.background import in_background
 from grader.run.compat import removed_name_notes
 from grader.run.sandbox import GRADER_FAULTS, OVER_TIME, ChildRun
 from grader.run.workers import Plan, Workers, shared_workers
@@ -95,7 +93,7 @@ def grade_submission(
     # waits on the worker's pipe meanwhile. Course code, when it must run, queues for the
     # worker behind the student. A daemon thread: an interrupt (Ctrl-C) or an error here
     # is not held until the student's run ends.
-    running = _in_background(lambda: _run(submission, assignment, workers, case_set, plan))
+    running = in_background(lambda: _run(submission, assignment, workers, case_set, plan))
     if released:
         expected = released_data(assignment)[1]
     else:
@@ -104,21 +102,6 @@ def grade_submission(
     if run.ending in GRADER_FAULTS:  # no grade from a run the grader could not make (exit 3)
         raise GraderError(f"{submission.path}: {run.exit_description}; run it again")
     return finish(submission, assignment, case_set, expected, run, time.monotonic() - started)
-
-
-def _in_background(call: Callable[[], ChildRun]) -> Future[ChildRun]:
-    """`call` on a daemon thread, its outcome in the Future returned (which nothing waits
-    for at exit, unlike an executor's)."""
-    future: Future[ChildRun] = Future()
-
-    def work() -> None:
-        try:
-            future.set_result(call())
-        except BaseException as exc:  # the caller's result() raises it
-            future.set_exception(exc)
-
-    threading.Thread(target=work, daemon=True).start()
-    return future
 
 
 def _run(

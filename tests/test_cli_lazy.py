@@ -40,6 +40,12 @@ UNUSED_BY_CHECK = (
     # the sandbox's stage recalled (view.stage_lib)
     "yaml",
     "importlib.metadata",
+    # a few milliseconds each: logging (through concurrent.futures), html's entities,
+    # zipfile (a student bundle's reader needs it)
+    "concurrent.futures",
+    "logging",
+    "html.entities",
+    "zipfile",
 )
 
 

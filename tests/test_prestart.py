@@ -3,6 +3,7 @@ the worker the engine then asks for is that one, already started."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,14 @@ from grader.engine import grade_path
 from grader.run import bwrap, prestart, workers
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def no_early_run_left() -> Iterator[None]:
+    """Each test starts without an early run another test left untaken."""
+    prestart.drop_early()
+    yield
+    prestart.drop_early()
 
 
 def test_the_worker_is_started_for_the_notebooks_assignment(config: Config) -> None:

@@ -55,6 +55,10 @@ _ARGV: list[list[str]] = []  # the command `start` was given
 _NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
 _EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
 _FILTERS: dict[int, bytes] = {}  # the seccomp filter each early worker (by pid) was given
+_PLANNED_JOBS: dict[int, tuple[dict[str, Any], int] | None] = {}  # (header, notebook's word)
+_JOBS: dict[int, bytes] = {}  # the job each early worker (by pid) was sent after its init
+_JOBS_DECIDED = threading.Event()  # set once send_job has decided (the senders wait for it)
+_NOTEBOOK_AT: list[int] = []  # where in the command line the graded notebook is named
 _LOCK = threading.Lock()
 
 
@@ -122,6 +126,37 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
         _NOTED.append(asked)
 
 
+def note_notebook(notebook: Path) -> None:
+    """Say which word of the command line names the notebook `grader check` grades and runs
+    early (prestart.py): the next identical command runs the notebook its command line
+    names there, as soon as its worker is started (send_job)."""
+    argv = _ARGV[0] if _ARGV else []
+    at = next((at for at, word in enumerate(argv) if at and Path(word) == notebook), None)
+    _NOTEBOOK_AT[:] = [] if at is None else [at]
+
+
+def note_job(init: bytes, header: dict[str, Any]) -> None:
+    """Add to this command's plan the header of the job a worker (the one sent `init`) was
+    given for the notebook named in the command line (note_notebook), all but its size:
+    the next identical `grader check` sends that worker the same job for its notebook."""
+    path = _plan_path(_ARGV[0]) if _ARGV and _ARGV[0][0] == "check" else None
+    if path is None or not _NOTEBOOK_AT:
+        return
+    job = {key: value for key, value in header.items() if key != "size"}
+    name = _init_path(path, init).name
+    with _LOCK, contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        plan = json.loads(path.read_text(encoding="utf-8"))
+        for asked in plan:
+            if asked.get("init") == name and "job" not in asked:
+                asked["job"], asked["notebook_at"] = job, _NOTEBOOK_AT[0]
+                break
+        else:
+            return
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(plan), encoding="utf-8")
+        partial.replace(path)
+
+
 def _identity(path: str) -> str:
     """What changes when the folder or file at `path` is removed, or replaced by one of
     another kind, owner, group or mode (a staged view pruned, or another user's folder
@@ -158,24 +193,29 @@ def _startable(launch: dict[str, Any], remembered: dict[str, bool]) -> bool:
 
 def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
     """The workers the last run of `argv` asked for: each one's preloads and first message."""
-    return [(preload, init) for preload, init, _ in _planned_launches(argv)]
+    return [(preload, init) for preload, init, _, _ in _planned_launches(argv)]
 
 
-def _planned_launches(argv: Sequence[str]) -> list[tuple[list[str], bytes, dict[str, Any]]]:
-    """The workers the last run of `argv` asked for: each one's preloads, first message and
-    launch as remembered (argv, env, user, filter)."""
+Planned = tuple[list[str], bytes, dict[str, Any], tuple[dict[str, Any], int] | None]
+
+
+def _planned_launches(argv: Sequence[str]) -> list[Planned]:
+    """The workers the last run of `argv` asked for: each one's preloads, first message,
+    launch as remembered (argv, env, user, filter) and the job it was sent for the notebook
+    named in its command line (its header without the size, and the word's place), if any."""
     path = _plan_path(argv)
     if path is None:
         return []
-    workers: list[tuple[list[str], bytes, dict[str, Any]]] = []
+    workers: list[Planned] = []
     try:
         plan = json.loads(path.read_text(encoding="utf-8"))
         for asked in plan[:MAX_WORKERS]:
             preload, name, launch = asked["preload"], asked["init"], asked["launch"]
             if not (isinstance(name, str) and name.startswith(f"{path.stem}-")):
                 return []
+            job = (asked["job"], asked["notebook_at"]) if "job" in asked else None
             if isinstance(preload, list) and all(isinstance(p, str) for p in preload):
-                workers.append((preload, path.with_name(name).read_bytes(), launch))
+                workers.append((preload, path.with_name(name).read_bytes(), launch, job))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
     return workers
@@ -231,13 +271,14 @@ def start(argv: Sequence[str]) -> None:
     if not argv or argv[0] not in COMMANDS:
         return
     _ARGV[:] = [list(argv)]
+    _JOBS_DECIDED.clear()
     planned = _planned_launches(argv)
     path = _plan_path(argv)
     if path is not None:  # what this run's workers ask for makes the next plan (adopt)
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
     remembered: dict[str, bool] = {}
-    for _, init, launch in planned:
+    for _, init, launch, launch_job in planned:
         try:
             if not _startable(launch, remembered):
                 continue
@@ -246,19 +287,74 @@ def start(argv: Sequence[str]) -> None:
             return
         with _LOCK:
             _EARLY.append((started, init, process))
+            _PLANNED_JOBS[process.pid] = launch_job
         # On a thread: the worker reads it once started, and a pipe holds only 64 KB. The
         # worker answers 'ready' only once it has read it all, so nothing overtakes it.
         threading.Thread(target=_send, args=(process, init), daemon=True).start()
 
 
 def _send(process: subprocess.Popen[bytes], init: bytes) -> None:
+    """Write the worker's first message, then the job send_job decides it gets, if any."""
     assert process.stdin is not None
-    view = memoryview(init)
     try:
-        while view:
-            view = view[os.write(process.stdin.fileno(), view) :]
+        _write(process.stdin.fileno(), init)
+        _JOBS_DECIDED.wait()  # send_job, or discard
+        with _LOCK:
+            job = _JOBS.get(process.pid)
+        if job is not None:
+            _write(process.stdin.fileno(), job)
     except OSError:  # it died: not adopted (it is not running), started anew by the engine
         return
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def send_job(argv: Sequence[str]) -> None:
+    """Send the worker `start` started for `grader check` the job the last identical command
+    sent it, for the notebook this command line names in the same place (note_job): the
+    notebook then runs as soon as the worker is ready, while the grader imports and reads
+    its course. Only without --student (whose cases are the student's own). The worker that
+    adopts it takes its answer only when the job is byte for byte the one it would send
+    (workers.py), else it is killed and a fresh one runs the notebook: a stale plan costs a
+    process start, never a different run. Never raises."""
+    try:
+        if argv and argv[0] == "check" and not any(w.startswith("--student") for w in argv):
+            _job_for(argv)
+    except Exception:  # a head start only: the engine runs the notebook itself
+        pass
+    finally:
+        _JOBS_DECIDED.set()
+
+
+def _job_for(argv: Sequence[str]) -> None:
+    with _LOCK:
+        planned = [(process.pid, _PLANNED_JOBS.get(process.pid)) for _, _, process in _EARLY]
+    for pid, planned_job in planned:
+        if planned_job is None:
+            continue
+        header, at = planned_job
+        if not (isinstance(header, dict) and isinstance(at, int) and 0 < at < len(argv)):
+            continue
+        import pickle
+
+        from grader.course.notebook import load_submission
+        from grader.run.pipes import encode_message
+
+        payload = pickle.dumps(list(load_submission(Path(argv[at])).cells))
+        message = encode_message({**header, "size": len(payload)}, payload)
+        with _LOCK:
+            _JOBS[pid] = message
+        return  # `grader check` runs one notebook, on one worker
+
+
+def early_job(process: subprocess.Popen[bytes]) -> bytes | None:
+    """The job sent to an early worker after its first message (send_job), if any."""
+    with _LOCK:
+        return _JOBS.get(process.pid)
 
 
 def _comparable(launch: bwrap.Launch) -> tuple[Any, ...]:
@@ -314,6 +410,7 @@ def _plain_view(preload: Sequence[str]) -> tuple[Any, ...] | None:
 
 def discard() -> None:
     """Kill what was started early and not adopted (the plan was stale)."""
+    _JOBS_DECIDED.set()
     with _LOCK:
         unused = [process for _, _, process in _EARLY]
         _EARLY.clear()

@@ -27,7 +27,7 @@ from grader.course.notebook import CodeCell, Submission, load_submission
 from grader.course.recognise import choose_assignment
 from grader.run import bwrap, head_start
 from grader.run.sandbox import ChildRun
-from grader.run.workers import Workers, shared_workers
+from grader.run.workers import Plan, Workers, shared_workers
 
 _STARTED: list[threading.Thread] = []
 
@@ -46,45 +46,69 @@ class _EarlyRun:
 _EARLY: list[_EarlyRun] = []
 
 
-def _start(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
+def _plans(spec: AssignmentSpec | None) -> list[Plan]:
+    """The plan the shared worker holds from its start: `spec`'s cases (none without one)."""
+    return [] if spec is None else [build_cases(spec).plan(spec)]
+
+
+def _start(
+    mode: Mode,
+    files: tuple[DataFile, ...],
+    importable: tuple[str, ...],
+    spec: AssignmentSpec | None = None,
+) -> None:
     try:
-        _start_settling(mode, files, importable)
+        _start_settling(mode, files, importable, spec)
     finally:
         bwrap.SETTLED.set()
 
 
-def _start_settling(mode: Mode, files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
+def _start_settling(
+    mode: Mode,
+    files: tuple[DataFile, ...],
+    importable: tuple[str, ...],
+    spec: AssignmentSpec | None,
+) -> None:
     try:
         support = bwrap.choose(mode, settled=False)
         if mode == "required" and not support.sandboxed:
             return  # the engine refuses it (exit 2); no worker to start
         try:
-            shared_workers(support, files, importable)
+            shared_workers(support, files, importable, _plans(spec))
         except Exception:
             # A remembered 'the sandbox works' that no longer holds: probe afresh, so that
             # the engine's own call gets today's answer (and says why, as always).
             if not support.sandboxed or (fresh := bwrap.recheck()) is None:
                 raise
             if fresh.sandboxed or mode != "required":
-                shared_workers(fresh, files, importable)
+                shared_workers(fresh, files, importable, _plans(spec))
     except Exception:  # the engine's own call meets it and reports it
         return
 
 
-def _speculate(files: tuple[DataFile, ...], importable: tuple[str, ...]) -> None:
+def _speculate(
+    files: tuple[DataFile, ...], importable: tuple[str, ...], spec: AssignmentSpec | None
+) -> None:
     """Start the sandboxed worker while the probe still runs: where the sandbox can be made
     (nearly everywhere bubblewrap is installed) it is the one the engine will ask for; where
     it cannot, it fails to start and is forgotten (the probe says why, as always)."""
     try:
-        shared_workers(bwrap.Support(True), files, importable)
+        shared_workers(bwrap.Support(True), files, importable, _plans(spec))
     except Exception:  # no sandbox here: the probe's answer decides
         return
 
 
-def begin(mode: Mode, files: Sequence[DataFile] = (), importable: Sequence[str] = ()) -> None:
+def begin(
+    mode: Mode,
+    files: Sequence[DataFile] = (),
+    importable: Sequence[str] = (),
+    spec: AssignmentSpec | None = None,
+) -> None:
     """Begin probing the sandbox and starting the shared worker for these course `files`
-    and `importable` modules, in the background (the sandboxed worker beside the probe)."""
-    args = (tuple(files), tuple(importable))
+    and `importable` modules, in the background (the sandboxed worker beside the probe),
+    holding `spec`'s cases from its start when given (its notebook's job is then the cells
+    alone: workers.py)."""
+    args = (tuple(files), tuple(importable), spec)
     threads = [threading.Thread(target=_start, args=(mode, *args), daemon=True)]
     if mode != "none" and sys.platform == "linux" and shutil.which("bwrap"):
         threads.append(threading.Thread(target=_speculate, args=args, daemon=True))
@@ -124,12 +148,14 @@ def begin_for(
     except Exception:  # the engine reads it again and reports what is wrong
         return
     chosen = mode or config.sandbox
-    begin(chosen, spec.files, spec.preload)
-    if student is None and not spec.per_student_inputs and spec.released is None:
-        early = _EarlyRun(submission.cells, spec)
-        thread = threading.Thread(target=_run_early, args=(early, chosen), daemon=True)
+    early = student is None and not spec.per_student_inputs and spec.released is None
+    begin(chosen, spec.files, spec.preload, spec if early else None)
+    if early:
+        head_start.note_notebook(notebook)  # the next identical check sends it at once
+        run = _EarlyRun(submission.cells, spec)
+        thread = threading.Thread(target=_run_early, args=(run, chosen), daemon=True)
         thread.start()
-        _EARLY.append(early)
+        _EARLY.append(run)
 
 
 def _run_early(early: _EarlyRun, mode: Mode) -> None:
@@ -138,7 +164,7 @@ def _run_early(early: _EarlyRun, mode: Mode) -> None:
         if mode == "required" and not support.sandboxed:
             return  # the engine refuses it (exit 2)
         spec = early.spec
-        workers = shared_workers(support, spec.files, spec.preload)
+        workers = shared_workers(support, spec.files, spec.preload, _plans(spec))
         case_set = build_cases(spec)
         plan = case_set.plan(spec)
         early.made_with = (workers, case_set)

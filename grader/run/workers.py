@@ -19,7 +19,6 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from grader.course.cases import Case
@@ -28,6 +27,7 @@ from grader.course.files import DataFile
 from grader.course.notebook import CodeCell
 from grader.errors import GraderError
 from grader.run import bwrap, head_start
+from grader.run.background import Spawner
 from grader.run.pipes import MAX_HEADER, encode_message, read_exact
 from grader.run.sandbox import ENDINGS, MAX_OUTPUT, ChildRun
 
@@ -114,7 +114,7 @@ def checked_run(header: dict[str, Any], raw: bytes) -> ChildRun:
 
 # Workers are started by one long-lived thread: bubblewrap's --die-with-parent follows the
 # thread that started it, and a worker must not die with a request's or a batch's thread.
-_SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="grader-spawner")
+_SPAWNER = Spawner("grader-spawner")
 
 
 def known_plan(plans: Sequence[Plan], plan: Plan) -> int | None:
@@ -152,8 +152,11 @@ class Worker:
         self._init = encode_message(init, payload)
         # one started (and sent this very init) at the command's start, else a new one
         early = head_start.adopt(how, self._init, [*preload, *importable])
-        self.process = early or _SPAWNER.submit(bwrap.spawn, how).result()
-        self._init = b"" if early else self._init
+        self.process = early or _SPAWNER.call(bwrap.spawn, how)
+        # an early worker may also have been sent a job (a notebook, head_start.send_job)
+        self.early_job = head_start.early_job(early) if early else None
+        self.sent_init, self._init = self._init, b"" if early else self._init
+        self.jobs = 0
         assert self.process.stdin is not None and self.process.stdout is not None
         self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
 
@@ -175,15 +178,10 @@ class Worker:
         """True while the worker's process has not exited."""
         return self.process.poll() is None
 
-    def run(
-        self,
-        cells: Sequence[CodeCell],
-        plan: Plan,
-        limits: TimeLimit,
-        files: Sequence[DataFile] = (),
-    ) -> ChildRun:
-        """One student's run, with the course's `files` in its working folder. WorkerLost:
-        the worker is dead and must be replaced."""
+    def _job(
+        self, cells: Sequence[CodeCell], plan: Plan, limits: TimeLimit, files: Sequence[DataFile]
+    ) -> tuple[dict[str, Any], bytes]:
+        """The header and the whole message of the job that runs `cells` on `plan`."""
         numbers = {"submission": limits.submission, "cell": limits.cell, "call": limits.call}
         placed = [(f.inside(self.support.sandboxed), f.name) for f in files]
         header: dict[str, Any] = {"kind": "job", "limits": numbers, "files": placed}
@@ -193,9 +191,45 @@ class Worker:
         else:  # the worker holds this plan since its start: only the cells cross
             payload, header["plan"] = pickle.dumps(list(cells)), known
         header["size"] = len(payload)
+        return header, encode_message(header, payload)
+
+    def busy_with_another(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan,
+        limits: TimeLimit,
+        files: Sequence[DataFile] = (),
+    ) -> bool:
+        """True, and the worker killed, when it was sent an early job (head_start.send_job)
+        that is not byte for byte this one: it is running another notebook, or the same one
+        with other cases or limits, and must be replaced. False otherwise."""
+        if self.early_job is None or self.early_job == self._job(cells, plan, limits, files)[1]:
+            return False
+        self.early_job = None
+        self.kill()
+        return True
+
+    def run(
+        self,
+        cells: Sequence[CodeCell],
+        plan: Plan,
+        limits: TimeLimit,
+        files: Sequence[DataFile] = (),
+    ) -> ChildRun:
+        """One student's run, with the course's `files` in its working folder. WorkerLost:
+        the worker is dead and must be replaced (also when it was sent an early job that is
+        not this one: Workers.run replaces such a worker first, busy_with_another)."""
+        header, message = self._job(cells, plan, limits, files)
+        early, self.early_job = self.early_job, None
+        if self.jobs == 0:  # the next identical `grader check` sends it at once
+            head_start.note_job(self.sent_init, header)
+        self.jobs += 1
         deadline = time.monotonic() + limits.submission + GRACE_SECONDS
         try:
-            _write_all(self.to_fd, encode_message(header, payload), deadline)
+            if early is None:
+                _write_all(self.to_fd, message, deadline)
+            elif early != message:
+                raise WorkerLost("it was running another job")
             reply = _read_reply(self.from_fd, deadline)
             size = reply.get("size")
             if not isinstance(size, int) or not 0 <= size <= MAX_OUTPUT:
@@ -296,7 +330,9 @@ class Workers:
         try:
             for _attempt in range(2):
                 try:
-                    if not worker.alive():  # killed from outside since its last job
+                    if not worker.alive() or worker.busy_with_another(
+                        cells, plan, limits, files
+                    ):  # killed from outside since its last job, or sent another early
                         worker = self._fresh(worker)
                     run = worker.run(cells, plan, limits, files)
                     break
@@ -328,13 +364,19 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_workers(
-    support: bwrap.Support, files: Sequence[DataFile] = (), importable: Sequence[str] = ()
+    support: bwrap.Support,
+    files: Sequence[DataFile] = (),
+    importable: Sequence[str] = (),
+    plans: Sequence[Plan] = (),
 ) -> Workers:
     """One worker kept for single notebooks (`grader check`, `check()`, the pytest plugin,
     a loop over `grade_path`) per set of course `files` and `importable` modules (not
-    imported until a notebook does): it holds no student's data, so it serves them all."""
+    imported until a notebook does): it holds no student's data, so it serves them all.
+    `plans`: the cases it holds from its start, when this call starts it (`grader check`:
+    the assignment's, so that its job carries the cells alone); a job for other cases
+    carries them, as always."""
     key = (support, tuple(files), tuple(importable))
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = Workers(1, key[0], files=key[1], importable=key[2])
+            _SHARED[key] = Workers(1, key[0], plans, files=key[1], importable=key[2])
         return _SHARED[key]
