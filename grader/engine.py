@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grader.course.cases import Case, CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode, TargetSpec
-from grader.course.notebook import Submission, load_submission
+from grader.course.notebook import Submission, reread
 from grader.course.per_student import course_secret, for_student
 from grader.course.recognise import choose_assignment
 from grader.errors import GraderError, UsageError
@@ -54,7 +54,7 @@ def grade_path(
     (UsageError without it, ConfigError without the course secret).
     """
     path = Path(path)
-    submission = load_submission(path)
+    submission = reread(path)  # parsed once in grader check (prestart read it already)
     assignment, chosen = choose_assignment(config, submission, assignment_id)
     mode = sandbox or config.sandbox
     if assignment.released is None:  # a student bundle has no course code to check

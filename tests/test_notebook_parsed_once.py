@@ -80,3 +80,21 @@ def test_the_kept_trees_are_a_fresh_parse_of_each_runnable_cell(tmp_path: Path) 
     submission.forget_trees()  # gone with the submission's judging, parsed again if asked
     assert "_trees" not in submission.__dict__
     assert submission.tree(3) is not None
+
+
+def test_a_file_reread_with_the_same_bytes_is_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`grader check` reads its notebook three times (head start, early run, engine)."""
+    path = write_notebook(tmp_path / "a.ipynb", CELLS[:2])
+    parsed = counting(monkeypatch)
+    first = notebook.reread(path)
+    at_load = len(parsed)
+    assert notebook.reread(path) is first and len(parsed) == at_load
+    write_notebook(path, [CELLS[0], "def f(a):\n    return a + 2"])  # changed since
+    changed = notebook.reread(path)
+    assert changed is not first and len(parsed) > at_load
+    assert changed.cells[1].source.endswith("a + 2")
+    other = write_notebook(tmp_path / "b.ipynb", CELLS[:2])  # the same bytes, another file
+    assert notebook.reread(other).path == other
+    assert load_submission(other) is not load_submission(other)  # loads are their own

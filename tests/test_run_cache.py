@@ -91,3 +91,40 @@ def test_a_run_that_ran_out_of_time_is_not_cached(tmp_path: Path) -> None:
     cell = [({"kind": "cell", "cell": 1, "error": {"type": "TimeLimit", "message": ""}}, {})]
     run_cache.save(path, cell)
     assert not path.exists()
+
+
+def test_a_file_in_a_key_is_read_once_while_it_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data.npy"
+    data.write_bytes(b"first")
+    reads: list[Path] = []
+    real = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    key = run_cache.content_digest([b"part"], [data])
+    assert run_cache.content_digest([b"part"], [data]) == key and reads == [data]
+    data.write_bytes(b"other")  # another size: read again, another key
+    assert run_cache.content_digest([b"part"], [data]) != key and len(reads) == 2
+    data.write_bytes(b"first")
+    assert run_cache.content_digest([b"part"], [data]) == key
+    data.unlink()
+    assert run_cache.content_digest([b"part"], [data]) == run_cache.content_digest(
+        [b"part"], [None]
+    )
+
+
+def test_the_solution_is_read_once_while_it_is_unchanged(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    solution = tmp_path / "solution.ipynb"
+    solution.write_bytes(config.assignment("self_attention").solution.read_bytes())
+    spec = replace(config.assignment("self_attention"), solution=solution)
+    first = load_solution(spec)
+    assert load_solution(spec) is first
+    solution.write_text(solution.read_text().replace("def ", "def  ", 1))  # edited since
+    assert load_solution(spec) is not first

@@ -4,6 +4,8 @@ the probes), like any notebook; this process receives only the numbers."""
 from __future__ import annotations
 
 import ast
+import os
+import stat
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,12 +42,26 @@ class Reference:
     parameters: tuple[str, ...]
 
 
+_SOLUTIONS: dict[tuple[str, int, int, int, int], Submission] = {}
+
+
 def load_solution(assignment: AssignmentSpec) -> Submission:
-    """The solution notebook, read and parsed (never run here); ConfigError when missing."""
+    """The solution notebook, read and parsed (never run here); ConfigError when missing.
+    Read once per process while the file's device, inode, size and modification time stay
+    the same (references, fingerprints and derived mistakes each need it)."""
     path = assignment.solution
-    if not path.is_file():
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
         raise ConfigError(f"assignment {assignment.id}: solution notebook not found: {path}")
-    return load_submission(path)
+    stamp = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    if stamp not in _SOLUTIONS:
+        if len(_SOLUTIONS) > 64:
+            _SOLUTIONS.clear()
+        _SOLUTIONS[stamp] = load_submission(path)
+    return _SOLUTIONS[stamp]
 
 
 def parameters(solution: Submission, name: str) -> tuple[str, ...]:

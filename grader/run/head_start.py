@@ -341,10 +341,10 @@ def _job_for(argv: Sequence[str]) -> None:
             continue
         import pickle
 
-        from grader.course.notebook import load_submission
+        from grader.course.notebook import reread
         from grader.run.pipes import encode_message
 
-        payload = pickle.dumps(list(load_submission(Path(argv[at])).cells))
+        payload = pickle.dumps(list(reread(Path(argv[at])).cells))
         message = encode_message({**header, "size": len(payload)}, payload)
         with _LOCK:
             _JOBS[pid] = message

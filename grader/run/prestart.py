@@ -23,7 +23,7 @@ from pathlib import Path
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.files import DataFile
-from grader.course.notebook import CodeCell, Submission, load_submission
+from grader.course.notebook import CodeCell, Submission, reread
 from grader.course.recognise import choose_assignment
 from grader.run import bwrap, head_start
 from grader.run.sandbox import ChildRun
@@ -143,7 +143,7 @@ def begin_for(
     (the engine will say why). No early run for a student's own inputs or a student bundle
     (the engine's cases differ from the config's there)."""
     try:
-        submission = load_submission(notebook)
+        submission = reread(notebook)
         spec, _ = choose_assignment(config, submission, assignment_id)
     except Exception:  # the engine reads it again and reports what is wrong
         return
