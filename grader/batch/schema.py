@@ -24,13 +24,15 @@ class Step:
     """One migration: `sql` (with `{id}` for the dialect's numbered id column, `{bytes}` for
     its binary type), applied when
     `column` (table, name) is missing, or always when None; `sqlite`: what SQLite runs after
-    it (a backfill from its row ids). `later`: a table an earlier version's database lacks."""
+    it (a backfill from its row ids); `backfill`: what both run after it (the rows an older
+    version wrote). `later`: a table an earlier version's database lacks."""
 
     part: Part
     sql: str
     column: tuple[str, str] | None = None
     sqlite: str = ""
     later: bool = False
+    backfill: str = ""
 
 
 MIGRATIONS: tuple[Step, ...] = (
@@ -226,6 +228,15 @@ MIGRATIONS: tuple[Step, ...] = (
 )""",
         later=True,
     ),
+    # Whether an upload uses one of its student's attempts: not when the service could not
+    # grade it for a fault of its own (older versions' such uploads wrote "not graded: ").
+    Step(
+        "service",
+        "ALTER TABLE uploads ADD COLUMN counts INTEGER NOT NULL DEFAULT 1",
+        column=("uploads", "counts"),
+        backfill="UPDATE uploads SET counts = 0 WHERE status = 'problem'"
+        " AND substr(problem, 1, 12) = 'not graded: '",
+    ),
 )
 
 
@@ -287,3 +298,5 @@ def migrate(db: Database, parts: tuple[Part, ...]) -> None:
             db.execute(step.sql.replace("{id}", db.id_column).replace("{bytes}", db.bytes_type))
             if step.sqlite and db.dialect == "sqlite":
                 db.execute(step.sqlite)
+            if step.backfill:
+                db.execute(step.backfill)

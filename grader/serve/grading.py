@@ -37,7 +37,8 @@ IDLE_BEFORE_PREPARING = 2.0
 
 @dataclass(frozen=True)
 class Outcome:
-    """What is recorded for one upload: a score and its page, or a problem."""
+    """What is recorded for one upload: a score and its page, or a problem; `counts` False
+    when the problem is the service's own fault (the upload uses none of the attempts)."""
 
     score: float | None
     max_score: float | None
@@ -46,6 +47,7 @@ class Outcome:
     report: Report | None = None
     view: View | None = None
     spec: AssignmentSpec | None = None
+    counts: bool = True
 
 
 class Grading:
@@ -191,6 +193,7 @@ class Grading:
                     outcome.page,
                     outcome.problem,
                     outcome.view,
+                    outcome.counts,
                 )
                 self.timings.setdefault("first", time.monotonic())
                 if recorded and outcome.report is not None:
@@ -233,13 +236,15 @@ class Grading:
         try:
             done = future.result()
             if done.submission is None or done.run is None:
-                return Outcome(None, None, "", done.problem)
+                # The stored bytes unreadable, or the grader's bug reading them: not the student's.
+                ours = bool(done.job.problem or done.fault)
+                return Outcome(None, None, "", done.problem, counts=not ours)
             if done.run.ending in GRADER_FAULTS:  # the machine's doing: no zero for it
                 problem = (
                     f"not graded: {done.run.exit_description}; upload it again in a while, "
                     "and tell your instructor if this stays"
                 )
-                return Outcome(None, None, "", problem)
+                return Outcome(None, None, "", problem, counts=False)
             spec = done.spec or self.config.assignment(done.assignment)
             if spec.public_seed is not None:  # the student's own public cases
                 case_set, expected = _prepare(spec, pool)
@@ -255,7 +260,8 @@ class Grading:
         except Exception as exc:  # one upload's grader fault must not stop the service
             entry = Entry(upload.student, None, None, fault=traceback.format_exc())
             log_fault(self.store.out, entry)
-            return Outcome(None, None, "", f"could not be graded (grader fault: {exc!r:.200})")
+            problem = f"could not be graded (grader fault: {exc!r:.200})"
+            return Outcome(None, None, "", problem, counts=False)
 
 
 def _prepare(spec: AssignmentSpec, pool: Pool) -> tuple[CaseSet, Expected]:

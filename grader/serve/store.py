@@ -8,6 +8,10 @@ An upload's bytes are on disk (fsync'd) and its row committed before the student
 answer; the queue is the `uploads` table, so a server killed at any point finds every
 accepted upload again on restart. A result is written in the same transaction that marks its
 upload graded, and only for an upload still running: each upload is recorded once.
+
+Every accepted upload uses one of its student's attempts (`counts`), except one the service
+could not grade for a fault of its own: that one stops counting toward the attempt limit and
+the least interval between uploads once its result says so, and never counts again.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
 from grader.batch.schema import SchemaError, check, migrate
@@ -67,6 +71,7 @@ class Upload:
     max_score: float | None
     problem: str | None
     recorded: int
+    counts: bool = True  # uses an attempt: not when the service failed to grade it
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,15 @@ class View:
 
 
 _UPLOAD_COLUMNS = (
-    "id, student, filename, content_hash, received_at, status, score, max_score, problem, recorded"
+    "id, student, filename, content_hash, received_at, status, score, max_score, problem, recorded,"
+    " counts"
 )
+
+
+def _upload(row: Sequence[Any]) -> Upload:
+    """An upload from a row of _UPLOAD_COLUMNS (`counts` is an integer in the database)."""
+    values = [*row[:-1], bool(row[-1])]
+    return Upload(*values)
 
 
 class Store:
@@ -236,7 +248,7 @@ class Store:
         """Keep an upload: its bytes on disk (on PostgreSQL: in the row's transaction), then
         its row in the queue, both durable before this returns its id. None: the student's
         attempt or rate limit, checked in the same transaction (two uploads at once cannot
-        both slip under it)."""
+        both slip under it) over the uploads that count."""
         content = hashlib.sha256(data).hexdigest()
         shared = self.db.dialect == "postgresql"  # the bytes go in with the row, below
         path = self.blob(content)
@@ -256,7 +268,8 @@ class Store:
             if shared:  # replicas take their turns at one student's limit, as SQLite's lock does
                 db.execute("SELECT 1 FROM people WHERE id=? FOR UPDATE", (student,))
             count, last = db.execute(
-                "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=?", (student,)
+                "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=? AND counts=1",
+                (student,),
             ).fetchone()
             if max_attempts is not None and count >= max_attempts:
                 return None
@@ -311,7 +324,7 @@ class Store:
                 f" RETURNING {_UPLOAD_COLUMNS}",
                 (self.replica, count),
             ).fetchall()
-        return sorted((Upload(*row) for row in rows), key=lambda upload: upload.id)
+        return sorted((_upload(row) for row in rows), key=lambda upload: upload.id)
 
     def finish(
         self,
@@ -321,15 +334,18 @@ class Store:
         page: str,
         problem: str,
         view: View | None = None,
+        counts: bool = True,
     ) -> bool:
         """Record an upload's result (graded when there is a score, else a problem) and its
-        view; False when it was not running as this replica's any more (recorded already)."""
+        view; False when it was not running as this replica's any more (recorded already).
+        `counts` False: the service failed to grade it, and it stops using an attempt."""
         status = "graded" if score is not None else "problem"
+        uncount = "" if counts else ", counts=0"
         with self._transaction() as db:
             done = (
                 db.execute(
                     "UPDATE uploads SET status=?, graded_at=?, score=?, max_score=?, page=?, "
-                    "problem=?, recorded=recorded+1 WHERE id=? AND status='running'"
+                    f"problem=?, recorded=recorded+1{uncount} WHERE id=? AND status='running'"
                     " AND claimed_by=?",
                     (status, time.time(), score, max_score, page, problem, upload, self.replica),
                 ).rowcount
@@ -428,7 +444,7 @@ class Store:
             row = self.db.execute(
                 f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE id=?", (upload_id,)
             ).fetchone()
-        return Upload(*row) if row else None
+        return _upload(row) if row else None
 
     def page(self, upload_id: int) -> str | None:
         """An upload's feedback page, once graded."""
@@ -443,7 +459,7 @@ class Store:
                 f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE student=? ORDER BY id DESC",
                 (student,),
             ).fetchall()
-        return [Upload(*row) for row in rows]
+        return [_upload(row) for row in rows]
 
     def latest(self) -> dict[str, Upload]:
         """Each student's latest upload."""
@@ -452,7 +468,7 @@ class Store:
                 f"SELECT {_UPLOAD_COLUMNS} FROM uploads WHERE id IN "
                 "(SELECT MAX(id) FROM uploads GROUP BY student)"
             ).fetchall()
-        return {row[1]: Upload(*row) for row in rows}
+        return {row[1]: _upload(row) for row in rows}
 
     def counts(self) -> dict[str, int]:
         """How many uploads there are in each status (the class view's live state)."""
@@ -461,17 +477,21 @@ class Store:
             return {str(r[0]): int(r[1]) for r in rows}
 
     def attempts(self, student: str) -> tuple[int, float | None]:
-        """A student's number of uploads and when the last one came."""
+        """A student's number of attempts used and when the last one came (the uploads that
+        count: not those the service failed to grade)."""
         with self.lock:
             row = self.db.execute(
-                "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=?", (student,)
+                "SELECT COUNT(*), MAX(received_at) FROM uploads WHERE student=? AND counts=1",
+                (student,),
             ).fetchone()
         return int(row[0]), row[1]
 
     def attempt_counts(self) -> dict[str, int]:
-        """Each student's number of uploads."""
+        """Each student's number of attempts used (students with none are left out)."""
         with self.lock:
-            rows = self.db.execute("SELECT student, COUNT(*) FROM uploads GROUP BY student")
+            rows = self.db.execute(
+                "SELECT student, COUNT(*) FROM uploads WHERE counts=1 GROUP BY student"
+            )
             return {str(r[0]): int(r[1]) for r in rows}
 
     def last_id(self) -> int:
