@@ -9,7 +9,9 @@ course's references, as any run after the first finds them; the median of three)
 seconds per notebook, the ratio against issue 19's targets (>= 100x on 20 notebooks, >= 300x
 on 300) and the best ratio any grader that starts Python with numpy could reach here:
 nbgrader's time over a bare numpy start, and over two side by side (a grader and its
-sandboxed worker).
+sandboxed worker), and the least this design could take (bench/where_time_goes.py's best
+per notebook, measured in this run on 50 generated notebooks, on every core, after that
+start).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from batch_throughput import bare_numpy  # noqa: E402
+from where_time_goes import design_best  # noqa: E402
 
 import students  # noqa: E402
 from conftest import write_notebook  # noqa: E402
@@ -155,6 +158,8 @@ def main() -> None:
             times.append(time.perf_counter() - started)
         mine = statistics.median(times) / args.students
         two = two_numpy_starts()
+    best, empty = design_best(50)
+    cores = len(os.sched_getaffinity(0))
     print(json.dumps({"notebooks": args.students, "nbgrader_autograded": graded}))
     print(f"nbgrader autograde: {theirs:.3f} s per notebook")
     print(f"grader grade:       {mine:.3f} s per notebook")
@@ -173,6 +178,21 @@ def main() -> None:
         f"floor with a sandbox: a grader and one sandboxed worker that import numpy side by "
         f"side take {two:.2f} s before any notebook runs: at most "
         f"{theirs * args.students / two:.0f}× nbgrader here"
+    )
+    least = two + args.students * best / cores
+    reach = theirs * args.students / least
+    print(
+        f"this design's least for {args.students} notebooks: a grader and its sandboxed "
+        f"worker starting side by side ({two:.2f} s), then {best * 1000:.2f} ms CPU per "
+        f"notebook on {cores} cores (an empty sandboxed child {empty * 1000:.2f} ms, the "
+        f"notebook's own code and judging at its least, no grader overhead): {least:.2f} s, "
+        f"{reach:.0f}× nbgrader"
+        + (
+            f": the target {target:.0f}× is out of reach while every notebook gets a fresh "
+            "sandboxed process"
+            if target is not None and reach < target
+            else ""
+        )
     )
     wanted = target or 100.0
     print(

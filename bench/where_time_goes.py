@@ -139,6 +139,71 @@ def lean_floor(subs: list[Submission], plan: Any) -> float:
         raise SystemExit(f"lean_floor.py failed: {result.stderr[-500:]}") from None
 
 
+def own_code_cpu(subs: list[Submission], plan: Any) -> float:
+    """CPU per submission of its cells and every call, with nothing of the grader around."""
+    null = open(os.devnull, "w")  # noqa: SIM115 - closed when the worker exits
+    saved = sys.stdout
+    spent = 0.0
+    for submission in subs:
+        codes = compiled([cell.source for cell in submission.cells])
+        calls = [(name, [c.fresh_args() for c in cases]) for name, cases in plan]
+        before = time.process_time()
+        sys.stdout = null
+        run_own_code(codes, calls)
+        sys.stdout = saved
+        spent += time.process_time() - before
+    return spent / len(subs)
+
+
+def worker_cpu(
+    subs: list[Submission], plan: Any, spec: Any, support: bwrap.Support, empty: bool
+) -> float:
+    """CPU of the grader, its worker and the children, per student; `empty`: a notebook
+    of one cell, `pass`, and no call (the cost of the child's process alone)."""
+    workers = Workers(1, support, [plan])
+    pid = workers.all[0].process.pid
+    nothing = [CodeCell(1, "pass", "pass")]
+    before = tree_cpu(pid) + time.process_time()
+    for submission in subs:
+        if empty:
+            workers.run(nothing, [], spec.time_limit)
+        else:
+            workers.run(submission.cells, plan, spec.time_limit)
+    spent = tree_cpu(pid) + time.process_time() - before  # the worker, its children
+    workers.close()
+    return spent / len(subs)
+
+
+def least_judge(expected: Any, count: int) -> float:
+    """CPU per submission of the least judging: one comparison per main case's answer."""
+    outputs = [out for reference in expected.references.values() for out in reference.outputs]
+    before = time.process_time()
+    for _ in range(count):
+        for out in outputs:
+            least_compare(out, out)
+    return (time.process_time() - before) / count
+
+
+def design_best(students: int) -> tuple[float, float]:
+    """(CPU per notebook, the empty sandboxed child's part of it) of the best this design
+    could reach, measured here on `students` generated notebooks: an empty sandboxed child,
+    the notebook's own code and judging at its least (no grader overhead at all)."""
+    config = load_config(REPO / "config.yaml")
+    spec = config.assignment("self_attention")
+    case_set = build_cases(spec)
+    plan = case_set.plan(spec)
+    with tempfile.TemporaryDirectory() as scratch:
+        generate(Path(scratch) / "class", students)
+        subs = [load_submission(p) for p in sorted((Path(scratch) / "class").iterdir())]
+    support = bwrap.support()
+    if not support.sandboxed:
+        raise SystemExit(f"the sandbox is needed for this measurement: {support.reason}")
+    empty = in_a_worker(lambda: worker_cpu(subs, plan, spec, support, True))
+    own = in_a_worker(lambda: own_code_cpu(subs, plan))
+    expected = build_expected(spec, case_set, shared_workers(support))
+    return empty + own + least_judge(expected, len(subs)), empty
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=200)
@@ -182,36 +247,12 @@ def main() -> None:
         return spent / count
 
     def own_code() -> float:
-        null = open(os.devnull, "w")  # noqa: SIM115 - closed when the worker exits
-        saved = sys.stdout
-        spent = 0.0
-        for submission in subs:
-            codes = compiled([cell.source for cell in submission.cells])
-            calls = [(name, [c.fresh_args() for c in cases]) for name, cases in plan]
-            before = time.process_time()
-            sys.stdout = null
-            run_own_code(codes, calls)
-            sys.stdout = saved
-            spent += time.process_time() - before
-        return spent / count
+        return own_code_cpu(subs, plan)
 
     runs: list[ChildRun] = []
 
     def on_worker(support: bwrap.Support, empty: bool) -> float:
-        """CPU of the grader, its worker and the children, per student; `empty`: a notebook
-        of one cell, `pass`, and no call (the cost of the child's process alone)."""
-        workers = Workers(1, support, [plan])
-        pid = workers.all[0].process.pid
-        nothing = [CodeCell(1, "pass", "pass")]
-        before = tree_cpu(pid) + time.process_time()
-        for submission in subs:
-            if empty:
-                workers.run(nothing, [], spec.time_limit)
-            else:
-                workers.run(submission.cells, plan, spec.time_limit)
-        spent = tree_cpu(pid) + time.process_time() - before  # the worker, its children
-        workers.close()
-        return spent / count
+        return worker_cpu(subs, plan, spec, support, empty)
 
     def sandboxed() -> float:
         """CPU per student of the sandboxed run (bubblewrap)."""
@@ -239,12 +280,7 @@ def main() -> None:
         runs.append(plain.run(submission.cells, plan, spec.time_limit))
     plain.close()
     expected = build_expected(spec, case_set, shared_workers(bwrap.support()))
-    outputs = [out for reference in expected.references.values() for out in reference.outputs]
-    before = time.process_time()
-    for _ in subs:  # the least judging can do: one comparison per main case's answer
-        for out in outputs:
-            least_compare(out, out)
-    least_judge_cpu = (time.process_time() - before) / count
+    least_judge_cpu = least_judge(expected, count)
     judged: list[tuple[Submission, ChildRun]] = list(zip(subs, runs, strict=True))
     before = time.process_time()
     for submission, run in judged:
