@@ -96,6 +96,26 @@ def test_the_mapping_makes_each_target_once_and_knows_no_other() -> None:
     assert dict(prints) == {"a": [], "b": []} and made == ["b", "a"]
 
 
+def test_threads_reading_one_target_at_once_make_it_once() -> None:
+    import threading
+    import time
+
+    made: list[str] = []
+
+    def slow(name: str) -> list[object]:
+        made.append(name)
+        time.sleep(0.05)  # long enough for every thread to ask before it is made
+        return []
+
+    prints = LazyPrints(["a"], slow)  # type: ignore[arg-type]
+    threads = [threading.Thread(target=lambda: prints["a"]) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == ["a"]
+
+
 def test_frames_split_undecoded_are_the_frames_the_reader_decodes() -> None:
     data = b"".join(
         encode_frame({"target": t}, {"0": [np.arange(6.0).reshape(2, 3) * i, None]})

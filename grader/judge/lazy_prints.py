@@ -5,6 +5,7 @@ would cost more than judging)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from grader.judge.fingerprints import Fingerprint
@@ -12,20 +13,26 @@ from grader.judge.fingerprints import Fingerprint
 
 class LazyPrints(Mapping[str, list[Fingerprint]]):
     """Target name -> fingerprints, each target's made by `make(name)` on its first read
-    and kept."""
+    and kept; made once also when judges on several threads (a batch, the service) read it
+    at the same time."""
 
     def __init__(self, names: Iterable[str], make: Callable[[str], list[Fingerprint]]) -> None:
         self._names = tuple(dict.fromkeys(names))
         self._make = make
         self._made: dict[str, list[Fingerprint]] = {}
+        self._lock = threading.RLock()
 
     def __getitem__(self, name: str) -> list[Fingerprint]:
         """The target's fingerprints, made now if they were not read before."""
-        if name not in self._made:
-            if name not in self._names:
-                raise KeyError(name)
-            self._made[name] = self._make(name)
-        return self._made[name]
+        made = self._made.get(name)
+        if made is not None:
+            return made
+        if name not in self._names:
+            raise KeyError(name)
+        with self._lock:
+            if name not in self._made:
+                self._made[name] = self._make(name)
+            return self._made[name]
 
     def __iter__(self) -> Iterator[str]:
         """The target names, in the assignment's order."""

@@ -104,7 +104,7 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
     argv, env, user, _ = _comparable(launch)
     program = seccomp.program()
     sources = [argv[at + 1] for at, word in enumerate(argv[:-1]) if word in BINDS]
-    binds = {source: _identity(source) for source in sources}
+    binds = {source: _bind_identity(source) for source in sources}
     started = {
         "argv": [*argv],
         "env": dict(env),
@@ -157,7 +157,7 @@ def note_job(init: bytes, header: dict[str, Any]) -> None:
         partial.replace(path)
 
 
-def _identity(path: str) -> str:
+def _bind_identity(path: str) -> str:
     """What changes when the folder or file at `path` is removed, or replaced by one of
     another kind, owner, group or mode (a staged view pruned, or another user's folder
     made under its name: a stage of the same name built again holds the same files)."""
@@ -172,7 +172,7 @@ def _startable(launch: dict[str, Any], remembered: dict[str, bool]) -> bool:
     """Whether a remembered launch may start now: a sandboxed one (bubblewrap with the
     sandbox's options) without course files, whose bubblewrap's probe is remembered
     (probe_memory.py; `remembered` holds the answers found so far), and whose every bound
-    folder and file is still the one it was planned with (_identity: a pruned stage, or a
+    folder and file is still the one it was planned with (_bind_identity: a pruned stage, or a
     folder another user made under its name, is never bound: nothing starts)."""
     argv, binds = launch.get("argv"), launch.get("binds")
     if not (isinstance(argv, list) and argv and isinstance(binds, dict)):
@@ -187,7 +187,7 @@ def _startable(launch: dict[str, Any], remembered: dict[str, bool]) -> bool:
         and all(word in words for word in SANDBOX_WORDS)
         and not any(word.startswith(COURSE_INSIDE) for word in words)
         and binds.keys() == sources
-        and all(_identity(source) == known for source, known in binds.items())
+        and all(_bind_identity(source) == known for source, known in binds.items())
     )
 
 

@@ -344,7 +344,7 @@ def stage_lib(preload: tuple[str, ...], as_nobody: bool) -> Staged:
 _METADATA = (".dist-info", ".egg-info", ".egg-link", ".pth")  # what installs a distribution
 
 
-def _identity(watched: str) -> str:
+def _watch_stamp(watched: str) -> str:
     """What changes when what `watched` names changes: `file:PATH` when the file is written,
     replaced or removed; `dists:FOLDER` when a distribution is installed into the folder or
     removed from it (its metadata entries: not the other files a working folder on the
@@ -386,7 +386,7 @@ def _recalled(memo: Path | None, as_nobody: bool) -> Staged | None:
     try:
         kept = json.loads(memo.read_text(encoding="utf-8"))
         folder, paths, watched = Path(kept["folder"]), kept["paths"], kept["watched"]
-        same = all(_identity(path) == known for path, known in watched.items())
+        same = all(_watch_stamp(path) == known for path, known in watched.items())
         if not (same and watched and _ours(folder, as_nobody) and (folder / "lib").is_dir()):
             return None
         os.utime(folder)  # in use: not pruned
@@ -410,7 +410,7 @@ def _find_stage(
     preload: tuple[str, ...], as_nobody: bool, tree: list[str]
 ) -> tuple[Staged, dict[str, str]]:
     """The stage, found from the distributions' metadata (and built when it is not there
-    yet), and what it was found from, each with its identity (_identity)."""
+    yet), and what it was found from, each with its stamp (_watch_stamp)."""
     modules = [*WORKER_NEEDS, *preload]
     dists = distributions(modules)
     usr = [d for d in dists if _site(d).startswith("/usr/")]
@@ -446,7 +446,7 @@ def _find_stage(
         *(f"dists:{folder or '.'}" for folder in sys.path),
         *(f"file:{os.path.join(*entry)}" for entry in loose),
     ]
-    return Staged(folder, tuple(paths)), {path: _identity(path) for path in found_from}
+    return Staged(folder, tuple(paths)), {path: _watch_stamp(path) for path in found_from}
 
 
 STDLIB_SKIP = ("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip")
