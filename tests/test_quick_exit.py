@@ -11,7 +11,7 @@ import sys
 from conftest import REPO
 
 SCRIPT = """
-import atexit, sys, threading, time
+import atexit, sys, threading
 import grader.__main__ as command
 
 class Collected:
@@ -21,7 +21,9 @@ class Collected:
 kept = Collected()
 atexit.register(lambda: print("exit handler", flush=True))
 if "thread" in sys.argv[1:]:
-    threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
+    # alive until the main thread ends, however long the command takes on a busy machine
+    main = threading.main_thread()
+    threading.Thread(target=lambda: (main.join(), print("thread done"))).start()
 if "message" in sys.argv[1:]:
     import grader.cli
     grader.cli.main = lambda: sys.exit("a message, not a status")
