@@ -35,6 +35,24 @@ def write_notebook(
     return path
 
 
+OUT_OF_PROCESSES = "# the machine is out of processes for this one"
+
+
+def no_worker_for_marked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, a notebook with a cell holding OUT_OF_PROCESSES gets the run of a worker
+    that could not start (a grader fault); every other notebook runs as always."""
+    from grader.run.workers import Workers, unstarted_run
+
+    real = Workers.run
+
+    def out_of_processes(self: Workers, cells: Sequence[Any], *args: Any, **kw: Any) -> Any:
+        if any(OUT_OF_PROCESSES in cell.source for cell in cells):
+            return unstarted_run("a grading worker could not start: out of processes")
+        return real(self, cells, *args, **kw)
+
+    monkeypatch.setattr(Workers, "run", out_of_processes)
+
+
 def processes_with(marker: str) -> list[str]:
     """Command lines of running processes that contain `marker` (to find stray ones)."""
     found = []

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,9 +14,9 @@ from grader.batch.grade import grade_batch
 from grader.batch.gradebook import Gradebook
 from grader.batch.outcome import exit_status
 from grader.course.config import Config
-from grader.run.workers import Workers, unstarted_run
+from grader.run.workers import Workers
 
-from conftest import REPO
+from conftest import OUT_OF_PROCESSES, REPO, no_worker_for_marked
 
 DEMO = REPO / "demo" / "submissions"
 
@@ -30,19 +28,13 @@ def test_a_run_no_worker_could_start_for_is_lost_and_graded_the_next_time(
     klass.mkdir()
     for name in ("ada", "bruno"):
         shutil.copy(DEMO / f"{name}.ipynb", klass / f"{name}.ipynb")
-    marker = "# the machine is out of processes for this one"
+    marker = OUT_OF_PROCESSES
     notebook = json.loads((klass / "bruno.ipynb").read_text(encoding="utf-8"))
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
     notebook["cells"].insert(0, {**cell, "source": [marker]})
     (klass / "bruno.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     real = Workers.run
-
-    def out_of_processes(self: Workers, cells: Sequence[Any], *args: Any, **kw: Any) -> Any:
-        if any(marker in cell.source for cell in cells):
-            return unstarted_run("a grading worker could not start: out of processes")
-        return real(self, cells, *args, **kw)
-
-    monkeypatch.setattr(Workers, "run", out_of_processes)
+    no_worker_for_marked(monkeypatch)
     first = grade_batch(klass, config, out, "self_attention", jobs=1)
     assert first.lost == ["bruno"]
     (bruno,) = [e for e in first.entries if e.student == "bruno"]

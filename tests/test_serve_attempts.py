@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,13 @@ from grader.batch import schema
 from grader.batch.database import connect
 from grader.course.config import Config
 from grader.engine import require
-from grader.run.workers import Workers, unstarted_run
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits, refusal
 from grader.serve.grading import Grading
 from grader.serve.store import Store
 
 import students
-from conftest import REPO, write_notebook
+from conftest import OUT_OF_PROCESSES, REPO, no_worker_for_marked, write_notebook
 from serving import issue, sign_in
 
 SOLUTION = (REPO / "solutions" / "self_attention.ipynb").read_bytes()
@@ -204,15 +203,8 @@ def test_the_pages_show_the_upload_that_did_not_count(store: Store) -> None:
 def test_a_worker_that_could_not_start_costs_the_student_no_attempt(
     tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    marker = "# the machine is out of processes for this one"
-    real = Workers.run
-
-    def out_of_processes(self: Workers, cells: Sequence[Any], *args: Any, **kw: Any) -> Any:
-        if any(marker in cell.source for cell in cells):
-            return unstarted_run("a grading worker could not start: out of processes")
-        return real(self, cells, *args, **kw)
-
-    monkeypatch.setattr(Workers, "run", out_of_processes)
+    marker = OUT_OF_PROCESSES
+    no_worker_for_marked(monkeypatch)
     good = write_notebook(tmp_path / "good.ipynb", students.cells()).read_bytes()
     lost = write_notebook(tmp_path / "lost.ipynb", [marker, *students.cells()]).read_bytes()
     store = Store(tmp_path / "out")
