@@ -22,6 +22,7 @@ import numpy as np
 from grader.course.cases import Case, probe_base
 from grader.course.notebook import CodeCell
 from grader.run.compat import restore_removed_names
+from grader.run.default_signals import end_by
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame
 
@@ -102,6 +103,7 @@ class _Sampler:
     def __init__(self) -> None:
         self.seen: list[tuple[int, int]] = []
         self.left = 0
+        self.step = 0.0
 
     def arm(self, seconds: float) -> None:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
@@ -112,8 +114,15 @@ class _Sampler:
             signal.setitimer(signal.ITIMER_REAL, 0)
             return
         self.left = SAMPLES + 1
-        step = seconds * SAMPLED / SAMPLES
-        signal.setitimer(signal.ITIMER_REAL, seconds - step * SAMPLES, step)
+        # Whole microseconds (what the timer keeps), never none: `ours` knows the timer by it.
+        self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
+        signal.setitimer(signal.ITIMER_REAL, seconds - self.step * SAMPLES, self.step)
+
+    def ours(self) -> bool:
+        """Whether the SIGALRM just come is this timer's: armed, and still repeating at its
+        step. The notebook's own `signal.alarm` or `setitimer` replaced it otherwise."""
+        interval = signal.getitimer(signal.ITIMER_REAL)[1]
+        return self.left > 0 and abs(interval - self.step) < 5e-7
 
     def most_seen(self) -> dict[str, int]:
         """The place sampled most often (the latest of equals), as cell and line."""
@@ -130,6 +139,8 @@ _SAMPLER = _Sampler()
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:
+    if not _SAMPLER.ours():
+        end_by(signum)  # the notebook's own alarm, at its default action: it ends the process
     where = stuck_at(frame)
     if where:
         _SAMPLER.seen.append((where["cell"], where["line"]))
