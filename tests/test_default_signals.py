@@ -14,6 +14,7 @@ import pytest
 from grader.course.cases import assignment_cases
 from grader.course.config import Config, TimeLimit
 from grader.course.notebook import load_submission
+from grader.engine import grade_path
 from grader.run import bwrap
 from grader.run.sandbox import ChildRun, Limits, _describe_exit, _limit_child
 from grader.run.workers import Workers
@@ -23,6 +24,7 @@ from conftest import write_notebook
 pytestmark = pytest.mark.sandbox
 
 LIMITS = TimeLimit(submission=20, cell=5, call=2)
+MODES = ("none", "required")
 
 
 def run_in(support: bwrap.Support, config: Config, tmp_path: Path, cells: list[str]) -> ChildRun:
@@ -161,3 +163,21 @@ def test_the_cells_time_limit_still_stops_the_notebook_in_the_sandbox(tmp_path: 
     where = {"cell": submission.cells[0].index, "line": 2}
     assert timeouts[0] == {"type": "TimeLimit", "message": "", "where": where}
     assert run.exit_description == crash(signal.SIGTERM.name)
+
+
+@pytest.mark.parametrize(
+    ("code", "ending"),
+    [
+        ("import signal, time\nsignal.alarm(1)\ntime.sleep(30)", crash("SIGALRM")),
+        ("import os\nos.abort()", crash("SIGABRT")),
+        (BURN, "the notebook used up its CPU-time limit"),
+    ],
+)
+def test_the_report_reads_the_same_with_and_without_the_sandbox(
+    config: Config, tmp_path: Path, code: str, ending: str
+) -> None:
+    path = write_notebook(tmp_path / "s.ipynb", [code])
+    reports = [grade_path(path, config, "self_attention", sandbox=mode) for mode in MODES]
+    said = [(r.errors, r.did_not_run, [(t.status, t.messages) for t in r.targets]) for r in reports]
+    assert said[0] == said[1]
+    assert ending in (reports[0].did_not_run or "")
