@@ -181,3 +181,28 @@ def test_the_report_reads_the_same_with_and_without_the_sandbox(
     said = [(r.errors, r.did_not_run, [(t.status, t.messages) for t in r.targets]) for r in reports]
     assert said[0] == said[1]
     assert ending in (reports[0].did_not_run or "")
+
+
+def test_an_alarm_set_in_one_cell_ends_the_notebook_in_a_later_one(
+    config: Config, tmp_path: Path
+) -> None:
+    # The cell's time limit takes the same timer; the notebook's alarm is kept across cells.
+    cells = ["import signal, time\nsignal.alarm(1)", "x = 1", "time.sleep(30)"]
+    for run in both(config, tmp_path, cells):
+        assert (run.ending, run.exit_description) == ("crashed", crash("SIGALRM"))
+        assert 0.9 < run.seconds < 3
+        assert [head.get("error") for head, _ in run.frames] == [None, None]
+
+
+def test_an_alarm_cancelled_or_handled_in_a_later_cell_is_as_in_python(
+    config: Config, tmp_path: Path
+) -> None:
+    cancelled = ["import signal, time\nsignal.alarm(1)", "signal.alarm(0)", "time.sleep(1.5)"]
+    for run in both(config, tmp_path, cancelled):
+        assert run.finished and not run.exit_description
+    handled = [OWN_HANDLERS[0].replace("time.sleep(5)", ""), "time.sleep(5)", "y = 2"]
+    for run in both(config, tmp_path, handled):
+        errors = [head.get("error") for head, _ in run.frames if head["kind"] == "cell"]
+        assert [e and e["type"] for e in errors] == [None, "KeyError", None]
+        # At the alarm (1 s), not when the cell's limit samples first (4 s) and calls it.
+        assert run.finished and run.seconds < 3

@@ -98,30 +98,53 @@ SAMPLED = 0.2
 
 
 class _Sampler:
-    """The places seen since the time limit's alarm was armed, and how many alarms are left."""
+    """The places seen since the time limit's alarm was armed, and how many alarms are left;
+    and the notebook's own alarm while the limit's takes the timer (the same ITIMER_REAL)."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[int, int]] = []
         self.left = 0
         self.step = 0.0
+        self.theirs: tuple[float, float] = (0.0, 0.0)  # when due (monotonic), and its interval
 
     def arm(self, seconds: float) -> None:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
-        where the alarm stops the code (0 disarms)."""
+        where the alarm stops the code (0 disarms, and gives the notebook back its alarm)."""
         self.seen.clear()
+        mine, self.left = self.left > 0, 0
+        old = signal.setitimer(signal.ITIMER_REAL, 0)
+        now = time.monotonic()
+        if mine and abs(old[1] - self.step) < 5e-7:
+            pass  # the limit's own timer
+        elif old[0] > 0:
+            self.theirs = (now + old[0], old[1])  # set by a cell, not yet due
+        elif mine:
+            self.theirs = (0.0, 0.0)  # the cell cancelled the timer (`signal.alarm(0)`)
+        due, interval = self.theirs
+        if due and due <= now:  # it came while the limit's timer stood in for it
+            due = due + interval * (1 + (now - due) // interval) if interval else 0.0
+            self.theirs = (due, interval)
         if seconds <= 0:
-            self.left = 0
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            if due:
+                self.theirs = (0.0, 0.0)
+                signal.setitimer(signal.ITIMER_REAL, due - now, interval)
             return
         self.left = SAMPLES + 1
         # Whole microseconds (what the timer keeps), never none: `ours` knows the timer by it.
         self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
-        signal.setitimer(signal.ITIMER_REAL, seconds - self.step * SAMPLES, self.step)
+        first = seconds - self.step * SAMPLES
+        if due:  # the notebook's alarm, if before the first sample: `_alarm` ends it then
+            first = max(min(first, due - now), 1e-6)
+        signal.setitimer(signal.ITIMER_REAL, first, self.step)
 
     def ours(self) -> bool:
-        """Whether the SIGALRM just come is this timer's: armed, and still repeating at its
-        step. The notebook's own `signal.alarm` or `setitimer` replaced it otherwise."""
+        """Whether the SIGALRM just come is this timer's, and not the notebook's alarm: armed,
+        still repeating at its step (a cell's own `signal.alarm` or `setitimer` replaces it),
+        and no alarm of the notebook's from an earlier cell due."""
         interval = signal.getitimer(signal.ITIMER_REAL)[1]
+        due = self.theirs[0]
+        if due and time.monotonic() >= due - 1e-3:
+            return False
         return self.left > 0 and abs(interval - self.step) < 5e-7
 
     def most_seen(self) -> dict[str, int]:
