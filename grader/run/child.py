@@ -111,31 +111,33 @@ class _Sampler:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
         where the alarm stops the code (0 disarms, and gives the notebook back its alarm)."""
         self.seen.clear()
-        mine, self.left = self.left > 0, 0
-        old = signal.setitimer(signal.ITIMER_REAL, 0)
-        now = time.monotonic()
-        if mine and abs(old[1] - self.step) < 5e-7:
-            pass  # the limit's own timer
-        elif old[0] > 0:
-            self.theirs = (now + old[0], old[1])  # set by a cell, not yet due
-        elif mine:
+        mine, step, self.left, first = self.left > 0, self.step, 0, 0.0
+        if seconds > 0:
+            self.left = SAMPLES + 1
+            # Whole microseconds (what the timer keeps), never none: `ours` knows it by them.
+            self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
+            first = max(seconds - self.step * SAMPLES, 1e-6)
+        old = signal.setitimer(signal.ITIMER_REAL, first, self.step if first else 0)
+        if old[0] > 0 and not (mine and abs(old[1] - step) < 5e-7):
+            self.theirs = (time.monotonic() + old[0], old[1])  # set by a cell, not yet due
+        elif mine and old[0] == 0:
             self.theirs = (0.0, 0.0)  # the cell cancelled the timer (`signal.alarm(0)`)
+        if self.theirs[0]:
+            self._keep_theirs(first)
+
+    def _keep_theirs(self, first: float) -> None:
+        """The notebook's alarm kept: due before the limit's first sample, it takes the
+        timer's first expiry (`_alarm` ends the notebook then); disarmed, the timer is its."""
+        now = time.monotonic()
         due, interval = self.theirs
-        if due and due <= now:  # it came while the limit's timer stood in for it
+        if due <= now:  # it came while the limit's timer stood in for it
             due = due + interval * (1 + (now - due) // interval) if interval else 0.0
             self.theirs = (due, interval)
-        if seconds <= 0:
-            if due:
-                self.theirs = (0.0, 0.0)
-                signal.setitimer(signal.ITIMER_REAL, due - now, interval)
-            return
-        self.left = SAMPLES + 1
-        # Whole microseconds (what the timer keeps), never none: `ours` knows the timer by it.
-        self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
-        first = seconds - self.step * SAMPLES
-        if due:  # the notebook's alarm, if before the first sample: `_alarm` ends it then
-            first = max(min(first, due - now), 1e-6)
-        signal.setitimer(signal.ITIMER_REAL, first, self.step)
+        if due and not first:
+            self.theirs = (0.0, 0.0)
+            signal.setitimer(signal.ITIMER_REAL, due - now, interval)
+        elif due and due - now < first:
+            signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6), self.step)
 
     def ours(self) -> bool:
         """Whether the SIGALRM just come is this timer's, and not the notebook's alarm: armed,
