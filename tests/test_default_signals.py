@@ -206,3 +206,14 @@ def test_an_alarm_cancelled_or_handled_in_a_later_cell_is_as_in_python(
         assert [e and e["type"] for e in errors] == [None, "KeyError", None]
         # At the alarm (1 s), not when the cell's limit samples first (4 s) and calls it.
         assert run.finished and run.seconds < 3
+
+
+def test_os_abort_in_a_thread_ends_the_notebook_as_without_the_sandbox(
+    config: Config, tmp_path: Path
+) -> None:
+    cells = ["import os, threading, time\nthreading.Thread(target=os.abort).start()\ntime.sleep(9)"]
+    plain, sandboxed = both(config, tmp_path, cells)
+    for run in (plain, sandboxed):
+        assert (run.ending, run.exit_description) == ("crashed", crash("SIGABRT"))
+        assert run.seconds < 4
+    assert sandboxed.raw == plain.raw

@@ -18,6 +18,8 @@ the notebook could also do for real, so it gains nothing by forging one.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import signal
 from typing import NoReturn
@@ -29,21 +31,13 @@ ENDED_BY_SIGNAL = 74
 # Those whose default action is to end the process (or dump core), but for: SIGKILL and
 # SIGSTOP (delivered anyway), the faults (delivered anyway when the process's own; a handler
 # of Python's would loop on a real one), SIGINT (Python's KeyboardInterrupt), SIGPIPE and
-# SIGXFSZ (Python ignores them).
-TERMINATING: tuple[signal.Signals, ...] = (
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGABRT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-    signal.SIGALRM,
-    signal.SIGTERM,
-    signal.SIGSTKFLT,
-    signal.SIGXCPU,
-    signal.SIGVTALRM,
-    signal.SIGPROF,
-    signal.SIGIO,
-    signal.SIGPWR,
+# SIGXFSZ (Python ignores them). By name: not every system has them all (SIGSTKFLT, SIGPWR).
+NAMES = (
+    "SIGHUP SIGQUIT SIGABRT SIGUSR1 SIGUSR2 SIGALRM SIGTERM SIGSTKFLT SIGXCPU SIGVTALRM "
+    "SIGPROF SIGIO SIGPWR"
+)
+TERMINATING: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in NAMES.split() if hasattr(signal, name)
 )
 
 # Made once in the worker: the handler writes bytes, it builds nothing.
@@ -51,15 +45,20 @@ MARKS: dict[int, bytes] = {
     int(sig): encode_frame({"kind": "ended_by", "signal": int(sig)}, {}) for sig in TERMINATING
 }
 _PIPE: list[int] = []
+_ENDING = itertools.count()  # next() is atomic: the first caller gets 0
 
 
 def end_by(signum: int) -> NoReturn:
     """End this process as `signum`'s default action would: for real where the kernel
     delivers it, else (the first process of a PID namespace) by the mark and ENDED_BY_SIGNAL
     on the frame pipe given to `take_default_actions`."""
-    signal.signal(signum, signal.SIG_DFL)
+    with contextlib.suppress(ValueError):  # called in a thread (os.abort): the kill ends it
+        signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
     os.kill(os.getpid(), signum)  # ends any process but a PID namespace's first
+    if next(_ENDING):  # another thread is ending it already: one mark, the first
+        while True:
+            signal.pause()
     if _PIPE and signum in MARKS:
         os.write(_PIPE[0], MARKS[signum])
     os._exit(ENDED_BY_SIGNAL)
