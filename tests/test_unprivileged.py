@@ -24,6 +24,7 @@ SANDBOX_TESTS = [
     "tests/test_redteam.py",
     "tests/test_attacks.py",
     "tests/test_sandbox.py",
+    "tests/test_default_signals.py",
     "tests/test_course_code_sandboxed.py",
     "tests/test_course_files.py",
     "tests/test_acceptance_batch.py",

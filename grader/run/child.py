@@ -22,6 +22,7 @@ import numpy as np
 from grader.course.cases import Case, probe_base
 from grader.course.notebook import CodeCell
 from grader.run.compat import restore_removed_names
+from grader.run.default_signals import end_by
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame
 
@@ -97,23 +98,56 @@ SAMPLED = 0.2
 
 
 class _Sampler:
-    """The places seen since the time limit's alarm was armed, and how many alarms are left."""
+    """The places seen since the time limit's alarm was armed, and how many alarms are left;
+    and the notebook's own alarm while the limit's takes the timer (the same ITIMER_REAL)."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[int, int]] = []
         self.left = 0
+        self.step = 0.0
+        self.theirs: tuple[float, float] = (0.0, 0.0)  # when due (monotonic), and its interval
 
     def arm(self, seconds: float) -> None:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
-        where the alarm stops the code (0 disarms)."""
+        where the alarm stops the code (0 disarms, and gives the notebook back its alarm)."""
         self.seen.clear()
-        if seconds <= 0:
-            self.left = 0
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            return
-        self.left = SAMPLES + 1
-        step = seconds * SAMPLED / SAMPLES
-        signal.setitimer(signal.ITIMER_REAL, seconds - step * SAMPLES, step)
+        mine, step, self.left, first = self.left > 0, self.step, 0, 0.0
+        if seconds > 0:
+            self.left = SAMPLES + 1
+            # Whole microseconds (what the timer keeps), never none: `ours` knows it by them.
+            self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
+            first = max(seconds - self.step * SAMPLES, 1e-6)
+        old = signal.setitimer(signal.ITIMER_REAL, first, self.step if first else 0)
+        if old[0] > 0 and not (mine and abs(old[1] - step) < 5e-7):
+            self.theirs = (time.monotonic() + old[0], old[1])  # set by a cell, not yet due
+        elif mine and old[0] == 0:
+            self.theirs = (0.0, 0.0)  # the cell cancelled the timer (`signal.alarm(0)`)
+        if self.theirs[0]:
+            self._keep_theirs(first)
+
+    def _keep_theirs(self, first: float) -> None:
+        """The notebook's alarm kept: due before the limit's first sample, it takes the
+        timer's first expiry (`_alarm` ends the notebook then); disarmed, the timer is its."""
+        now = time.monotonic()
+        due, interval = self.theirs
+        if due <= now:  # it came while the limit's timer stood in for it
+            due = due + interval * (1 + (now - due) // interval) if interval else 0.0
+            self.theirs = (due, interval)
+        if due and not first:
+            self.theirs = (0.0, 0.0)
+            signal.setitimer(signal.ITIMER_REAL, due - now, interval)
+        elif due and due - now < first:
+            signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6), self.step)
+
+    def ours(self) -> bool:
+        """Whether the SIGALRM just come is this timer's, and not the notebook's alarm: armed,
+        still repeating at its step (a cell's own `signal.alarm` or `setitimer` replaces it),
+        and no alarm of the notebook's from an earlier cell due."""
+        interval = signal.getitimer(signal.ITIMER_REAL)[1]
+        due = self.theirs[0]
+        if due and time.monotonic() >= due - 1e-3:
+            return False
+        return self.left > 0 and abs(interval - self.step) < 5e-7
 
     def most_seen(self) -> dict[str, int]:
         """The place sampled most often (the latest of equals), as cell and line."""
@@ -130,6 +164,8 @@ _SAMPLER = _Sampler()
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:
+    if not _SAMPLER.ours():
+        end_by(signum)  # the notebook's own alarm, at its default action: it ends the process
     where = stuck_at(frame)
     if where:
         _SAMPLER.seen.append((where["cell"], where["line"]))

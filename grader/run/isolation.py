@@ -8,7 +8,8 @@ then adds what must be its own: a PID namespace (it is PID 1 there, so every pro
 starts dies with it), mount, IPC and UTS namespaces, a fresh /tmp, /dev/shm and /proc, a
 cap on processes, and the drop of every capability (no way back: no_new_privs). The
 namespaces come with the child's own fork (fork_isolated); the rest it does itself before
-any student code (set_up_child).
+any student code (set_up_child). As a PID namespace's first process it would ignore the
+signals whose default action ends a process: default_signals.py makes them end it.
 """
 
 from __future__ import annotations

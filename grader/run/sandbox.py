@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from grader.run import isolation
+from grader.run import default_signals, isolation
 from grader.run.wire import FrameReader, Value, WireError, encode_frame
 
 SANDBOX_FAILED = 72
@@ -113,16 +113,18 @@ class ChildRun:
 
 def _limit_child(limits: Limits) -> None:
     cpu = int(limits.submission) + 1
-    for which, value in (
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_AS, MEMORY_LIMIT),
-        (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
-        (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
-        (resource.RLIMIT_CORE, 0),
+    for which, value, grace in (
+        # SIGXCPU at the soft limit (the notebook "used up its CPU-time limit"), SIGKILL a
+        # second later should it go on: with the two equal the kernel sends SIGKILL alone.
+        (resource.RLIMIT_CPU, cpu, 1),
+        (resource.RLIMIT_AS, MEMORY_LIMIT, 0),
+        (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT, 0),
+        (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT, 0),
+        (resource.RLIMIT_CORE, 0, 0),
     ):
         _, hard = resource.getrlimit(which)
-        capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (capped, capped))
+        capped = value + grace if hard == resource.RLIM_INFINITY else min(value + grace, hard)
+        resource.setrlimit(which, (min(value, capped), capped))
 
 
 def _detach_fds(keep: int, workdir: str) -> None:
@@ -233,6 +235,8 @@ class Child:
                 _detach_fds(write_fd, workdir)
                 _limit_child(limits)
                 isolation.die_with_parent()
+                if isolated:
+                    default_signals.take_default_actions(write_fd)
                 os.write(write_fd, SET_UP)
                 serve(cells, plan, write_fd, limits.cell, limits.call)
             finally:
@@ -251,7 +255,7 @@ class Child:
             self._read(buffer, run, deadline)
         finally:
             self._mark(buffer)
-            self._stop(run)
+            self._stop(run, buffer)
         start = len(STARTED) * self.took_payload + len(SET_UP) * self.set_up
         run.raw = bytes(buffer[start:])
         run.isolated = self.isolated
@@ -292,7 +296,7 @@ class Child:
                 run.finished = True
                 return
 
-    def _stop(self, run: ChildRun) -> None:
+    def _stop(self, run: ChildRun, buffer: bytearray) -> None:
         os.close(self.read_fd)
         # Kill the group (anything the student spawned) and the child itself, in case it
         # had not yet made its own group.
@@ -300,6 +304,11 @@ class Child:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
+        if self.set_up and (signum := default_signals.marked_signal(buffer, status)):
+            # Ended by a signal the kernel does not deliver to a PID namespace's first process
+            # (default_signals.py): the wait status and the bytes of one it ended.
+            status = signum
+            del buffer[-len(default_signals.MARKS[signum]) :]
         if run.went_silent:
             run.ending = "silent"
             run.exit_description = (
