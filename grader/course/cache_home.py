@@ -17,20 +17,26 @@ def cache_dir() -> Path | None:
     folder exists but is not private to this user (see private), or $GRADER_CACHE_DIR is
     relative (a folder of wherever the grader runs: a student's checkout, in CI). A relative
     $XDG_CACHE_HOME is ignored, as its specification says."""
-    if given := os.environ.get(CACHE_ENV):
-        folder = Path(given)
-        if not folder.is_absolute():
-            return None
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
-        folder = base / "grader"
+    folder = named_folder()
+    if folder is None:
+        return None
     if not os.path.lexists(folder):
         try:  # the user's alone, whatever the umask (its users write what they fill it with)
             os.makedirs(folder, 0o700, exist_ok=True)
         except OSError:
             return folder  # nothing can be kept: each user of it finds that out and goes on
     return folder if private(folder) else None
+
+
+def named_folder() -> Path | None:
+    """The folder the environment names (as cache_dir says), whether it exists and is
+    private or not; None when $GRADER_CACHE_DIR is relative."""
+    if given := os.environ.get(CACHE_ENV):
+        folder = Path(given)
+        return folder if folder.is_absolute() else None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "grader"
 
 
 def private(folder: Path) -> bool:
@@ -66,5 +72,14 @@ def mark(path: Path, text: str = "") -> None:
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         partial.write_text(text, encoding="utf-8")
         partial.replace(path)
+    except OSError:
+        return
+
+
+def used(path: Path) -> None:
+    """Note that an entry of the cache folder was just read (its modification time, by which
+    course/cache_prune.py keeps what is used): one system call, nothing where it fails."""
+    try:
+        os.utime(path)
     except OSError:
         return

@@ -390,6 +390,7 @@ def _recalled(memo: Path | None, as_nobody: bool) -> Staged | None:
         if not (same and watched and _ours(folder, as_nobody) and (folder / "lib").is_dir()):
             return None
         os.utime(folder)  # in use: not pruned
+        os.utime(memo)  # nor the memo (course/cache_prune.py)
         return Staged(folder, tuple(str(p) for p in paths))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
