@@ -7,6 +7,7 @@ believed: compiled page templates, validated configs, the course's outputs)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 CACHE_ENV = "GRADER_CACHE_DIR"
@@ -76,10 +77,15 @@ def mark(path: Path, text: str = "") -> None:
         return
 
 
-def used(path: Path) -> None:
-    """Note that an entry of the cache folder was just read (its modification time, by which
-    course/cache_prune.py keeps what is used): one system call, nothing where it fails."""
+def used(path: Path, keep_mtime: bool = False) -> None:
+    """Note that an entry of the cache folder was just read, so that course/cache_prune.py
+    keeps it: its modification time set to now (one system call), or with `keep_mtime` its
+    access time alone (two: for files whose modification time says when they were written,
+    as jinja's compiled templates). Nothing where it fails."""
     try:
-        os.utime(path)
+        if keep_mtime:
+            os.utime(path, ns=(time.time_ns(), os.stat(path).st_mtime_ns))
+        else:
+            os.utime(path)
     except OSError:
         return

@@ -4,6 +4,10 @@ recently used go first.
 
 "Used" is a file's modification time: each memo that reads an entry marks it (cache_home.used:
 one `os.utime` per hit, a few microseconds), so a course run that is only ever read stays.
+Compiled templates (render/html.py) are the exception: their modification time says when
+jinja wrote them, so a read sets their access time alone, and for them the later of the two
+counts. (Access times alone would not do: a folder mounted `noatime` never updates them, and
+`relatime` only daily.)
 
 When: at most once a day per folder (the marker LAST_PRUNED's modification time), decided at
 the exit of a `grader` command (one `stat`), and done in a detached child process at the
@@ -76,7 +80,7 @@ PREFIXES = (
 @dataclass
 class Entry:
     """One cache entry: its files (the first is the one its readers look up first), their
-    size and the latest modification time among them (when it was last used)."""
+    size and the latest time one of them was used (see the module)."""
 
     files: list[Path] = field(default_factory=list)
     size: int = 0
@@ -162,7 +166,8 @@ def _add(
     entry = found.setdefault(str(Path(place, matched.group(1))), Entry())
     entry.files.append(Path(place, name))
     entry.size += info.st_size
-    entry.used = max(entry.used, info.st_mtime)
+    read = info.st_atime if place.name == TEMPLATES else 0.0  # see the module
+    entry.used = max(entry.used, info.st_mtime, read)
 
 
 def _remove(entry: Entry) -> int:

@@ -45,7 +45,7 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
         with contextlib.suppress(OSError, EOFError, ValueError):
             super().load_bytecode(bucket)
             if bucket.code is not None:  # read: kept by the cache's pruning
-                used(Path(self._get_cache_filename(bucket)))
+                used(Path(self._get_cache_filename(bucket)), keep_mtime=True)
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         """Keep the compiled template for the next start, if the folder can be written."""
