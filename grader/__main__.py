@@ -32,9 +32,12 @@ def entry() -> None:
 def _prune_cache() -> None:
     """At exit, after the command's output: start pruning the cache folder when a day has
     passed since it was last pruned (grader/course/cache_prune.py)."""
-    from grader.course import cache_prune
+    from grader.course.cache_home import prune_due
 
-    cache_prune.after_command()
+    if (folder := prune_due()) is not None:
+        from grader.course import cache_prune
+
+        cache_prune.after_command(folder)
 
 
 def leave(done: SystemExit) -> None:

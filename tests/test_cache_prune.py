@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from grader.__main__ import _prune_cache
 from grader.cli import main
-from grader.course import cache_prune, schema_memo, yaml_memo
+from grader.course import cache_home, cache_prune, schema_memo, yaml_memo
 from grader.course.cache_home import CACHE_ENV
 from grader.judge import run_cache
 
@@ -178,12 +179,16 @@ def test_the_prune_is_started_at_most_once_a_day(
             started.append(argv)
 
     monkeypatch.setattr(subprocess, "Popen", Started)
-    cache_prune.after_command()
-    cache_prune.after_command()
+    for _ in range(3):
+        _prune_cache()  # what each `grader` command does at exit
     assert len(started) == 1
     assert started[0][-1] == str(folder)
-    aged(folder / cache_prune.LAST_PRUNED, cache_prune.PRUNE_EVERY / DAY + 0.01)
-    cache_prune.after_command()
+    marker = folder / cache_home.LAST_PRUNED
+    aged(marker, (cache_home.PRUNE_EVERY - 60) / DAY)
+    _prune_cache()
+    assert len(started) == 1
+    aged(marker, (cache_home.PRUNE_EVERY + 60) / DAY)
+    _prune_cache()
     assert len(started) == 2
 
 
@@ -201,7 +206,7 @@ def test_a_grader_command_prunes_a_due_folder_after_it_has_exited(tmp_path: Path
         time.sleep(0.05)
     assert not old.exists(), "the detached prune did not remove the stale entry"
     assert recent.exists()
-    assert (folder / cache_prune.LAST_PRUNED).exists()
+    assert (folder / cache_home.LAST_PRUNED).exists()
 
 
 def _cache_command(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:

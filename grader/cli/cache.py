@@ -11,7 +11,7 @@ import click
 
 from grader.cli.common import _errors_to_exit_codes, main
 from grader.course import cache_prune
-from grader.course.cache_home import CACHE_ENV, named_folder, private
+from grader.course.cache_home import CACHE_ENV, last_pruned, named_folder, private
 from grader.errors import UsageError
 
 
@@ -73,6 +73,6 @@ def cache(clean: bool) -> None:
     count, size = cache_prune.measure(folder)
     click.echo(f"cache folder: {folder}")
     click.echo(f"{_size(size)} in {count:,} entries (budget {_size(cache_prune.budget())})")
-    last = cache_prune.last_pruned(folder)
+    last = last_pruned(folder)
     when = "never" if last is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
     click.echo(f"last pruned: {when} (at most once a day, after a grader command)")

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 CACHE_ENV = "GRADER_CACHE_DIR"
+LAST_PRUNED = "last-pruned"  # the marker whose modification time is the last prune's
+PRUNE_EVERY = 24 * 3600  # seconds between two prunes of one folder (course/cache_prune.py)
 
 
 def cache_dir() -> Path | None:
@@ -89,3 +91,23 @@ def used(path: Path, keep_mtime: bool = False) -> None:
             os.utime(path)
     except OSError:
         return
+
+
+def last_pruned(folder: Path) -> float | None:
+    """When `folder` was last pruned (course/cache_prune.py), or None: never."""
+    try:
+        return os.stat(folder / LAST_PRUNED).st_mtime
+    except OSError:
+        return None
+
+
+def prune_due(now: float | None = None) -> Path | None:
+    """The cache folder, when it was last pruned PRUNE_EVERY ago or more (or never); else
+    None. Here, not in cache_prune.py, so that a command's exit that prunes nothing imports
+    nothing: one `stat` of the marker."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    last = last_pruned(folder)
+    now = time.time() if now is None else now
+    return folder if last is None or now - last >= PRUNE_EVERY else None

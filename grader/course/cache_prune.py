@@ -10,7 +10,8 @@ counts. (Access times alone would not do: a folder mounted `noatime` never updat
 `relatime` only daily.)
 
 When: at most once a day per folder (the marker LAST_PRUNED's modification time), decided at
-the exit of a `grader` command (one `stat`), and done in a detached child process at the
+the exit of a `grader` command (one `stat`, cache_home.prune_due: this module is imported
+only when a prune is due), and done in a detached child process at the
 lowest priority (`python -m grader.course.cache_prune FOLDER`). Not on a thread: `grader`
 ends with `os._exit` after its exit handlers, which would cut a thread off, and the scan of
 tens of thousands of files would hold the interpreter's lock while the command still works;
@@ -36,14 +37,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.course.cache_home import mark, private
+from grader.course.cache_home import LAST_PRUNED, mark, private
 
 STALE_DAYS = 30  # an entry unused this long goes
 BUDGET_BYTES = 1 << 30  # the folder's size past which the least recently used go
 BUDGET_ENV = "GRADER_CACHE_BUDGET"  # e.g. 500M, 2G, or a number of bytes
-PRUNE_EVERY = 24 * 3600  # seconds between two prunes of one folder
 TMP_SECONDS = 3600  # a temporary file untouched this long is left over from a dead writer
-LAST_PRUNED = "last-pruned"  # the marker whose modification time is the last prune's
 TEMPLATES = "templates"  # render/html.py's compiled templates, the only sub-folder
 
 _HEX = "[0-9a-f]{16,64}"
@@ -242,30 +241,9 @@ def measure(folder: Path) -> tuple[int, int]:
     return len(found), sum(e.size for e in found.values())
 
 
-def last_pruned(folder: Path) -> float | None:
-    """When `folder` was last pruned (a time stamp), or None: never."""
-    try:
-        return os.stat(folder / LAST_PRUNED).st_mtime
-    except OSError:
-        return None
-
-
-def due(folder: Path, now: float | None = None) -> bool:
-    """Whether `folder` was last pruned PRUNE_EVERY ago or more (or never)."""
-    now = time.time() if now is None else now
-    last = last_pruned(folder)
-    return last is None or now - last >= PRUNE_EVERY
-
-
-def after_command() -> None:
-    """At the exit of a `grader` command: when the cache folder is due a prune, mark it
-    pruned now (so that the next commands do not start one too) and start the pruning
-    child, detached; otherwise nothing but one `stat`."""
-    from grader.course.cache_home import cache_dir
-
-    folder = cache_dir()
-    if folder is None or not due(folder):
-        return
+def after_command(folder: Path) -> None:
+    """When `folder` is due a prune (cache_home.prune_due): mark it pruned now (so that the
+    next commands do not start one too) and start the pruning child, detached."""
     mark(folder / LAST_PRUNED, f"{os.getpid()}\n")
     import subprocess
 
