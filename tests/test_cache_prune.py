@@ -104,6 +104,27 @@ def test_an_entry_that_is_only_read_counts_as_used_and_stays(
     assert not unread.exists()
 
 
+def test_an_entry_used_after_the_scan_is_not_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = folder_at(tmp_path)
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    busy = entry(folder, f"course-run-{key(30)}.bin", cache_prune.STALE_DAYS + 1)
+    idle = entry(folder, f"course-run-{key(31)}.bin", cache_prune.STALE_DAYS + 1)
+    scan = cache_prune.entries
+
+    def scanned_then_read(where: Path) -> object:
+        found = scan(where)
+        cache_home.used(busy)  # a command reads it while the prune runs
+        return found
+
+    monkeypatch.setattr(cache_prune, "entries", scanned_then_read)
+    done = cache_prune.prune(folder)
+    assert busy.exists()
+    assert not idle.exists()
+    assert (done.removed, done.left) == (1, 1)
+
+
 def test_over_the_budget_the_least_recently_used_go_first(tmp_path: Path) -> None:
     folder = folder_at(tmp_path)
     by_age = {

@@ -208,12 +208,29 @@ def prune(folder: Path, now: float | None = None, limit: int | None = None) -> O
         removed += _unlink(path)
     kept = sorted(found.values(), key=lambda e: e.used)
     total = sum(e.size for e in kept)
+    spared = 0
     while kept and (now - kept[0].used > STALE_DAYS * 86400 or total > limit):
         entry = kept.pop(0)
+        if _used_since(entry):  # a command read or wrote it since the scan: in use
+            spared += 1
+            continue
         freed += _remove(entry)
         total -= entry.size
         removed += 1
-    return Outcome(removed, freed, len(kept), total)
+    return Outcome(removed, freed, len(kept) + spared, total)
+
+
+def _used_since(entry: Entry) -> bool:
+    """Whether a file of `entry` was written or read after the scan found it last used."""
+    for path in entry.files:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        read = info.st_atime if path.parent.name == TEMPLATES else 0.0
+        if max(info.st_mtime, read) > entry.used:
+            return True
+    return False
 
 
 def clean(folder: Path) -> Outcome:
