@@ -1,7 +1,8 @@
 """`python -m grader` and the `grader` command: the command line of grader/cli/, after
 giving `grader check` its worker's head start, and its notebook's run on it
 (grader/run/head_start.py), and after remembering dataclasses' compiled methods
-(grader/course/dataclass_memo.py)."""
+(grader/course/dataclass_memo.py); at exit, the cache folder is pruned when it is due
+(grader/course/cache_prune.py)."""
 
 import atexit
 import os
@@ -20,11 +21,23 @@ def entry() -> None:
     head_start.send_job(sys.argv[1:])  # grader check: the notebook runs once they are ready
     from grader.cli import main
 
+    atexit.register(_prune_cache)
     try:
         main()
     except SystemExit as done:
         leave(done)
         raise
+
+
+def _prune_cache() -> None:
+    """At exit, after the command's output: start pruning the cache folder when a day has
+    passed since it was last pruned (grader/course/cache_prune.py)."""
+    from grader.course.cache_home import prune_due
+
+    if (folder := prune_due()) is not None:
+        from grader.course import cache_prune
+
+        cache_prune.after_command(folder)
 
 
 def leave(done: SystemExit) -> None:

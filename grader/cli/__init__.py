@@ -3,8 +3,8 @@
 Exit codes: 0 all passed · 1 some checks failed · 2 usage, config or unreadable submission ·
 3 internal error. `main` and what every command shares are in common.py; the commands are in
 grading.py (check, grade, report), semester.py (override, comment, export), serving.py
-(serve) and authoring.py (init, new-assignment, assign, selftest, release,
-export-gradescope, template).
+(serve), authoring.py (init, new-assignment, assign, selftest, release,
+export-gradescope, template) and cache.py (cache).
 """
 
 import importlib

@@ -120,6 +120,7 @@ def _errors_to_exit_codes(command: F) -> F:
 # grading commands only (tests/test_cli_lazy.py checks this table against the commands).
 COMMAND_MODULES = {
     "assign": "authoring",
+    "cache": "cache",
     "check": "grading",
     "comment": "semester",
     "export": "semester",

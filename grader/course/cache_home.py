@@ -7,9 +7,12 @@ believed: compiled page templates, validated configs, the course's outputs)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 CACHE_ENV = "GRADER_CACHE_DIR"
+LAST_PRUNED = "last-pruned"  # the marker whose modification time is the last prune's
+PRUNE_EVERY = 24 * 3600  # seconds between two prunes of one folder (course/cache_prune.py)
 
 
 def cache_dir() -> Path | None:
@@ -17,20 +20,26 @@ def cache_dir() -> Path | None:
     folder exists but is not private to this user (see private), or $GRADER_CACHE_DIR is
     relative (a folder of wherever the grader runs: a student's checkout, in CI). A relative
     $XDG_CACHE_HOME is ignored, as its specification says."""
-    if given := os.environ.get(CACHE_ENV):
-        folder = Path(given)
-        if not folder.is_absolute():
-            return None
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
-        folder = base / "grader"
+    folder = named_folder()
+    if folder is None:
+        return None
     if not os.path.lexists(folder):
         try:  # the user's alone, whatever the umask (its users write what they fill it with)
             os.makedirs(folder, 0o700, exist_ok=True)
         except OSError:
             return folder  # nothing can be kept: each user of it finds that out and goes on
     return folder if private(folder) else None
+
+
+def named_folder() -> Path | None:
+    """The folder the environment names (as cache_dir says), whether it exists and is
+    private or not; None when $GRADER_CACHE_DIR is relative."""
+    if given := os.environ.get(CACHE_ENV):
+        folder = Path(given)
+        return folder if folder.is_absolute() else None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "grader"
 
 
 def private(folder: Path) -> bool:
@@ -68,3 +77,37 @@ def mark(path: Path, text: str = "") -> None:
         partial.replace(path)
     except OSError:
         return
+
+
+def used(path: Path, keep_mtime: bool = False) -> None:
+    """Note that an entry of the cache folder was just read, so that course/cache_prune.py
+    keeps it: its modification time set to now (one system call), or with `keep_mtime` its
+    access time alone (two: for files whose modification time says when they were written,
+    as jinja's compiled templates). Nothing where it fails."""
+    try:
+        if keep_mtime:
+            os.utime(path, ns=(time.time_ns(), os.stat(path).st_mtime_ns))
+        else:
+            os.utime(path)
+    except OSError:
+        return
+
+
+def last_pruned(folder: Path) -> float | None:
+    """When `folder` was last pruned (course/cache_prune.py), or None: never."""
+    try:
+        return os.stat(folder / LAST_PRUNED).st_mtime
+    except OSError:
+        return None
+
+
+def prune_due(now: float | None = None) -> Path | None:
+    """The cache folder, when it was last pruned PRUNE_EVERY ago or more (or never); else
+    None. Here, not in cache_prune.py, so that a command's exit that prunes nothing imports
+    nothing: one `stat` of the marker."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    last = last_pruned(folder)
+    now = time.time() if now is None else now
+    return folder if last is None or now - last >= PRUNE_EVERY else None

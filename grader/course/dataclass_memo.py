@@ -94,6 +94,9 @@ def _load() -> None:
         kept = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return  # none yet, or unreadable: compiled afresh and written at exit
+    from grader.course.cache_home import used
+
+    used(path)
     if isinstance(kept, dict) and all(
         isinstance(text, str) and isinstance(code, CodeType) for text, code in kept.items()
     ):

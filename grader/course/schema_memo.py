@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grader.course.cache_home import cache_dir, mark
+from grader.course.cache_home import cache_dir, mark, used
 from grader.course.schema import SCHEMA
 
 
@@ -38,7 +38,10 @@ def _path(raw: Any) -> Path | None:
 def known_valid(raw: Any) -> bool:
     """Whether the schema accepted this parsed config before."""
     path = _path(raw)
-    return path is not None and path.is_file()
+    if path is None or not path.is_file():
+        return False
+    used(path)
+    return True
 
 
 def note_valid(raw: Any) -> None:

@@ -18,7 +18,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from grader.course.cache_home import cache_dir, mark
+from grader.course.cache_home import cache_dir, mark, used
 
 
 @cache
@@ -52,9 +52,11 @@ def parsed(text: str) -> tuple[bool, Any]:
     if path is None:
         return False, None
     try:
-        return True, json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False, None
+    used(path)
+    return True, value
 
 
 def note_parsed(text: str, value: Any) -> None:

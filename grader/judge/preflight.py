@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.course import versions
+from grader.course.cache_home import used
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import load_submission
@@ -59,6 +60,7 @@ def preflight(config: Config, spec: AssignmentSpec, workers: Workers) -> None:
     check_files(config, [spec])
     marker = _marker(config, spec)
     if marker is not None and marker.is_file():
+        used(marker)
         return
     try:
         catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line

@@ -24,6 +24,7 @@ import numpy as np
 from grader.course import versions
 from grader.course.cache_home import CACHE_ENV as CACHE_ENV  # tests and derived.py find it here
 from grader.course.cache_home import cache_dir as cache_dir
+from grader.course.cache_home import used
 from grader.course.cases import Case
 from grader.course.config import AssignmentSpec, TimeLimit
 from grader.course.notebook import CodeCell
@@ -170,6 +171,8 @@ def load_spans(path: Path) -> list[tuple[bytes, bytes]] | None:
     that needs only some decodes only those); None when there is no readable file of whole
     frames."""
     try:
-        return split_frames(path.read_bytes())
+        spans = split_frames(path.read_bytes())
     except (OSError, WireError):
         return None
+    used(path)  # kept by the cache's pruning while it is read (course/cache_prune.py)
+    return spans

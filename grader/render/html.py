@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from grader.course.cache_home import cache_dir, private
+from grader.course.cache_home import cache_dir, private, used
 from grader.course.places import CellPlace, relabel
 from grader.render.escape import printable
 from grader.report import Location, Report, cases_line
@@ -44,6 +44,8 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
         """The compiled template, when a readable one is there."""
         with contextlib.suppress(OSError, EOFError, ValueError):
             super().load_bytecode(bucket)
+            if bucket.code is not None:  # read: kept by the cache's pruning
+                used(Path(self._get_cache_filename(bucket)), keep_mtime=True)
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         """Keep the compiled template for the next start, if the folder can be written."""

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.course.cache_home import cache_dir
+from grader.course.cache_home import cache_dir, used
 from grader.run import probe_memory
 
 if TYPE_CHECKING:  # the sandbox's launch is imported where a worker is adopted or noted
@@ -216,8 +216,10 @@ def _planned_launches(argv: Sequence[str]) -> list[Planned]:
             job = (asked["job"], asked["notebook_at"]) if "job" in asked else None
             if isinstance(preload, list) and all(isinstance(p, str) for p in preload):
                 workers.append((preload, path.with_name(name).read_bytes(), launch, job))
+                used(path.with_name(name))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return []
+    used(path)  # kept by the cache's pruning while it is read (course/cache_prune.py)
     return workers
 
 

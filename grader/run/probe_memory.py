@@ -20,7 +20,7 @@ import sys
 from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (2-3 ms of each start)
 from pathlib import Path
 
-from grader.course.cache_home import cache_dir, mark
+from grader.course.cache_home import cache_dir, mark, used
 
 # The kernel's switches that decide whether an unprivileged user namespace can be made.
 SWITCHES = (
@@ -88,7 +88,10 @@ def _path(bwrap: str) -> Path | None:
 def remembered(bwrap: str) -> bool:
     """Whether a probe with `bwrap` succeeded before under the same conditions."""
     path = _path(bwrap)
-    return path is not None and path.is_file()
+    if path is None or not path.is_file():
+        return False
+    used(path)
+    return True
 
 
 def remember(bwrap: str) -> None:

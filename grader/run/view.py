@@ -381,6 +381,8 @@ def _recalled(memo: Path | None, as_nobody: bool) -> Staged | None:
     module) is as it was, and the stage is still a whole one of this user's; else None."""
     import json
 
+    from grader.course.cache_home import used
+
     if memo is None:
         return None
     try:
@@ -390,6 +392,7 @@ def _recalled(memo: Path | None, as_nobody: bool) -> Staged | None:
         if not (same and watched and _ours(folder, as_nobody) and (folder / "lib").is_dir()):
             return None
         os.utime(folder)  # in use: not pruned
+        used(memo)  # nor the memo (course/cache_prune.py)
         return Staged(folder, tuple(str(p) for p in paths))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
