@@ -311,3 +311,25 @@ def test_links_inside_the_folder_are_not_followed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert target.exists() and page.exists()
     assert link.is_symlink()
+
+
+def test_the_prune_child_imports_nothing_from_the_commands_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A student's checkout holding a `grader` package: `python -m` puts the working folder
+    # first on the import path, so the detached child would run it outside the sandbox.
+    checkout = tmp_path / "checkout"
+    (checkout / "grader").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    (checkout / "grader" / "__init__.py").write_text(
+        f"open({str(ran)!r}, 'w').write('the checkout ran')\n", encoding="utf-8"
+    )
+    folder = folder_at(tmp_path)
+    old = entry(folder, f"course-run-{key(17)}.bin", cache_prune.STALE_DAYS + 1)
+    monkeypatch.chdir(checkout)
+    cache_prune.after_command(folder)
+    deadline = time.monotonic() + 60
+    while old.exists() and not ran.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ran.exists(), "the prune child imported the working folder's `grader`"
+    assert not old.exists(), "the detached prune did not remove the stale entry"

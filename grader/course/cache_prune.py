@@ -266,7 +266,11 @@ def after_command(folder: Path) -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "grader.course.cache_prune", str(folder)],
+            # -P and cwd "/": `-m` would otherwise put the command's working folder first on
+            # the child's import path, and a `grader` folder there (a student's checkout)
+            # would run outside the sandbox in our place.
+            [sys.executable, "-P", "-m", "grader.course.cache_prune", str(folder)],
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
