@@ -12,7 +12,7 @@ counts. (Access times alone would not do: a folder mounted `noatime` never updat
 When: at most once a day per folder (the marker LAST_PRUNED's modification time), decided at
 the exit of a `grader` command (one `stat`, cache_home.prune_due: this module is imported
 only when a prune is due), and done in a detached child process at the
-lowest priority (`python -m grader.course.cache_prune FOLDER`). Not on a thread: `grader`
+lowest priority (`python -P -m grader.course.cache_prune FOLDER`, in `/`). Not on a thread: `grader`
 ends with `os._exit` after its exit handlers, which would cut a thread off, and the scan of
 tens of thousands of files would hold the interpreter's lock while the command still works;
 not inline: a day's first check would wait for it. The child outlives the command and costs
