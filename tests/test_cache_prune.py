@@ -333,3 +333,30 @@ def test_the_prune_child_imports_nothing_from_the_commands_working_folder(
         time.sleep(0.05)
     assert not ran.exists(), "the prune child imported the working folder's `grader`"
     assert not old.exists(), "the detached prune did not remove the stale entry"
+
+
+def test_without_a_home_folder_there_is_no_cache_and_every_command_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No $HOME and a user id the password database does not know (`docker run -u 12345`):
+    # Path.home() raises, and the cache is simply not kept (as for a relative folder).
+    import pwd
+
+    from grader.course import dataclass_memo
+
+    def unknown(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    for name in ("HOME", "XDG_CACHE_HOME", CACHE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    with pytest.raises(RuntimeError):
+        Path.home()  # the situation itself
+    assert cache_home.named_folder() is None
+    assert cache_home.cache_dir() is None
+    assert cache_home.prune_due() is None
+    assert dataclass_memo.memo_path() is None
+    _prune_cache()  # what each `grader` command does at exit: nothing, quietly
+    result = CliRunner().invoke(main, ["cache"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert len(result.output.splitlines()) == 1 and "no home folder" in result.output

@@ -27,8 +27,12 @@ def _size(size: float) -> str:
 def _folder() -> Path:
     """The cache folder; UsageError when there is none the grader would use."""
     folder = named_folder()
-    if folder is None:
+    if folder is None and os.environ.get(CACHE_ENV):
         raise UsageError(f"${CACHE_ENV} is a relative path: the grader keeps no cache folder")
+    if folder is None:
+        raise UsageError(
+            f"no home folder ($HOME) and no ${CACHE_ENV}: the grader keeps no cache folder"
+        )
     if os.path.lexists(folder) and not private(folder):
         raise UsageError(
             f"{folder}: the cache folder is not private to this user (another may write to "

@@ -17,8 +17,9 @@ PRUNE_EVERY = 24 * 3600  # seconds between two prunes of one folder (course/cach
 
 def cache_dir() -> Path | None:
     """$GRADER_CACHE_DIR, else $XDG_CACHE_HOME/grader, else ~/.cache/grader; None when that
-    folder exists but is not private to this user (see private), or $GRADER_CACHE_DIR is
-    relative (a folder of wherever the grader runs: a student's checkout, in CI). A relative
+    folder exists but is not private to this user (see private), $GRADER_CACHE_DIR is
+    relative (a folder of wherever the grader runs: a student's checkout, in CI), or there
+    is no home folder to name one in (named_folder). A relative
     $XDG_CACHE_HOME is ignored, as its specification says."""
     folder = named_folder()
     if folder is None:
@@ -33,13 +34,20 @@ def cache_dir() -> Path | None:
 
 def named_folder() -> Path | None:
     """The folder the environment names (as cache_dir says), whether it exists and is
-    private or not; None when $GRADER_CACHE_DIR is relative."""
+    private or not; None when $GRADER_CACHE_DIR is relative, or when neither it nor an
+    absolute $XDG_CACHE_HOME is set and the user has no home folder (no $HOME, and a user id
+    without an entry in the password database: `docker run -u 12345`)."""
     if given := os.environ.get(CACHE_ENV):
         folder = Path(given)
         return folder if folder.is_absolute() else None
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "grader"
+    if os.path.isabs(xdg):
+        return Path(xdg) / "grader"
+    try:
+        home = Path.home()
+    except RuntimeError:  # "Could not determine home directory."
+        return None
+    return home / ".cache" / "grader"
 
 
 def private(folder: Path) -> bool:
