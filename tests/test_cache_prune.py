@@ -360,3 +360,27 @@ def test_without_a_home_folder_there_is_no_cache_and_every_command_works(
     result = CliRunner().invoke(main, ["cache"])
     assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
     assert len(result.output.splitlines()) == 1 and "no home folder" in result.output
+
+
+def test_no_prune_is_started_where_its_mark_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cache folder that cannot be made (a home folder that does not exist or is read-only):
+    # the once-a-day mark is never written, so each command would start a pruning child.
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "a-file" / "cache"))
+    started: list[list[str]] = []
+
+    class Started:
+        def __init__(self, argv: list[str], **kwargs: object) -> None:
+            started.append(argv)
+
+    monkeypatch.setattr(subprocess, "Popen", Started)
+    for _ in range(3):
+        _prune_cache()  # what each `grader` command does at exit
+    assert started == []
+    folder = folder_at(tmp_path)  # one that can be written: pruned, once
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    for _ in range(3):
+        _prune_cache()
+    assert len(started) == 1

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.course.cache_home import LAST_PRUNED, mark, private
+from grader.course.cache_home import LAST_PRUNED, PRUNE_EVERY, last_pruned, mark, private
 
 STALE_DAYS = 30  # an entry unused this long goes
 BUDGET_BYTES = 1 << 30  # the folder's size past which the least recently used go
@@ -260,8 +260,13 @@ def measure(folder: Path) -> tuple[int, int]:
 
 def after_command(folder: Path) -> None:
     """When `folder` is due a prune (cache_home.prune_due): mark it pruned now (so that the
-    next commands do not start one too) and start the pruning child, detached."""
+    next commands do not start one too) and start the pruning child, detached. Nothing when
+    the mark cannot be written (no such folder, or a read-only one): nothing could be removed
+    there either, and every command would start a child."""
     mark(folder / LAST_PRUNED, f"{os.getpid()}\n")
+    marked = last_pruned(folder)
+    if marked is None or time.time() - marked >= PRUNE_EVERY:
+        return
     import subprocess
 
     try:
