@@ -30,6 +30,7 @@ if change.exists():  # the notebook changes after its job was sent
     Path(argv[1]).write_bytes(change.read_bytes())
 else:
     head_start.send_job(argv)
+sent = len(head_start._JOBS)
 written = []
 real = workers._write_all
 def counted(fd, data, deadline):
@@ -45,7 +46,7 @@ try:
 except SystemExit as done:
     code = done.code
 sys.stdout.close()
-out.write(json.dumps([len(head_start._JOBS), len(written), code]))
+out.write(json.dumps([sent, len(written), code]))
 """
 
 

@@ -124,8 +124,9 @@ def test_the_attempt_limit_holds_for_uploads_at_the_same_moment_after_a_fault(
 
 
 def _older_service(target: Path | str) -> None:
-    """A service database as the version before this one made it: one upload its grader
-    could not grade ("not graded: …"), one graded, one with a problem of the student's."""
+    """A service database as the version before this one made it: two uploads its grader
+    could not grade ("not graded: …", a grader fault), one graded, one with a problem of the
+    student's."""
     db = connect(target)
     db.tune("NORMAL")
     earlier = tuple(s for s in schema.MIGRATIONS if s.column != ("uploads", "counts"))
@@ -142,7 +143,13 @@ def _older_service(target: Path | str) -> None:
             "INSERT INTO uploads (student, filename, content_hash, size, received_at, status,"
             " problem) VALUES ('alice', 'a.ipynb', 'x', 1, ?, ?, ?)"
         )
-        for row in ((1.0, "problem", FAULT), (2.0, "graded", ""), (3.0, "problem", "no cells")):
+        crashed = "could not be graded (grader fault: KeyError('x'))"
+        for row in (
+            (0.5, "problem", crashed),
+            (1.0, "problem", FAULT),
+            (2.0, "graded", ""),
+            (3.0, "problem", "no cells"),
+        ):
             db.execute(insert, row)
     db.close()
 
@@ -159,6 +166,7 @@ def test_an_older_database_migrates_and_its_grader_faults_stop_counting(
             (3.0, True),
             (2.0, True),
             (1.0, False),
+            (0.5, False),
         ]
         assert store.attempts("alice") == (2, 3.0)
     finally:

@@ -229,13 +229,15 @@ MIGRATIONS: tuple[Step, ...] = (
         later=True,
     ),
     # Whether an upload uses one of its student's attempts: not when the service could not
-    # grade it for a fault of its own (older versions' such uploads wrote "not graded: ").
+    # grade it for a fault of its own (older versions' such uploads wrote "not graded: " or
+    # "could not be graded (grader fault: ").
     Step(
         "service",
         "ALTER TABLE uploads ADD COLUMN counts INTEGER NOT NULL DEFAULT 1",
         column=("uploads", "counts"),
         backfill="UPDATE uploads SET counts = 0 WHERE status = 'problem'"
-        " AND substr(problem, 1, 12) = 'not graded: '",
+        " AND (substr(problem, 1, 12) = 'not graded: '"
+        " OR substr(problem, 1, 35) = 'could not be graded (grader fault: ')",
     ),
 )
 

@@ -274,6 +274,7 @@ def start(argv: Sequence[str]) -> None:
         return
     _ARGV[:] = [list(argv)]
     _JOBS_DECIDED.clear()
+    _forget_jobs_but_of_early()  # a job is known by its worker's pid, which may be reused
     planned = _planned_launches(argv)
     path = _plan_path(argv)
     if path is not None:  # what this run's workers ask for makes the next plan (adopt)
@@ -309,6 +310,16 @@ def _send(process: subprocess.Popen[bytes], init: bytes) -> None:
         return
 
 
+def _forget_jobs_but_of_early() -> None:
+    """Drop the jobs noted for workers no longer waiting to be adopted (adopted ones took
+    theirs along, workers.py; discarded ones are dead)."""
+    with _LOCK:
+        waiting = {process.pid for _, _, process in _EARLY}
+        for table in (_JOBS, _PLANNED_JOBS):
+            for pid in [pid for pid in table if pid not in waiting]:
+                del table[pid]
+
+
 def _write(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -317,7 +328,8 @@ def _write(fd: int, data: bytes) -> None:
 
 def send_job(argv: Sequence[str]) -> None:
     """Send the worker `start` started for `grader check` the job the last identical command
-    sent it, for the notebook this command line names in the same place (note_job): the
+    (the same course options, in the same folder: the notebook may be another) sent it, for
+    the notebook this command line names in the same place (note_job): the
     notebook then runs as soon as the worker is ready, while the grader imports and reads
     its course. Only without --student (whose cases are the student's own). The worker that
     adopts it takes its answer only when the job is byte for byte the one it would send
@@ -416,6 +428,7 @@ def discard() -> None:
     with _LOCK:
         unused = [process for _, _, process in _EARLY]
         _EARLY.clear()
+    _forget_jobs_but_of_early()
     for process in unused:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
