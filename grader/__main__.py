@@ -17,7 +17,7 @@ def entry() -> None:
     head_start.start(sys.argv[1:])  # first: the workers' interpreters start beside ours
     from grader.course import dataclass_memo
 
-    dataclass_memo.install()  # before the grader's own classes are defined
+    dataclass_memo.install(sys.argv[1] if len(sys.argv) > 1 else "")  # before its classes
     head_start.send_job(sys.argv[1:])  # grader check: the notebook runs once they are ready
     from grader.cli import main
 

@@ -33,24 +33,33 @@ _LOCK = threading.Lock()
 
 
 def memo_path() -> Path | None:
-    """The memo for this interpreter build and optimisation level, in the cache folder."""
+    """The memo for this interpreter build and optimisation level, and for the kind of
+    command `install` was told of, in the cache folder."""
     from grader.course.cache_home import cache_dir
 
     folder = cache_dir()
     if folder is None:
         return None
-    build = f"{sys.version}|{sys.implementation.cache_tag}|{sys.flags.optimize}".encode()
-    return folder / f"dataclass-methods-{blake2b(build, digest_size=12).hexdigest()}.marshal"
+    build = f"{sys.version}|{sys.implementation.cache_tag}|{sys.flags.optimize}|{_KIND[0]}"
+    return (
+        folder / f"dataclass-methods-{blake2b(build.encode(), digest_size=12).hexdigest()}.marshal"
+    )
 
 
-def install() -> None:
+_KIND = [""]
+
+
+def install(kind: str = "") -> None:
     """Give `dataclasses` the remembering `exec`, read the memo, and write it at exit when
     this process compiled texts the memo did not hold. Nothing where `dataclasses` does not
-    call `exec` by that name (another Python), and nothing twice."""
+    call `exec` by that name (another Python), and nothing twice. `kind`: the command (one
+    memo per command, each holding only the classes that command defines: a check reads
+    none of the service's)."""
     import dataclasses
 
     if getattr(dataclasses, "exec", None) is _exec or "_create_fn" not in vars(dataclasses):
         return
+    _KIND[0] = kind
     _load()
     dataclasses.exec = _exec  # type: ignore[attr-defined]
     atexit.register(_save)
