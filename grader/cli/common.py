@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
@@ -110,6 +109,8 @@ def _errors_to_exit_codes(command: F) -> F:
         except Exception as exc:
             message = safe_lines(f"{type(exc).__name__}: {exc}")
             click.echo(f"Error: internal error: {message}", err=True)
+            import traceback  # only for a fault of the grader's
+
             click.echo(safe_lines(traceback.format_exc()), err=True)
             sys.exit(3)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,6 +116,8 @@ def _run_module(path: Path, name: str) -> Any:
 
 def _line_in(exc: BaseException, path: Path) -> str:
     """', line N' for the deepest frame of `path` in the exception's traceback."""
+    import traceback  # only when a course's builder failed
+
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
     return f", line {lines[-1]}" if lines else ""
 

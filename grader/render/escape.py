@@ -11,38 +11,40 @@ import hashlib
 import re
 from collections.abc import Iterable
 
+# The patterns are compiled on first use (re's own cache): a `grader check --format json`
+# compiles one of them, not all eight at import.
 # Controls that move a terminal's cursor, ring it or start an escape sequence (C0 but tab and
 # line breaks, DEL, C1), lone surrogates (not encodable), and U+FFFE/U+FFFF: none is allowed
 # in XML 1.0 either. Each becomes a visible "?", so the reader sees that something was there.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
 # Bidi controls reorder what a reader sees (a name that reads "exe.txt" but is "txt.exe");
 # invisible, and no loss to right-to-left names, so they are dropped.
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = "[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 # In JSON these are written as escapes instead (the data must stay the student's own).
-_JSON_UNSAFE = re.compile(f"{_CONTROL.pattern}|{_BIDI.pattern}|[\u2028\u2029]")
+_JSON_UNSAFE = f"{_CONTROL}|{_BIDI}|[\u2028\u2029]"
 # The line breaks printable leaves (the other ones str.splitlines() knows, \v \f \x1c-\x1e
 # and NEL, are controls and already gone).
-_LINE_BREAK = re.compile("\r\n|[\n\r\u2028\u2029]")
+_LINE_BREAK = "\r\n|[\n\r\u2028\u2029]"
 # A GitHub Actions runner takes a line for a workflow command when it starts with `::` after
 # white space, or when it holds the legacy `##[` anywhere.
-_COMMAND_START = re.compile(r"^(\s*)::")
+_COMMAND_START = r"^(\s*)::"
 _LEGACY_COMMAND = "##["
 # What Markdown reads as a link, an image, a code span, a table cell's end, or an escape
 # (emphasis, `*` and `_`, is harmless and left alone: identifiers stay readable in the source).
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`\[\]()!|])")
+_MARKDOWN_PUNCTUATION = r"([\\`\[\]()!|])"
 # GitHub turns bare web addresses (http://…, www.…) into links; an escaped `:` or `.` is not
 # the plain character its matcher looks for. Visible addresses, not hidden ones: belt and braces.
-_WWW = re.compile(r"(?i)\b(www)\.")
+_WWW = r"(?i)\b(www)\."
 # A spreadsheet takes a cell starting with one of these for a formula (OWASP CSV injection);
 # the full-width forms too, which Excel reads as their ASCII twins.
 _FORMULA_START = tuple("=+-@\t\r＝＋－＠")
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_NUMBER = r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?"
 
 
 def printable(text: str) -> str:
     """No control, bidi or non-XML character; tabs and line breaks stay (for multi-line
     fields: a traceback, an HTML page). Safe for XML 1.0 text and attributes."""
-    return _BIDI.sub("", _CONTROL.sub("?", text))
+    return re.sub(_BIDI, "", re.sub(_CONTROL, "?", text))
 
 
 def one_line(text: str) -> str:
@@ -50,21 +52,21 @@ def one_line(text: str) -> str:
     exception message cannot start a line of its own (a forged `::error::` or `::add-mask::`
     workflow command) or move the cursor; a leading `::` and any `##[` are escaped too,
     as the text may begin a line."""
-    flat = _LINE_BREAK.sub("?", printable(text))
-    return _COMMAND_START.sub(r"\1\\::", flat, count=1).replace(_LEGACY_COMMAND, "#\\#[")
+    flat = re.sub(_LINE_BREAK, "?", printable(text))
+    return re.sub(_COMMAND_START, r"\1\\::", flat, count=1).replace(_LEGACY_COMMAND, "#\\#[")
 
 
 def safe_lines(text: str) -> str:
     """Multi-line text that a student may have put words into (a traceback) for a terminal:
     its own line breaks stay, but each line is made safe as one_line makes it."""
-    return "\n".join(one_line(line) for line in _LINE_BREAK.split(text))
+    return "\n".join(one_line(line) for line in re.split(_LINE_BREAK, text))
 
 
 def json_text(dumped: str) -> str:
     """JSON text (from json.dumps with ensure_ascii=False) with each character that printable
     would take out written as a `\\u` escape: a parser reads back the same data, and nothing
     raw reaches a terminal that prints it (JSON's own syntax is ASCII, so only strings change)."""
-    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match[0]):04x}", dumped)
+    return re.sub(_JSON_UNSAFE, lambda match: f"\\u{ord(match[0]):04x}", dumped)
 
 
 def workflow_data(text: str) -> str:
@@ -80,8 +82,8 @@ def workflow_property(text: str) -> str:
 def markdown_text(text: str) -> str:
     """Text for a Markdown paragraph or list item: one line, no raw HTML, and inert: no
     link, image, code span or autolink can be made of it (those characters are escaped)."""
-    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", one_line(text))
-    unlinked = _WWW.sub(r"\1\\.", escaped.replace("://", "\\://"))
+    escaped = re.sub(_MARKDOWN_PUNCTUATION, r"\\\1", one_line(text))
+    unlinked = re.sub(_WWW, r"\1\\.", escaped.replace("://", "\\://"))
     # html.escape(quote=False), without importing html's table of entities
     return unlinked.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -106,7 +108,7 @@ def spreadsheet_cell(value: object) -> object:
     if not isinstance(value, str):
         return value
     text = one_line(value)
-    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+    if text.startswith(_FORMULA_START) and not re.fullmatch(_NUMBER, text):
         return "'" + text
     return text
 
