@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from grader.course.cases import build_cases
 from grader.course.config import Config
 from grader.course.notebook import load_submission
 from grader.engine import grade_path
@@ -34,6 +35,13 @@ def test_the_worker_is_started_for_the_notebooks_assignment(config: Config) -> N
     prestart.finish()
     started = workers._SHARED[key]
     assert all(w.alive() for w in started.all)
+    # it holds the assignment's cases from its start (a job is the cells alone), and is not
+    # warmed up on them first (ready sooner: one notebook gains nothing from a warm-up)
+    assert started.plans == [build_cases(spec).plan(spec)] and not started.warm
+    assert b'"warm": false' in started.all[0].sent_init
+    plain = workers.Worker(bwrap.choose("none"), [], [])  # as a batch's: warmed up
+    plain.kill()
+    assert b'"warm"' not in plain.sent_init
 
 
 def test_nothing_is_started_for_a_notebook_that_cannot_be_read(

@@ -141,14 +141,19 @@ class Worker:
         preload: Sequence[str],
         files: Sequence[DataFile] = (),
         importable: Sequence[str] = (),
+        warm: bool = True,
     ):
         """Start the worker, able to read the course's `files` and import the `preload` and
-        `importable` modules, and send it what to import and warm up on (no student data)."""
+        `importable` modules, and send it what to import and warm up on (no student data);
+        `warm` False: it holds the plans without running them first (a worker for one
+        notebook is ready sooner, and its one child gains nothing from a warm-up)."""
         self.support = support
         how = bwrap.launch(support, files, [*preload, *importable])
         self.plans = [[(name, tuple(cases)) for name, cases in p] for p in plans]
         payload = pickle.dumps(self.plans)
-        init = {"kind": "init", "preload": list(preload), "size": len(payload)}
+        init: dict[str, Any] = {"kind": "init", "preload": list(preload), "size": len(payload)}
+        if not warm:
+            init["warm"] = False
         self._init = encode_message(init, payload)
         # one started (and sent this very init) at the command's start, else a new one
         early = head_start.adopt(how, self._init, [*preload, *importable])
@@ -275,16 +280,19 @@ class Workers:
         preload: Sequence[str] = (),
         files: Sequence[DataFile] = (),
         importable: Sequence[str] = (),
+        warm: bool = True,
     ) -> None:
         """Start `count` workers (in parallel), each able to read the course's `files` and
         import the `preload` modules (imported at once) and the `importable` ones (on a
-        notebook's demand), and wait until each has warmed up."""
+        notebook's demand), and wait until each has warmed up (on `plans`, unless `warm` is
+        False: see Worker)."""
         self.support, self.plans, self.preload = support, list(plans), list(preload)
         self.files, self.importable = tuple(dict.fromkeys(files)), tuple(importable)
+        self.warm = warm
         self.idle: queue.Queue[Worker] = queue.Queue()
         self.closed = False
         started = [
-            Worker(support, plans, preload, self.files, self.importable) for _ in range(count)
+            Worker(support, plans, preload, self.files, self.importable, warm) for _ in range(count)
         ]
         self.all = list(started)
         try:
@@ -305,7 +313,9 @@ class Workers:
         stopped by Ctrl-C must not start one for the job a thread still holds)."""
         if self.closed:
             raise GraderError("the grading workers were stopped")
-        worker = Worker(self.support, self.plans, self.preload, self.files, self.importable)
+        worker = Worker(
+            self.support, self.plans, self.preload, self.files, self.importable, self.warm
+        )
         self.all = [w for w in self.all if w is not old] + [worker]
         if self.closed:  # closed while it started: close() may not have seen it
             worker.kill()
@@ -373,10 +383,10 @@ def shared_workers(
     a loop over `grade_path`) per set of course `files` and `importable` modules (not
     imported until a notebook does): it holds no student's data, so it serves them all.
     `plans`: the cases it holds from its start, when this call starts it (`grader check`:
-    the assignment's, so that its job carries the cells alone); a job for other cases
-    carries them, as always."""
+    the assignment's, so that its job carries the cells alone; not warmed up on: one
+    notebook gains nothing from it); a job for other cases carries them, as always."""
     key = (support, tuple(files), tuple(importable))
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = Workers(1, key[0], plans, files=key[1], importable=key[2])
+            _SHARED[key] = Workers(1, key[0], plans, files=key[1], importable=key[2], warm=False)
         return _SHARED[key]
