@@ -188,11 +188,8 @@ def test_temporary_files_go_only_when_no_writer_can_be_writing_them(tmp_path: Pa
     assert not left.exists()
 
 
-def test_the_prune_is_started_at_most_once_a_day(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = folder_at(tmp_path)
-    monkeypatch.setenv(CACHE_ENV, str(folder))
+def three_exits(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command lines of the pruning children three `grader` exits start (none runs)."""
     started: list[list[str]] = []
 
     class Started:
@@ -202,6 +199,15 @@ def test_the_prune_is_started_at_most_once_a_day(
     monkeypatch.setattr(subprocess, "Popen", Started)
     for _ in range(3):
         _prune_cache()  # what each `grader` command does at exit
+    return started
+
+
+def test_the_prune_is_started_at_most_once_a_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = folder_at(tmp_path)
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    started = three_exits(monkeypatch)
     assert len(started) == 1
     assert started[0][-1] == str(folder)
     marker = folder / cache_home.LAST_PRUNED
@@ -369,15 +375,7 @@ def test_no_prune_is_started_where_its_mark_cannot_be_written(
     # the once-a-day mark is never written, so each command would start a pruning child.
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "a-file" / "cache"))
-    started: list[list[str]] = []
-
-    class Started:
-        def __init__(self, argv: list[str], **kwargs: object) -> None:
-            started.append(argv)
-
-    monkeypatch.setattr(subprocess, "Popen", Started)
-    for _ in range(3):
-        _prune_cache()  # what each `grader` command does at exit
+    started = three_exits(monkeypatch)
     assert started == []
     folder = folder_at(tmp_path)  # one that can be written: pruned, once
     monkeypatch.setenv(CACHE_ENV, str(folder))
