@@ -219,6 +219,40 @@ def test_the_prune_is_started_at_most_once_a_day(
     assert len(started) == 2
 
 
+def test_a_long_running_process_prunes_whenever_a_prune_is_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    folder = folder_at(tmp_path)
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    started: list[list[str]] = []
+
+    class Started:
+        def __init__(self, argv: list[str], **kwargs: object) -> None:
+            started.append(argv)
+
+    monkeypatch.setattr(subprocess, "Popen", Started)
+    stop = threading.Event()
+    watcher = cache_prune.keep_pruning(stop, every=0.05)
+    try:
+        deadline = time.monotonic() + 10
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(started) == 1  # due at once: never pruned
+        time.sleep(0.3)  # several checks, none due
+        assert len(started) == 1
+        aged(folder / cache_home.LAST_PRUNED, (cache_home.PRUNE_EVERY + 60) / DAY)
+        deadline = time.monotonic() + 10
+        while len(started) == 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(started) == 2  # a day later, in the same process
+    finally:
+        stop.set()
+    watcher.join(5)
+    assert not watcher.is_alive()
+
+
 def test_a_grader_command_prunes_a_due_folder_after_it_has_exited(tmp_path: Path) -> None:
     folder = folder_at(tmp_path)
     old = entry(folder, f"course-run-{key(15)}.bin", cache_prune.STALE_DAYS + 1)

@@ -190,3 +190,22 @@ def test_an_upload_no_worker_could_start_for_is_a_problem_not_a_zero(
     book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
     assert book.latest() == []  # nothing recorded for the class either
     book.close()
+
+
+def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command prunes the cache folder at its exit; a server may run for a semester."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(cache))
+    out, port = tmp_path / "out", free_port()
+    server = start_server(out, port)
+    try:
+        deadline = time.monotonic() + 30
+        while not (cache / "last-pruned").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (cache / "last-pruned").exists(), "the running server started no prune"
+        assert server.poll() is None  # while it serves, not at its exit
+    finally:
+        stop(server, signal.SIGTERM)

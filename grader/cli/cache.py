@@ -79,4 +79,7 @@ def cache(clean: bool) -> None:
     click.echo(f"{_size(size)} in {count:,} entries (budget {_size(cache_prune.budget())})")
     last = last_pruned(folder)
     when = "never" if last is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
-    click.echo(f"last pruned: {when} (at most once a day, after a grader command)")
+    click.echo(
+        f"last pruned: {when} (at most once a day, after a grader command or by a running "
+        "grader serve)"
+    )

@@ -33,16 +33,25 @@ import functools
 import os
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.course.cache_home import LAST_PRUNED, PRUNE_EVERY, last_pruned, mark, private
+from grader.course.cache_home import (
+    LAST_PRUNED,
+    PRUNE_EVERY,
+    last_pruned,
+    mark,
+    private,
+    prune_due,
+)
 
 STALE_DAYS = 30  # an entry unused this long goes
 BUDGET_BYTES = 1 << 30  # the folder's size past which the least recently used go
 BUDGET_ENV = "GRADER_CACHE_BUDGET"  # e.g. 500M, 2G, or a number of bytes
 TMP_SECONDS = 3600  # a temporary file untouched this long is left over from a dead writer
+CHECK_SECONDS = 3600  # how often a long-running process (grader serve) asks whether one is due
 TEMPLATES = "templates"  # render/html.py's compiled templates, the only sub-folder
 
 _HEX = "[0-9a-f]{16,64}"
@@ -256,6 +265,23 @@ def measure(folder: Path) -> tuple[int, int]:
     """How many entries of the grader's `folder` holds, and their size in bytes."""
     found, _ = entries(folder)
     return len(found), sum(e.size for e in found.values())
+
+
+def keep_pruning(stop: threading.Event, every: float = CHECK_SECONDS) -> threading.Thread:
+    """For a process that runs for days (`grader serve`: a command prunes only at its exit):
+    a daemon thread that starts a prune whenever one is due (cache_home.prune_due), now and
+    then every `every` seconds, until `stop` is set."""
+
+    def watch() -> None:
+        while True:
+            if (folder := prune_due()) is not None:
+                after_command(folder)
+            if stop.wait(every):
+                return
+
+    thread = threading.Thread(target=watch, name="grader-cache-prune", daemon=True)
+    thread.start()
+    return thread
 
 
 def after_command(folder: Path) -> None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import csv
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
 from grader.render.escape import spreadsheet_row
@@ -56,6 +58,8 @@ def serve(
     service = Service(store, limits, grading, secure_cookies, grace, config)
     course = config.path.parent.resolve()
     print(f"serving {course} on http://{host}:{port} (data in {out})", flush=True)
+    done = threading.Event()
+    cache_prune.keep_pruning(done)  # the cache folder pruned once a day while it serves
     try:
         settings = uvicorn.Config(
             make_app(service),
@@ -65,6 +69,7 @@ def serve(
         )
         uvicorn.Server(settings).run(sockets=[listening])
     finally:
+        done.set()
         listening.close()
         if grading.thread.is_alive():  # uvicorn never started its lifespan (a port in use)
             grading.stop(grace)
