@@ -188,8 +188,8 @@ def test_temporary_files_go_only_when_no_writer_can_be_writing_them(tmp_path: Pa
     assert not left.exists()
 
 
-def three_exits(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The command lines of the pruning children three `grader` exits start (none runs)."""
+def recorded_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """From now on, the command lines of the pruning children started (none runs)."""
     started: list[list[str]] = []
 
     class Started:
@@ -197,6 +197,12 @@ def three_exits(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
             started.append(argv)
 
     monkeypatch.setattr(subprocess, "Popen", Started)
+    return started
+
+
+def three_exits(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command lines of the pruning children three `grader` exits start (none runs)."""
+    started = recorded_starts(monkeypatch)
     for _ in range(3):
         _prune_cache()  # what each `grader` command does at exit
     return started
@@ -226,13 +232,7 @@ def test_a_long_running_process_prunes_whenever_a_prune_is_due(
 
     folder = folder_at(tmp_path)
     monkeypatch.setenv(CACHE_ENV, str(folder))
-    started: list[list[str]] = []
-
-    class Started:
-        def __init__(self, argv: list[str], **kwargs: object) -> None:
-            started.append(argv)
-
-    monkeypatch.setattr(subprocess, "Popen", Started)
+    started = recorded_starts(monkeypatch)
     stop = threading.Event()
     watcher = cache_prune.keep_pruning(stop, every=0.05)
     try:
