@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import marshal
 
 import numpy as np
 import pytest
@@ -38,3 +39,38 @@ def test_larger_arrays_still_fail_as_in_numpy() -> None:
 def test_without_the_rewrite_numpy_refuses() -> None:
     with pytest.raises(TypeError, match="0-dimensional"):
         float(np.ones((1, 1)))  # type: ignore[arg-type]
+
+
+class _Reference(ast.NodeTransformer):
+    """The rewrite as a transformer that builds new calls, placed by fix_missing_locations:
+    what rewrite_scalar_calls, which edits the calls where they stand, must equal."""
+
+    def __init__(self, cell: int) -> None:
+        self.cell = cell
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        one = len(node.args) == 1 and not isinstance(node.args[0], ast.Starred)
+        if name in ("float", "int") and one and not node.keywords:
+            extra = [ast.Constant(name), ast.Constant(self.cell), ast.Constant(node.lineno)]
+            call = ast.Call(ast.Name(SHIM_NAME, ast.Load()), [node.args[0], *extra], [])
+            return ast.copy_location(call, node)
+        return node
+
+
+SOURCES = [
+    "x = float(int(y))\nz = [float(a) for a in b]\n",
+    "if isinstance(q, float):\n    w = int(float(3) + int(\n        4))\n",
+    "def f(a):\n    return float(a, ) + int(*a) + int(a, 2) + float(x=1) + (lambda: float(a))()\n",
+    "class C:\n    def m(self):\n        return {int(k): float(v) for k, v in d.items()}\n",
+]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_rewrite_equals_a_rebuilt_tree_to_the_last_position(source: str) -> None:
+    mine = rewrite_scalar_calls(ast.parse(source), 7)
+    reference = ast.fix_missing_locations(_Reference(7).visit(ast.parse(source)))
+    assert ast.dump(mine, include_attributes=True) == ast.dump(reference, include_attributes=True)
+    code = compile(mine, "<cell 7>", "exec")
+    assert marshal.dumps(code) == marshal.dumps(compile(reference, "<cell 7>", "exec"))

@@ -4,6 +4,9 @@ array converted to a contiguous little-endian float64 copy."""
 
 from __future__ import annotations
 
+import json
+import struct
+
 import numpy as np
 import pytest
 
@@ -53,3 +56,46 @@ def test_a_float_past_the_frames_room_is_named_not_sent() -> None:
     full = [np.zeros(1_000_000)] * (numbers // 1_000_000) + [np.zeros(numbers % 1_000_000)]
     frame = encode_frame({"kind": "result"}, {"value": [*full, 1.5]})
     assert b'"ndarray of 1 numbers (too large to send)"' in frame
+
+
+def _node(value: object, payload: list[bytes], depth: int = 0) -> dict[str, object]:
+    """The value tree the wire's docstring describes, built as dicts: the reference the
+    encoder's hand-written JSON text must equal (json.dumps of these dicts)."""
+    if value is None:
+        return {"t": "none"}
+    if isinstance(value, list | tuple) and depth < 8:
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "items": [_node(item, payload, depth + 1) for item in value]}
+    if not isinstance(value, np.ndarray | float | int | np.generic) or isinstance(value, str):
+        return {"t": "other", "type": type(value).__name__}
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        return {"t": "other", "type": type(value).__name__}
+    at = sum(len(chunk) for chunk in payload)
+    payload.append(np.ascontiguousarray(array, dtype="<f8").tobytes())
+    return {"t": "a", "shape": list(array.shape), "at": at}
+
+
+MIXED = [
+    np.arange(6.0).reshape(2, 3),
+    [np.ones((4, 1)), (1.5, None, [np.float32(2.0)])],
+    (),
+    'text with a \u2603 and a "quote"',
+    {"a": 1},
+    np.zeros((2, 0)),
+    3,
+    np.array([1 + 2j]),
+    [[[[[[[[[[1.0]]]]]]]]]],
+]
+
+
+@pytest.mark.parametrize("index", range(len(MIXED)))
+def test_the_header_is_the_json_of_the_value_trees(index: int) -> None:
+    value = MIXED[index]
+    header = {"kind": "result", "case": 2, "error": {"message": "line\nbreak \u00e9"}}
+    frame = encode_frame(header, {"value": value, "args": [value, value]})
+    payload: list[bytes] = []
+    values = {"value": _node(value, payload), "args": _node([value, value], payload)}
+    head = json.dumps({**header, "values": values}).encode()
+    assert frame == struct.pack(">II", len(head), len(b"".join(payload))) + head + b"".join(payload)
+    assert encode_frame({}, {}) == struct.pack(">II", 14, 0) + b'{"values": {}}'

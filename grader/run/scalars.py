@@ -21,32 +21,30 @@ NUMPY_HINT = (
 )
 
 
-class _ScalarCalls(ast.NodeTransformer):
-    def __init__(self, cell: int) -> None:
-        self.cell = cell
+def rewrite_scalar_calls(tree: ast.Module, cell: int) -> ast.Module:
+    """The cell's tree with float() and int() calls routed through the scalar shim, so a 1×1 array
+    still converts: `float(x)` becomes `SHIM_NAME(x, "float", cell, line)`.
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
+    Each such call is changed where it stands (one walk, nothing rebuilt), its new parts placed
+    where the call is, as ast.fix_missing_locations would place them."""
+    for node in ast.walk(tree):
+        if type(node) is not ast.Call:
+            continue
         func = node.func
         if (
-            isinstance(func, ast.Name)
+            type(func) is ast.Name
             and func.id in ("float", "int")
             and len(node.args) == 1
             and not node.keywords
             and not isinstance(node.args[0], ast.Starred)
         ):
-            extra = [ast.Constant(func.id), ast.Constant(self.cell), ast.Constant(node.lineno)]
+            extra = [ast.Constant(func.id), ast.Constant(cell), ast.Constant(node.lineno)]
             shim = ast.Name(SHIM_NAME, ast.Load())
-            return ast.copy_location(ast.Call(shim, [node.args[0], *extra], []), node)
-        return node
-
-
-def rewrite_scalar_calls(tree: ast.Module, cell: int) -> ast.Module:
-    """The cell's tree with float() and int() calls routed through the scalar shim, so a 1×1 array
-    still converts."""
-    fixed = _ScalarCalls(cell).visit(tree)
-    assert isinstance(fixed, ast.Module)
-    return ast.fix_missing_locations(fixed)
+            node.func = shim
+            node.args = [node.args[0], *extra]
+            for part in (shim, *extra):
+                ast.copy_location(part, node)
+    return tree
 
 
 class ScalarShim:

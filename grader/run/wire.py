@@ -73,38 +73,87 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
     chunks: list[bytes] = []
     offset = 0
 
-    def tree(obj: Any, depth: int) -> Any:
+    # Each node is written as the JSON text json.dumps would give its dict
+    # ({"t": "a", "shape": [...], "at": N} and so on), with no dict built and encoded: a
+    # frame's values can hold hundreds of small arrays.
+    def tree(obj: Any, depth: int) -> str:
         nonlocal offset
+        # The usual value first, with no call: a non-empty float64 array within the limits
+        # (what the general path below would send, in the same bytes).
+        if type(obj) is np.ndarray and obj.dtype is _F8:
+            size = obj.size
+            room = offset + _FLOAT * size <= MAX_PAYLOAD
+            if 0 < size <= MAX_ELEMENTS and obj.ndim <= MAX_NDIM and room:
+                chunks.append(obj.tobytes())
+                node = _array_node(obj.shape, offset)
+                offset += _FLOAT * size
+                return node
         if obj is None:
-            return {"t": "none"}
+            return '{"t": "none"}'
         if isinstance(obj, list | tuple) and depth < MAX_DEPTH and len(obj) <= MAX_ITEMS:
             kind = "tuple" if isinstance(obj, tuple) else "list"
-            return {"t": kind, "items": [tree(item, depth + 1) for item in obj]}
+            items = ", ".join([tree(item, depth + 1) for item in obj])
+            return f'{{"t": "{kind}", "items": [{items}]}}'
         if type(obj) is float:  # a Python float is a 0-d float64 array: its own 8 bytes
             if offset + _FLOAT > MAX_PAYLOAD:
-                return {"t": "other", "type": "ndarray of 1 numbers (too large to send)"}
+                return _other_node("ndarray of 1 numbers (too large to send)")
             chunks.append(_DOUBLE.pack(obj))
-            node = {"t": "a", "shape": [], "at": offset}
+            node = _array_node((), offset)
             offset += _FLOAT
             return node
         array = _as_real_array(obj)
         if array is None:
-            return {"t": "other", "type": type(obj).__name__}
+            return _other_node(type(obj).__name__)
         if not sendable(array, offset):
-            return {"t": "other", "type": f"ndarray of {array.size} numbers (too large to send)"}
+            return _other_node(f"ndarray of {array.size} numbers (too large to send)")
         data = _little_f8(array)
         chunks.append(data)
-        node = {"t": "a", "shape": list(array.shape), "at": offset}
+        node = _array_node(array.shape, offset)
         offset += len(data)
         return node
 
-    body = dict(header)
-    body["values"] = {key: tree(val, 0) for key, val in values.items()}
-    head = json.dumps(body).encode()
+    trees = ", ".join([f"{_json_text(key)}: {tree(val, 0)}" for key, val in values.items()])
+    fields = _json_text(header)
+    text = (f"{fields[:-1]}, " if header else "{") + f'"values": {{{trees}}}}}'
+    head = text.encode()
     if len(head) > MAX_HEADER:
         raise ValueError(f"frame header of {len(head)} bytes is over the limit")
     payload = b"".join(chunks)
     return _PREFIX.pack(len(head), len(payload)) + head + payload
+
+
+def _array_node(shape: tuple[int, ...], at: int) -> str:
+    """An array's node, as json.dumps writes {"t": "a", "shape": [...], "at": at}."""
+    return f'{{"t": "a", "shape": {list(shape)}, "at": {at}}}'  # a list of ints: JSON's text
+
+
+def _other_node(type_name: str) -> str:
+    """A value sent by its type name, as json.dumps writes {"t": "other", "type": ...}."""
+    return f'{{"t": "other", "type": {_json_text(type_name)}}}'
+
+
+def _one_shot_encoder() -> Any:
+    """`json.dumps` with its default options, made once: the same text, without building
+    an encoder for every frame (a frame's header is a tree the runner builds: no cycles)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: json's own Python encoder
+        return json.dumps
+    encoder = json.JSONEncoder()
+    call = make(
+        None,  # no cycle check (json.dumps keeps one: the trees here have no cycles)
+        encoder.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        encoder.key_separator,
+        encoder.item_separator,
+        False,
+        False,
+        True,
+    )
+    return lambda body: "".join(call(body, 0))
+
+
+_json_text = _one_shot_encoder()
 
 
 def _little_f8(array: np.ndarray) -> bytes:
