@@ -5,6 +5,7 @@ use; anything else is killed unused."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(head_start, "_ARGV", [])
     monkeypatch.setattr(head_start, "_NOTED", [])
+    monkeypatch.setattr(head_start, "_REPLACED", [])
     monkeypatch.setattr(head_start, "_EARLY", [])
     yield tmp_path / "cache"
     head_start.discard()
@@ -113,6 +115,29 @@ def test_a_plan_holds_what_the_last_run_asked_for_only() -> None:
     head_start._NOTED.clear()
     head_start.start(ARGV)  # e.g. the course now says `sandbox: none`: no worker noted
     assert head_start._planned(ARGV) == []
+
+
+def test_a_plan_replaced_takes_the_first_messages_only_it_named_along(own_cache: Path) -> None:
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    path = head_start._plan_path(ARGV)
+    assert path is not None
+    old = head_start._init_path(path, INIT)
+    assert old.read_bytes() == INIT
+    elsewhere = own_cache / f"{path.stem}-elsewhere.init"
+    elsewhere.write_bytes(b"named by no plan")
+    text = json.loads(path.read_text())
+    path.write_text(json.dumps([*text, {"init": "../" + elsewhere.name}]))
+    head_start._NOTED.clear()  # the next command, after the course's cases changed
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), b"another first message", [])
+    assert not old.exists()
+    assert head_start._planned(ARGV) == [([], b"another first message")]
+    assert elsewhere.read_bytes() == b"named by no plan"  # only what the plan may name
+    head_start._NOTED.clear()  # and again with the same cases: the message is kept
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), b"another first message", [])
+    assert head_start._planned(ARGV) == [([], b"another first message")]
 
 
 def test_other_commands_get_no_head_start() -> None:

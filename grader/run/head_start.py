@@ -53,6 +53,7 @@ SANDBOX_WORDS = ("--unshare-all", "--disable-userns", "--clearenv", "--die-with-
 COURSE_INSIDE = "/sandbox/course"
 _ARGV: list[list[str]] = []  # the command `start` was given
 _NOTED: list[dict[str, Any]] = []  # what this command asked for, in its plan
+_REPLACED: list[str] = []  # the first messages' files the plan `start` replaces named
 _EARLY: list[tuple[tuple[Any, ...], bytes, subprocess.Popen[bytes]]] = []
 _FILTERS: dict[int, bytes] = {}  # the seccomp filter each early worker (by pid) was given
 _PLANNED_JOBS: dict[int, tuple[dict[str, Any], int] | None] = {}  # (header, notebook's word)
@@ -114,6 +115,8 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
     }
     asked = {"preload": [*preload], "init": _init_path(path, init).name, "launch": started}
     with _LOCK, contextlib.suppress(OSError, ValueError):
+        replaced = [] if _NOTED else _REPLACED[:]  # once, at the command's first worker
+        _REPLACED.clear()
         plan = json.loads(path.read_text(encoding="utf-8")) if _NOTED else []
         plan = [*plan, asked] if isinstance(plan, list) else [asked]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,6 +127,30 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
             partial.write_bytes(data)
             partial.replace(target)
         _NOTED.append(asked)
+        # The first messages only the replaced plan named (the course's cases changed):
+        # nothing will start from them again. A later worker of this command that sends one
+        # of them writes it anew; a start reading one as it goes starts nothing early.
+        for name in set(replaced) - {asked["init"]}:
+            with contextlib.suppress(OSError):
+                path.with_name(name).unlink()
+
+
+def _init_names(plan: Path) -> list[str]:
+    """The first messages' files the plan at `plan` names: its own only (`{stem}-….init`),
+    never a path elsewhere; none when it is missing or unreadable."""
+    try:
+        asked = json.loads(plan.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    names = [a.get("init") for a in asked if isinstance(a, dict)] if isinstance(asked, list) else []
+    return [
+        name
+        for name in names
+        if isinstance(name, str)
+        and Path(name).name == name
+        and name.startswith(f"{plan.stem}-")
+        and name.endswith(".init")
+    ]
 
 
 def note_notebook(notebook: Path) -> None:
@@ -278,6 +305,7 @@ def start(argv: Sequence[str]) -> None:
     planned = _planned_launches(argv)
     path = _plan_path(argv)
     if path is not None:  # what this run's workers ask for makes the next plan (adopt)
+        _REPLACED[:] = _init_names(path)
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
     remembered: dict[str, bool] = {}
