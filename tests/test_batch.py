@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,8 @@ from grader.batch.recorder import Recorder
 from grader.cli import main
 from grader.course.config import Config
 from grader.engine import grade_path
+from grader.run import bwrap
+from grader.run import workers as workers_module
 
 import students
 from conftest import REPO, processes_with, write_notebook
@@ -632,3 +635,41 @@ def test_an_untouched_copy_of_the_exercise_is_not_preferred_to_the_students_work
         "ann: 2 submissions (ann/answers.ipynb, ann/self_attention.ipynb); graded the last "
         "that is not the exercise as given, answers.ipynb"
     ]
+
+
+def test_the_next_notebook_is_parsed_while_its_worker_runs_the_one_before(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one worker, the second notebook is read and parsed while the first still runs,
+    so the worker does not wait for the parse between two notebooks."""
+    first_running, parsed_second, release = (threading.Event() for _ in range(3))
+    real_load = pool_module.load_submission
+
+    def load(path: Path, data: bytes | None = None) -> Any:
+        submission = real_load(path, data)
+        if path.stem == "b":
+            parsed_second.set()
+        return submission
+
+    def execute(self: Any, job: Job, *rest: Any) -> Any:
+        if job.student == "a":
+            first_running.set()
+            assert release.wait(30)
+        return workers_module.unstarted_run("not run in this test")
+
+    monkeypatch.setattr(pool_module, "load_submission", load)
+    monkeypatch.setattr(pool_module, "Workers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pool_module.Pool, "execute", execute)
+    folder = honest_class(tmp_path, "a", "b")
+    spec = config.assignment("self_attention")
+    pool = pool_module.Pool(config, spec.id, 1, [spec], bwrap.Support(False, "test"))
+    try:
+        paths = {name: folder / f"{name}.ipynb" for name in ("a", "b")}
+        done = [pool.submit(Job(name, path, path.read_bytes())) for name, path in paths.items()]
+        assert first_running.wait(30)
+        assert parsed_second.wait(10), "the second notebook waited for the first to finish"
+        release.set()
+        assert [d.result(30).job.student for d in done] == ["a", "b"]
+    finally:
+        release.set()
+        pool.threads.shutdown(wait=True)

@@ -20,6 +20,11 @@ from grader.run import bwrap
 from grader.run.sandbox import ChildRun
 from grader.run.workers import Plan, Workers
 
+# Two jobs per worker at a time: while one runs on the worker, the other's notebook is read
+# and parsed, and waits for that worker; with one each, a worker would sit idle between two
+# notebooks for as long as the next one takes to parse (longer while judging holds the GIL).
+THREADS_PER_WORKER = 2
+
 
 @dataclass(frozen=True)
 class Job:
@@ -63,14 +68,16 @@ class Pool:
         secret: bytes | None = None,
         threads: int | None = None,
     ) -> None:
-        """`jobs` sandboxed workers on this machine; `threads` jobs handled at a time (as
-        many as the workers unless given); `secret`: the course's, for per-student inputs."""
+        """`jobs` sandboxed workers on this machine; `threads` jobs handled at a time
+        (THREADS_PER_WORKER per worker unless given); `secret`: the course's, for
+        per-student inputs."""
         self.config, self.requested, self.secret = config, requested, secret
         plans = [build_cases(a).plan(a) for a in assignments]
         preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
         files = [file for a in assignments for file in a.files]
         self.workers = Workers(jobs, support, plans, preload, files)
-        self.threads = ThreadPoolExecutor(threads or jobs, thread_name_prefix="grader-job")
+        count = threads or THREADS_PER_WORKER * jobs
+        self.threads = ThreadPoolExecutor(count, thread_name_prefix="grader-job")
 
     def submit(self, job: Job) -> Future[Done]:
         """Grade `job` on the next free worker."""
