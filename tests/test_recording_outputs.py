@@ -175,7 +175,7 @@ def test_printable_text_runs_no_expression(monkeypatch: pytest.MonkeyPatch) -> N
     def refuse(*args: object, **kwargs: object) -> str:
         raise AssertionError("a regular expression ran over printable text")
 
-    monkeypatch.setattr(escape.re, "sub", refuse)
+    monkeypatch.setattr(re, "sub", refuse)
     assert escape.printable("Kim Park — softmax over rows ✓") == "Kim Park — softmax over rows ✓"
 
 
