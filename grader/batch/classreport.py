@@ -49,7 +49,9 @@ def load_summary(
         ids = None if roster is None else {s.id for s in roster}
         summary = summarise(assignment or "", on_roster(graded(), ids), problems)
         name = assignment or (next(iter(seen)) if seen else "nothing graded")
-        rows = from_gradebook(book, name, whole=False, latest=scores)
+        # `scores` are points and statuses already (scores_only): taken whole, not reduced
+        # a second time.
+        rows = from_gradebook(book, name, whole=True, latest=scores)
         summary = with_standings(summary, rows, ids is not None)
     finally:
         book.close()

@@ -44,6 +44,11 @@ _NUMBER = r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?"
 def printable(text: str) -> str:
     """No control, bidi or non-XML character; tabs and line breaks stay (for multi-line
     fields: a traceback, an HTML page). Safe for XML 1.0 text and attributes."""
+    # Most text (a name, a message) is all printable: no control, bidi or non-XML character
+    # is (they are of Unicode's categories Cc, Cf, Cs and Cn), so it is the text itself,
+    # without two regular expressions run over it (a feedback page holds dozens of fields).
+    if text.isprintable():
+        return text
     return re.sub(_BIDI, "", re.sub(_CONTROL, "?", text))
 
 
