@@ -658,7 +658,7 @@ def test_the_next_notebook_is_parsed_while_its_worker_runs_the_one_before(
         return workers_module.unstarted_run("not run in this test")
 
     monkeypatch.setattr(pool_module, "load_submission", load)
-    monkeypatch.setattr(pool_module, "Workers", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pool_module, "Workers", lambda *args, **kwargs: Stopped())
     monkeypatch.setattr(pool_module.Pool, "execute", execute)
     folder = honest_class(tmp_path, "a", "b")
     spec = config.assignment("self_attention")
@@ -672,4 +672,27 @@ def test_the_next_notebook_is_parsed_while_its_worker_runs_the_one_before(
         assert [d.result(30).job.student for d in done] == ["a", "b"]
     finally:
         release.set()
-        pool.threads.shutdown(wait=True)
+        pool.close()
+
+
+def test_a_pool_hands_the_interpreter_lock_round_often_while_it_is_open(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job thread woken to hand a worker its next notebook gets the lock within
+    SWITCH_SECONDS, not Python's 5 ms, while the main thread judges; as before once closed."""
+    monkeypatch.setattr(pool_module, "Workers", lambda *args, **kwargs: Stopped())
+    before = sys.getswitchinterval()
+    spec = config.assignment("self_attention")
+    pool = pool_module.Pool(config, spec.id, 1, [spec], bwrap.Support(False, "test"))
+    try:
+        assert sys.getswitchinterval() == min(before, pool_module.SWITCH_SECONDS) < 0.005
+    finally:
+        pool.close()
+    assert sys.getswitchinterval() == before
+
+
+class Stopped:
+    """Workers that are never started (for a pool whose jobs are not run)."""
+
+    def close(self) -> None:
+        """Nothing to stop."""

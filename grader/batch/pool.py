@@ -3,6 +3,7 @@ bounded), its assignment chosen, and its cells run on the next free sandboxed wo
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +25,11 @@ from grader.run.workers import Plan, Workers
 # and parsed, and waits for that worker; with one each, a worker would sit idle between two
 # notebooks for as long as the next one takes to parse (longer while judging holds the GIL).
 THREADS_PER_WORKER = 2
+# How long a thread that wants Python's interpreter lock may wait for it, while a pool is open
+# (Python's own default is 5 ms). A job thread woken by a worker's answer, or by a worker
+# coming free, needs the lock to hand that worker its next notebook, while the main thread
+# judges for milliseconds at a stretch: at 5 ms, workers sat idle waiting for it.
+SWITCH_SECONDS = 0.0005
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ class Pool:
         self.workers = Workers(jobs, support, plans, preload, files)
         count = threads or THREADS_PER_WORKER * jobs
         self.threads = ThreadPoolExecutor(count, thread_name_prefix="grader-job")
+        self._switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch, SWITCH_SECONDS))
 
     def submit(self, job: Job) -> Future[Done]:
         """Grade `job` on the next free worker."""
@@ -110,3 +118,5 @@ class Pool:
         """Stop the workers (even mid-submission) and the threads."""
         self.workers.close()
         self.threads.shutdown(wait=True, cancel_futures=True)
+        if sys.getswitchinterval() == min(self._switch, SWITCH_SECONDS):  # still as we set it
+            sys.setswitchinterval(self._switch)
