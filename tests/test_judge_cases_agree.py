@@ -17,8 +17,9 @@ import grader.judge.score as score
 from grader.course.cases import Case
 from grader.course.config import TargetSpec, Tolerance
 from grader.judge.compare import all_pass, compare, flatten
+from grader.judge.identity import identical, tokens
 from grader.judge.reference import Reference
-from grader.judge.score import judge_case, judge_cases
+from grader.judge.score import changed_arguments, judge_case, judge_cases
 from grader.run.frames import ResultFrame
 from grader.run.wire import Seq, Value
 
@@ -121,3 +122,74 @@ def test_a_passing_target_is_judged_without_comparing_case_by_case(
     outcomes = judge_cases(spec, cases, reference, results, "gone")
     assert [o.kind for o in outcomes] == ["passed", "passed"]
     assert reference.flat_outputs((0, 1)) is reference.flat_outputs((0, 1))  # made once
+
+
+# Arguments as cases build them: arrays, and sequences of them (an argument that is not an
+# array, against an array sent back, is left out: `identical` cannot say it at all).
+ARRAYS = st.recursive(
+    FLOATS,
+    lambda inner: st.builds(
+        Seq, st.sampled_from(["list", "tuple"]), st.lists(inner, max_size=3).map(tuple)
+    ),
+    max_leaves=5,
+)
+ARGUMENTS = st.lists(ARRAYS, max_size=3).map(tuple)
+
+
+def changed(value: Value, data: st.DataObject) -> Value:
+    """The same argument, or one changed as a call can: its numbers, its shape, its kind,
+    or one of its items."""
+    how = data.draw(st.sampled_from(["same", "near", "other", "kind", "shape", "inside"]))
+    if how == "inside" and isinstance(value, Seq) and value.items:
+        at = data.draw(st.integers(0, len(value.items) - 1))
+        items = tuple(changed(v, data) if i == at else v for i, v in enumerate(value.items))
+        return Seq(value.kind, items)
+    if how == "near":
+        return near(value, data)
+    if how == "other":
+        return data.draw(ARRAYS)
+    if how == "kind" and isinstance(value, Seq):
+        return Seq("tuple" if value.kind == "list" else "list", value.items)
+    if how == "shape" and isinstance(value, np.ndarray):
+        return value.reshape(-1)
+    return value
+
+
+@PROPS
+@given(ARGUMENTS, st.data())
+def test_changed_arguments_from_kept_tokens_is_identical_on_each(
+    inputs: tuple[Value, ...], data: st.DataObject
+) -> None:
+    after = Seq("tuple", tuple(changed(value, data) for value in inputs))
+    values = {"args": after}
+    each = [
+        i for i, (k, g) in enumerate(zip(inputs, after.items, strict=True)) if not identical(k, g)
+    ]
+    assert changed_arguments(inputs, values, tokens(inputs)) == each
+    assert changed_arguments(inputs, values) == each
+
+
+def test_kept_tokens_tell_every_change_identical_tells() -> None:
+    # Changes that keep every byte (a reshape, another kind of sequence, at any depth), or
+    # keep the shapes: the tokens must tell each of them, as `identical` does.
+    square = np.arange(4.0).reshape(2, 2)
+    kept = (Seq("list", (square, Seq("tuple", (square,)))), square)
+    changes = [
+        Seq("list", (square.reshape(-1), Seq("tuple", (square,)))),
+        Seq("list", (square, Seq("list", (square,)))),
+        Seq("list", (square, Seq("tuple", (square.T.copy(),)))),
+        Seq("tuple", (square, Seq("tuple", (square,)))),
+        Seq("list", (square, Seq("tuple", (square, square)))),
+        square.reshape(4, 1),
+        square.T.copy(),
+        square,
+    ]
+    for first in changes:
+        for second in changes[-3:]:
+            after = Seq("tuple", (first, second))
+            each = [
+                i
+                for i, (k, g) in enumerate(zip(kept, after.items, strict=True))
+                if not identical(k, g)
+            ]
+            assert changed_arguments(kept, {"args": after}, tokens(kept)) == each

@@ -17,6 +17,7 @@ from grader.course.parsing import compile_tree
 from grader.errors import ConfigError
 from grader.judge.compare import Flat, flatten
 from grader.judge.course_code import CallFailed, CourseOutputs, renamed, run_course_code
+from grader.judge.identity import tokens
 from grader.judge.static import find_function
 from grader.run.wire import Value, decode_frame, encode_frame, sendable
 from grader.run.workers import Workers
@@ -45,6 +46,16 @@ class Reference:
     _flat: dict[tuple[int, ...], Flat | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _tokens: dict[int, list[object]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def input_tokens(self, index: int) -> list[object]:
+        """The inputs of one case as `score.tokens` gives them, made once: every answer's
+        arguments are checked against them for changes."""
+        if index not in self._tokens:
+            self._tokens[index] = tokens(self.inputs[index])
+        return self._tokens[index]
 
     def flat_outputs(self, indices: tuple[int, ...]) -> Flat | None:
         """The outputs of these cases flattened into one array (see compare.flatten), made

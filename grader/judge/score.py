@@ -6,12 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.judge.child_error import exception_text
 from grader.judge.compare import PASS, Verdict, all_pass, compare
+from grader.judge.identity import identical, tokens
 from grader.judge.reference import Reference
 from grader.report import Finding, Location, Status
 from grader.run.frames import (
@@ -165,7 +164,8 @@ def _judged(
     verdict: Verdict,
 ) -> CaseOutcome:
     """A case that answered, from its comparison's verdict and the arguments it changed."""
-    mutation = _mutation(reference, changed_arguments(reference.inputs[case.index], values))
+    kept = reference.input_tokens(case.index)
+    mutation = _mutation(reference, changed_arguments(reference.inputs[case.index], values, kept))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
         return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
@@ -174,43 +174,18 @@ def _judged(
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
 
 
-def identical(kept: Value, given: Value) -> bool:
-    """Exactly the same value as it crossed the wire (shape and every bit; a list is not a
-    tuple): what an input is after a call that did not change it."""
-    if isinstance(kept, np.ndarray):
-        return (
-            isinstance(given, np.ndarray)
-            and kept.shape == given.shape
-            and kept.tobytes() == given.tobytes()
-        )
-    if isinstance(kept, Seq):
-        if not (
-            isinstance(given, Seq)
-            and kept.kind == given.kind
-            and len(kept.items) == len(given.items)
-        ):
-            return False
-        for item, other in zip(kept.items, given.items, strict=True):
-            if isinstance(item, np.ndarray):  # the usual item, without a call
-                if not (
-                    isinstance(other, np.ndarray)
-                    and item.shape == other.shape
-                    and item.tobytes() == other.tobytes()
-                ):
-                    return False
-            elif not identical(item, other):
-                return False
-        return True
-    return kept == given
-
-
-def changed_arguments(inputs: Sequence[Value], values: Mapping[str, Value]) -> list[int]:
+def changed_arguments(
+    inputs: Sequence[Value], values: Mapping[str, Value], kept: list[object] | None = None
+) -> list[int]:
     """The positions of the arguments a call changed: each input as the grader built it,
     against the same argument as the child sent it back after the call. Judged here, in the
-    grader: a child can lie about its own inputs only by forging the numbers themselves."""
+    grader: a child can lie about its own inputs only by forging the numbers themselves.
+    `kept`: the inputs' `tokens`, when known, which tell at once that none changed."""
     after = values.get("args")
     if not isinstance(after, Seq) or len(after.items) != len(inputs):
         return list(range(len(inputs)))  # the arguments did not come back: not trusted
+    if kept is not None and tokens(after.items) == kept:
+        return []
     return [
         i
         for i, (kept, given) in enumerate(zip(inputs, after.items, strict=True))
