@@ -254,7 +254,8 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
             hint = " (same number of entries, arranged differently)"
         return Verdict(False, f"shape {val.shape}, expected {exp.shape}{hint}")
     with np.errstate(all="ignore"):  # the usual case, quickly: every entry within tolerance
-        if _within(val, exp, tol).all():
+        within = _within(val, exp, tol)
+        if within.all():
             return PASS
     bad = ~np.isfinite(val) & np.isfinite(exp)
     if bad.any():
@@ -266,13 +267,14 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
     unlike = _non_finite_mismatch(val, exp)
     if unlike.any():
         return Verdict(False, _non_finite_words(val, exp, unlike))
-    close = _close(val, exp, tol)
+    # NaN where NaN is expected is close (the NaN policy, stated in docs/student.md).
+    close = within | (np.isnan(val) & np.isnan(exp))
     if close.all():
         return PASS
     with np.errstate(all="ignore"):
         diff = np.where(close, 0.0, np.abs(val - exp))
         rel = np.where(close, 0.0, diff / np.maximum(np.abs(exp), 1e-300))
-    diff, rel = np.nan_to_num(diff, posinf=np.inf), np.nan_to_num(rel, posinf=np.inf)
+    diff, rel = _finite_or_inf(diff), _finite_or_inf(rel)
     first = tuple(int(i) for i in np.argwhere(~close)[0])
     where = f" at index {first}" if first else ""
     return Verdict(
@@ -283,22 +285,21 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
     )
 
 
-def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
-    """Entry by entry: |val - exp| <= atol + rtol * |exp| where the expected value is finite;
-    an expected ±inf is matched only by the same infinity (the tolerance there would be
-    infinite and accept any finite number); an expected NaN by nothing (see `_close`).
-    The caller silences NaN warnings."""
-    result: np.ndarray = (np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)) & np.isfinite(exp)
-    result |= val == exp  # equal infinities, sign included
+def _finite_or_inf(values: np.ndarray) -> np.ndarray:
+    """`np.nan_to_num(values, posinf=np.inf)`, called only when some entry is not finite."""
+    if np.isfinite(values).all():
+        return values
+    result: np.ndarray = np.nan_to_num(values, posinf=np.inf)
     return result
 
 
-def _close(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
-    """`_within`, and NaN where NaN is expected (the NaN policy, stated in docs/student.md)."""
-    with np.errstate(all="ignore"):
-        close = _within(val, exp, tol)
-        close |= np.isnan(val) & np.isnan(exp)
-    result: np.ndarray = close
+def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """Entry by entry: |val - exp| <= atol + rtol * |exp| where the expected value is finite;
+    an expected ±inf is matched only by the same infinity (the tolerance there would be
+    infinite and accept any finite number); an expected NaN by nothing (`compare_arrays`
+    adds NaN for NaN). The caller silences NaN warnings."""
+    result: np.ndarray = (np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)) & np.isfinite(exp)
+    result |= val == exp  # equal infinities, sign included
     return result
 
 
