@@ -20,7 +20,7 @@ from grader.judge.released import released_data
 from grader.judge.score import (
     Answers,
     describe_error,
-    judge_case,
+    judge_cases,
     location_of,
     scalar_findings,
     scalar_messages,
@@ -236,17 +236,7 @@ def judge_target(
         )
     unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
     over_time = not run.wire_error and run.ending in OVER_TIME
-    outcomes = [
-        judge_case(
-            spec,
-            case,
-            reference,
-            answers.results.get((spec.name, case.index)),
-            unanswered,
-            over_time,
-        )
-        for case in cases
-    ]
+    outcomes = judge_cases(spec, cases, reference, answers.results, unanswered, over_time)
     status = target_status(outcomes)
     mistakes: tuple[str, ...] = ()
     stub_owner = _owner(outcomes[0].location, definitions)

@@ -6,6 +6,7 @@ differ; the largest differences) and never print whole arrays.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,7 +144,13 @@ def _leaves(value: Value, arrays: list[np.ndarray], shape: list[int]) -> bool:
         return True
     if isinstance(value, Seq):
         shape.append(len(value.items))
-        return all(_leaves(item, arrays, shape) for item in value.items)
+        for item in value.items:
+            if isinstance(item, np.ndarray):  # the usual item, without a call
+                arrays.append(item)
+                shape.append(-1)
+            elif not _leaves(item, arrays, shape):
+                return False
+        return True
     return False
 
 
@@ -162,6 +169,67 @@ def _all_within(expected: Seq, got: Value, tol: Tolerance) -> bool:
     flat_val = np.concatenate([a.ravel() for a in val])
     with np.errstate(all="ignore"):
         return bool(_within(flat_val, flat_exp, tol).all())
+
+
+@dataclass(frozen=True)
+class Flat:
+    """Values (a target's outputs on its cases) as one array: each value's outline (see
+    `_leaves`), the shape of each of their arrays, and every entry, in order."""
+
+    outlines: tuple[tuple[int, ...], ...]
+    shapes: tuple[tuple[int, ...], ...]
+    entries: np.ndarray
+
+
+def flatten(values: Sequence[Value]) -> Flat | None:
+    """The values as one Flat, or None when they hold anything but float64 arrays (in
+    sequences), or no array at all."""
+    arrays: list[np.ndarray] = []
+    outlines = []
+    for value in values:
+        outline: list[int] = []
+        if not _float_leaves(value, arrays, outline):
+            return None
+        outlines.append(tuple(outline))
+    if not arrays:
+        return None
+    return Flat(tuple(outlines), tuple(a.shape for a in arrays), np.concatenate(arrays, axis=None))
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _float_leaves(value: Value, arrays: list[np.ndarray], outline: list[int]) -> bool:
+    """`_leaves`, for float64 arrays only (in the machine's byte order, as the wire makes
+    them): False when the tree holds anything else."""
+    if isinstance(value, np.ndarray):
+        arrays.append(value)
+        outline.append(-1)
+        return value.dtype is _FLOAT64
+    if isinstance(value, Seq):
+        outline.append(len(value.items))
+        for item in value.items:
+            if isinstance(item, np.ndarray) and item.dtype is _FLOAT64:  # without a call
+                arrays.append(item)
+                outline.append(-1)
+            elif not _float_leaves(item, arrays, outline):
+                return False
+        return True
+    return False
+
+
+def all_pass(expected: Flat, got: Sequence[Value], tol: Tolerance) -> bool:
+    """True only when `compare` passes each of `got` against its expected value, whatever the
+    mode: the same outlines of sequences, float64 arrays of the same shapes, and every entry
+    within the tolerance, checked at once for all of them. False says nothing: `compare`
+    each one to know which fail and why."""
+    answers = flatten(got)
+    if answers is None or answers.outlines != expected.outlines:
+        return False
+    if answers.shapes != expected.shapes:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(_within(answers.entries, expected.entries, tol).all())
 
 
 def _not_numbers(got: Value) -> str:
@@ -186,7 +254,8 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
             hint = " (same number of entries, arranged differently)"
         return Verdict(False, f"shape {val.shape}, expected {exp.shape}{hint}")
     with np.errstate(all="ignore"):  # the usual case, quickly: every entry within tolerance
-        if _within(val, exp, tol).all():
+        within = _within(val, exp, tol)
+        if within.all():
             return PASS
     bad = ~np.isfinite(val) & np.isfinite(exp)
     if bad.any():
@@ -198,13 +267,14 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
     unlike = _non_finite_mismatch(val, exp)
     if unlike.any():
         return Verdict(False, _non_finite_words(val, exp, unlike))
-    close = _close(val, exp, tol)
+    # NaN where NaN is expected is close (the NaN policy, stated in docs/student.md).
+    close = within | (np.isnan(val) & np.isnan(exp))
     if close.all():
         return PASS
     with np.errstate(all="ignore"):
         diff = np.where(close, 0.0, np.abs(val - exp))
         rel = np.where(close, 0.0, diff / np.maximum(np.abs(exp), 1e-300))
-    diff, rel = np.nan_to_num(diff, posinf=np.inf), np.nan_to_num(rel, posinf=np.inf)
+    diff, rel = _finite_or_inf(diff), _finite_or_inf(rel)
     first = tuple(int(i) for i in np.argwhere(~close)[0])
     where = f" at index {first}" if first else ""
     return Verdict(
@@ -215,22 +285,21 @@ def compare_arrays(exp: np.ndarray, val: np.ndarray, tol: Tolerance) -> Verdict:
     )
 
 
-def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
-    """Entry by entry: |val - exp| <= atol + rtol * |exp| where the expected value is finite;
-    an expected ±inf is matched only by the same infinity (the tolerance there would be
-    infinite and accept any finite number); an expected NaN by nothing (see `_close`).
-    The caller silences NaN warnings."""
-    result: np.ndarray = (np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)) & np.isfinite(exp)
-    result |= val == exp  # equal infinities, sign included
+def _finite_or_inf(values: np.ndarray) -> np.ndarray:
+    """`np.nan_to_num(values, posinf=np.inf)`, called only when some entry is not finite."""
+    if np.isfinite(values).all():
+        return values
+    result: np.ndarray = np.nan_to_num(values, posinf=np.inf)
     return result
 
 
-def _close(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
-    """`_within`, and NaN where NaN is expected (the NaN policy, stated in docs/student.md)."""
-    with np.errstate(all="ignore"):
-        close = _within(val, exp, tol)
-        close |= np.isnan(val) & np.isnan(exp)
-    result: np.ndarray = close
+def _within(val: np.ndarray, exp: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """Entry by entry: |val - exp| <= atol + rtol * |exp| where the expected value is finite;
+    an expected ±inf is matched only by the same infinity (the tolerance there would be
+    infinite and accept any finite number); an expected NaN by nothing (`compare_arrays`
+    adds NaN for NaN). The caller silences NaN warnings."""
+    result: np.ndarray = (np.abs(val - exp) <= tol.atol + tol.rtol * np.abs(exp)) & np.isfinite(exp)
+    result |= val == exp  # equal infinities, sign included
     return result
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,7 +15,9 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission, load_submission
 from grader.course.parsing import compile_tree
 from grader.errors import ConfigError
+from grader.judge.compare import Flat, flatten
 from grader.judge.course_code import CallFailed, CourseOutputs, renamed, run_course_code
+from grader.judge.identity import tokens
 from grader.judge.static import find_function
 from grader.run.wire import Value, decode_frame, encode_frame, sendable
 from grader.run.workers import Workers
@@ -40,6 +42,27 @@ class Reference:
     outputs: tuple[Value, ...]
     inputs: tuple[tuple[Value, ...], ...]
     parameters: tuple[str, ...]
+    # The outputs of some cases as one array, by their indices (see `flat_outputs`).
+    _flat: dict[tuple[int, ...], Flat | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _tokens: dict[int, list[object]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def input_tokens(self, index: int) -> list[object]:
+        """The inputs of one case as `score.tokens` gives them, made once: every answer's
+        arguments are checked against them for changes."""
+        if index not in self._tokens:
+            self._tokens[index] = tokens(self.inputs[index])
+        return self._tokens[index]
+
+    def flat_outputs(self, indices: tuple[int, ...]) -> Flat | None:
+        """The outputs of these cases flattened into one array (see compare.flatten), made
+        once: every submission's answers on them are compared with it."""
+        if indices not in self._flat:
+            self._flat[indices] = flatten([self.outputs[i] for i in indices])
+        return self._flat[indices]
 
 
 _SOLUTIONS: dict[tuple[str, int, int, int, int], Submission] = {}

@@ -6,12 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.judge.child_error import exception_text
-from grader.judge.compare import compare
+from grader.judge.compare import PASS, Verdict, all_pass, compare
+from grader.judge.identity import identical, tokens
 from grader.judge.reference import Reference
 from grader.report import Finding, Location, Status
 from grader.run.frames import (
@@ -129,7 +128,44 @@ def judge_case(
     verdict = compare(
         reference.outputs[case.index], values.get("value"), spec.compare, spec.tolerance
     )
-    mutation = _mutation(reference, changed_arguments(reference.inputs[case.index], values))
+    return _judged(spec, case, reference, values, verdict)
+
+
+def judge_cases(
+    spec: TargetSpec,
+    cases: Sequence[Case],
+    reference: Reference,
+    results: Mapping[tuple[str, int], ResultFrame],
+    unanswered: str,
+    over_time: bool = False,
+) -> list[CaseOutcome]:
+    """`judge_case` for each of a target's cases. When every case answered and every answer
+    is within the tolerance (checked at once, for all the cases: the usual passing target),
+    each case is left with only its check for changed arguments."""
+    answers = [results.get((spec.name, case.index)) for case in cases]
+    answered = [a for a in answers if a is not None and a.status == "ok"]
+    if len(answered) == len(cases):
+        flat = reference.flat_outputs(tuple(case.index for case in cases))
+        got = [a.values.get("value") for a in answered]
+        if flat is not None and all_pass(flat, got, spec.tolerance):
+            done = zip(cases, answered, strict=True)
+            return [_judged(spec, c, reference, a.values, PASS) for c, a in done]
+    return [
+        judge_case(spec, case, reference, answer, unanswered, over_time)
+        for case, answer in zip(cases, answers, strict=True)
+    ]
+
+
+def _judged(
+    spec: TargetSpec,
+    case: Case,
+    reference: Reference,
+    values: Mapping[str, Value],
+    verdict: Verdict,
+) -> CaseOutcome:
+    """A case that answered, from its comparison's verdict and the arguments it changed."""
+    kept = reference.input_tokens(case.index)
+    mutation = _mutation(reference, changed_arguments(reference.inputs[case.index], values, kept))
     if not verdict.ok:
         extra = f"; it also {mutation}" if mutation else ""
         return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
@@ -138,32 +174,18 @@ def judge_case(
     return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
 
 
-def identical(kept: Value, given: Value) -> bool:
-    """Exactly the same value as it crossed the wire (shape and every bit; a list is not a
-    tuple): what an input is after a call that did not change it."""
-    if isinstance(kept, np.ndarray):
-        return (
-            isinstance(given, np.ndarray)
-            and kept.shape == given.shape
-            and kept.tobytes() == given.tobytes()
-        )
-    if isinstance(kept, Seq):
-        return (
-            isinstance(given, Seq)
-            and kept.kind == given.kind
-            and len(kept.items) == len(given.items)
-            and all(map(identical, kept.items, given.items))
-        )
-    return kept == given
-
-
-def changed_arguments(inputs: Sequence[Value], values: Mapping[str, Value]) -> list[int]:
+def changed_arguments(
+    inputs: Sequence[Value], values: Mapping[str, Value], kept: list[object] | None = None
+) -> list[int]:
     """The positions of the arguments a call changed: each input as the grader built it,
     against the same argument as the child sent it back after the call. Judged here, in the
-    grader: a child can lie about its own inputs only by forging the numbers themselves."""
+    grader: a child can lie about its own inputs only by forging the numbers themselves.
+    `kept`: the inputs' `tokens`, when known, which tell at once that none changed."""
     after = values.get("args")
     if not isinstance(after, Seq) or len(after.items) != len(inputs):
         return list(range(len(inputs)))  # the arguments did not come back: not trusted
+    if kept is not None and tokens(after.items) == kept:
+        return []
     return [
         i
         for i, (kept, given) in enumerate(zip(inputs, after.items, strict=True))

@@ -176,6 +176,14 @@ def _literal_divisor(node: ast.AST) -> ast.AST | None:
     return None
 
 
+# The only nodes `function_hints` reads a hint from: any other (most of a function's nodes:
+# contexts, operators, calls, constants, attributes) is passed over at once.
+_HINTED = (
+    ast.Expr, ast.BinOp, ast.AugAssign, ast.Assign, ast.Name, ast.If, ast.While, ast.IfExp,
+    ast.Return,
+)  # fmt: skip
+
+
 def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]:
     """What the function's code shows, sorted by line: discarded results, literal divisors,
     truthiness of parameters, inputs changed in place, and reads or returns of the notebook's
@@ -194,6 +202,8 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
     loads: list[ast.Name] = []
     returns: list[ast.Return] = []
     for node in source.nodes:  # one walk; the hints are sorted by line at the end
+        if not isinstance(node, _HINTED):
+            continue
         if isinstance(node, ast.Expr) and _discarded(node):
             hints.append(Hint("discarded", at(node), text(node.value)))
         if (divisor := _literal_divisor(node)) is not None:
