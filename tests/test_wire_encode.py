@@ -99,3 +99,35 @@ def test_the_header_is_the_json_of_the_value_trees(index: int) -> None:
     head = json.dumps({**header, "values": values}).encode()
     assert frame == struct.pack(">II", len(head), len(b"".join(payload))) + head + b"".join(payload)
     assert encode_frame({}, {}) == struct.pack(">II", 14, 0) + b'{"values": {}}'
+
+
+class _NamedByACycle(type):
+    """A metaclass whose classes' `__name__` is a list holding itself: what a student's
+    return value (its type's name) or exception can put in a frame's header."""
+
+    @property
+    def __name__(cls) -> list[object]:  # type: ignore[override]
+        cycle: list[object] = []
+        cycle.append(cycle)
+        return cycle
+
+
+class _Odd(metaclass=_NamedByACycle):
+    pass
+
+
+@pytest.mark.parametrize("where", ["value", "header"])
+def test_a_cycle_student_code_made_is_refused_as_json_dumps_refuses_it(where: str) -> None:
+    # json.dumps's check for cycles, not recursion to the limit (which student code may have
+    # raised past what the C stack holds: the child would crash, every later answer lost).
+    header: dict[str, object] = {"kind": "result"}
+    values: dict[str, object] = {}
+    if where == "value":
+        values["value"] = _Odd()
+    else:
+        header["error"] = {"type": type(_Odd()).__name__}
+    with pytest.raises(ValueError) as raised:
+        json.dumps({**header, "values": [type(_Odd()).__name__]})
+    with pytest.raises(ValueError) as got:
+        encode_frame(header, values)
+    assert type(got.value) is type(raised.value) and str(got.value) == str(raised.value)
