@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -131,3 +133,28 @@ def test_a_cycle_student_code_made_is_refused_as_json_dumps_refuses_it(where: st
     with pytest.raises(ValueError) as got:
         encode_frame(header, values)
     assert type(got.value) is type(raised.value) and str(got.value) == str(raised.value)
+
+
+CYCLE_WITH_A_RAISED_LIMIT = """
+import sys
+from grader.run.wire import encode_frame
+class Named(type):
+    @property
+    def __name__(cls):
+        cycle = []
+        cycle.append(cycle)
+        return cycle
+sys.setrecursionlimit(10**7)
+try:
+    encode_frame({"kind": "result"}, {"value": Named("Odd", (), {})()})
+except ValueError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_cycle_does_not_crash_a_child_that_raised_its_recursion_limit() -> None:
+    # Student code may raise the limit past what the C stack holds: a cycle found by
+    # recursing to the limit would end the process (SIGSEGV), every later answer lost.
+    run = [sys.executable, "-c", CYCLE_WITH_A_RAISED_LIMIT]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, "refused: Circular reference detected\n")
