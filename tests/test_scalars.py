@@ -41,6 +41,13 @@ def test_without_the_rewrite_numpy_refuses() -> None:
         float(np.ones((1, 1)))  # type: ignore[arg-type]
 
 
+def test_a_long_expression_python_compiles_is_rewritten_too() -> None:
+    # A sum of 600 terms nests 600 deep: the rewrite walks it without recursing per level
+    # (a NodeTransformer ran out of stack at about 490, which crashed the child: exit 70).
+    namespace, shim = run("a = np.ones((1, 1))\nt = float(a)" + " + 1" * 600)
+    assert namespace["t"] == 601.0 and shim.take() == [(7, 2)]
+
+
 class _Reference(ast.NodeTransformer):
     """The rewrite as a transformer that builds new calls, placed by fix_missing_locations:
     what rewrite_scalar_calls, which edits the calls where they stand, must equal."""

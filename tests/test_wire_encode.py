@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -99,3 +101,60 @@ def test_the_header_is_the_json_of_the_value_trees(index: int) -> None:
     head = json.dumps({**header, "values": values}).encode()
     assert frame == struct.pack(">II", len(head), len(b"".join(payload))) + head + b"".join(payload)
     assert encode_frame({}, {}) == struct.pack(">II", 14, 0) + b'{"values": {}}'
+
+
+class _NamedByACycle(type):
+    """A metaclass whose classes' `__name__` is a list holding itself: what a student's
+    return value (its type's name) or exception can put in a frame's header."""
+
+    @property
+    def __name__(cls) -> list[object]:  # type: ignore[override]
+        cycle: list[object] = []
+        cycle.append(cycle)
+        return cycle
+
+
+class _Odd(metaclass=_NamedByACycle):
+    pass
+
+
+@pytest.mark.parametrize("where", ["value", "header"])
+def test_a_cycle_student_code_made_is_refused_as_json_dumps_refuses_it(where: str) -> None:
+    # json.dumps's check for cycles, not recursion to the limit (which student code may have
+    # raised past what the C stack holds: the child would crash, every later answer lost).
+    header: dict[str, object] = {"kind": "result"}
+    values: dict[str, object] = {}
+    if where == "value":
+        values["value"] = _Odd()
+    else:
+        header["error"] = {"type": type(_Odd()).__name__}
+    with pytest.raises(ValueError) as raised:
+        json.dumps({**header, "values": [type(_Odd()).__name__]})
+    with pytest.raises(ValueError) as got:
+        encode_frame(header, values)
+    assert type(got.value) is type(raised.value) and str(got.value) == str(raised.value)
+
+
+CYCLE_WITH_A_RAISED_LIMIT = """
+import sys
+from grader.run.wire import encode_frame
+class Named(type):
+    @property
+    def __name__(cls):
+        cycle = []
+        cycle.append(cycle)
+        return cycle
+sys.setrecursionlimit(10**7)
+try:
+    encode_frame({"kind": "result"}, {"value": Named("Odd", (), {})()})
+except ValueError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_cycle_does_not_crash_a_child_that_raised_its_recursion_limit() -> None:
+    # Student code may raise the limit past what the C stack holds: a cycle found by
+    # recursing to the limit would end the process (SIGSEGV), every later answer lost.
+    run = [sys.executable, "-c", CYCLE_WITH_A_RAISED_LIMIT]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, "refused: Circular reference detected\n")

@@ -133,14 +133,14 @@ def _other_node(type_name: str) -> str:
 
 
 def _one_shot_encoder() -> Any:
-    """`json.dumps` with its default options, made once: the same text, without building
-    an encoder for every frame (a frame's header is a tree the runner builds: no cycles)."""
+    """`json.dumps` with its default options, its encoder's options read once: the same
+    text, with the same check for cycles each call (a header can hold what student code
+    made: an exception's message, a type's `__name__` that returns a list holding itself)."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator: json's own Python encoder
         return json.dumps
     encoder = json.JSONEncoder()
-    call = make(
-        None,  # no cycle check (json.dumps keeps one: the trees here have no cycles)
+    options = (
         encoder.default,
         json.encoder.encode_basestring_ascii,
         None,
@@ -150,7 +150,15 @@ def _one_shot_encoder() -> Any:
         False,
         True,
     )
-    return lambda body: "".join(call(body, 0))
+
+    def text(body: Any) -> str:
+        if isinstance(body, str):  # as json.dumps writes a string: no encoder needed
+            return str(json.encoder.encode_basestring_ascii(body))
+        # A fresh cycle check, as json.dumps makes: without one a cycle recurses until the
+        # recursion limit, which student code may have raised past what the C stack holds.
+        return "".join(make({}, *options)(body, 0))
+
+    return text
 
 
 _json_text = _one_shot_encoder()
