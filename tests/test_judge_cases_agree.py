@@ -21,7 +21,7 @@ from grader.judge.identity import identical, tokens
 from grader.judge.reference import Reference
 from grader.judge.score import changed_arguments, judge_case, judge_cases
 from grader.run.frames import ResultFrame
-from grader.run.wire import Seq, Value
+from grader.run.wire import Other, Seq, Value
 
 FLOATS = st.builds(
     lambda rows, cols, fill: np.full((rows, cols), fill),
@@ -193,3 +193,14 @@ def test_kept_tokens_tell_every_change_identical_tells() -> None:
                 if not identical(k, g)
             ]
             assert changed_arguments(kept, {"args": after}, tokens(kept)) == each
+
+
+@pytest.mark.parametrize("kept", [None, Other("str")], ids=["None", "other"])
+def test_an_array_forged_in_place_of_an_input_that_is_not_one_is_a_change(kept: Value) -> None:
+    """A child may send back anything as its arguments: an array where the input was None or
+    not numbers is a changed argument, never a grader fault (`None == array` is an array)."""
+    forged = np.arange(3.0)
+    assert not identical(kept, forged)
+    assert identical(kept, kept)
+    after = {"args": Seq("list", (forged, np.ones(2)))}
+    assert changed_arguments([kept, np.ones(2)], after) == [0]

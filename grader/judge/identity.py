@@ -36,7 +36,9 @@ def identical(kept: Value, given: Value) -> bool:
             elif not identical(item, other):
                 return False
         return True
-    return kept == given
+    # None or an Other: the same only as the same (a forged array in its place is not, and
+    # `None == array` would be an array, not an answer).
+    return type(kept) is type(given) and kept == given
 
 
 def tokens(values: Sequence[Value]) -> list[object]:

@@ -131,7 +131,7 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
         # nothing will start from them again. A later worker of this command that sends one
         # of them writes it anew; a start reading one as it goes starts nothing early.
         for name in set(replaced) - {asked["init"]}:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):  # ValueError: a NUL in the name
                 path.with_name(name).unlink()
 
 
