@@ -24,7 +24,7 @@ from grader.course.notebook import CodeCell
 from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
-from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame
+from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame, type_name
 
 MAX_OUTPUT = 8192
 FLUSH_SECONDS = 0.2
@@ -202,7 +202,7 @@ def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> 
 
 def _error(exc: BaseException, cell: int | None = None) -> dict[str, Any]:
     return {
-        "type": type(exc).__name__,
+        "type": type_name(exc),
         "message": str(exc)[:MAX_TEXT],
         "where": _student_line(exc.__traceback__, cell),
     }
@@ -263,7 +263,7 @@ class Runner:
         except (SyntaxError, ValueError) as exc:
             where = {"cell": cell.index, "line": getattr(exc, "lineno", 0) or 0}
             msg = getattr(exc, "msg", str(exc))
-            header["error"] = {"type": type(exc).__name__, "message": msg, "where": where}
+            header["error"] = {"type": type_name(exc), "message": msg, "where": where}
             self.send(header)
             return
         try:
@@ -335,7 +335,7 @@ class Runner:
             return
         fn = self.namespace.get(name)
         if not callable(fn):
-            kind = "absent" if fn is None and name not in self.namespace else type(fn).__name__
+            kind = "absent" if fn is None and name not in self.namespace else type_name(fn)
             self.send({"kind": "missing", "target": name, "found": kind})
             return
         for case in cases:

@@ -103,7 +103,7 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
             return node
         array = _as_real_array(obj)
         if array is None:
-            return _other_node(type(obj).__name__)
+            return _other_node(type_name(obj))
         if not sendable(array, offset):
             return _other_node(f"ndarray of {array.size} numbers (too large to send)")
         data = _little_f8(array)
@@ -122,14 +122,24 @@ def encode_frame(header: dict[str, Any], values: dict[str, Any]) -> bytes:
     return _PREFIX.pack(len(head), len(payload)) + head + payload
 
 
+_TYPE_NAME = type.__dict__["__name__"]
+
+
+def type_name(obj: Any) -> str:
+    """The name of the object's class as Python itself keeps it: a metaclass of the
+    student's may make `__name__` return anything (a list holding itself, an object
+    whose str() raises), and what crosses must be a plain string."""
+    return str(_TYPE_NAME.__get__(type(obj), type))
+
+
 def _array_node(shape: tuple[int, ...], at: int) -> str:
     """An array's node, as json.dumps writes {"t": "a", "shape": [...], "at": at}."""
     return f'{{"t": "a", "shape": {list(shape)}, "at": {at}}}'  # a list of ints: JSON's text
 
 
-def _other_node(type_name: str) -> str:
+def _other_node(name: str) -> str:
     """A value sent by its type name, as json.dumps writes {"t": "other", "type": ...}."""
-    return f'{{"t": "other", "type": {_json_text(type_name)}}}'
+    return f'{{"t": "other", "type": {_json_text(name)}}}'
 
 
 def _one_shot_encoder() -> Any:
@@ -209,7 +219,7 @@ def _feed(hasher: Any, obj: Any, depth: int) -> None:
     else:
         array = _as_real_array(obj)
         if array is None:
-            hasher.update(b"o" + type(obj).__name__.encode())
+            hasher.update(b"o" + type_name(obj).encode(errors="surrogatepass"))
         else:
             hasher.update(b"a" + repr(array.shape).encode())
             if array.dtype == _F8 and array.flags.c_contiguous:
