@@ -13,7 +13,6 @@ parent's own cost per student).
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import statistics
 import subprocess
@@ -23,15 +22,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
+from test_recording_outputs import plain_printable, plain_standings  # noqa: E402
+
 from grader.batch import classreport, recorder  # noqa: E402
 from grader.batch.entries import Batch, Entry  # noqa: E402
 from grader.batch.gradebook import Gradebook  # noqa: E402
-from grader.batch.standing import Standing, from_gradebook  # noqa: E402
 from grader.course.notebook import Submission, load_submission  # noqa: E402
 from grader.render import escape, feedback, html  # noqa: E402
 from grader.report import Report  # noqa: E402
@@ -39,11 +38,6 @@ from grader.report import Report  # noqa: E402
 from students import write_class  # noqa: E402
 
 CLASS = 20  # notebooks graded for real: their reports are recorded again and again
-
-
-def plain_printable(text: str) -> str:
-    """`printable` as it was: both regular expressions over every field."""
-    return re.sub(escape._BIDI, "", re.sub(escape._CONTROL, "?", text))
 
 
 def plain_write_feedback(
@@ -62,13 +56,6 @@ def plain_write_feedback(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
     return path
-
-
-def plain_standings(
-    book: Gradebook, assignment: str, whole: bool = True, latest: Any = None
-) -> list[Standing]:
-    """The report's standings as they were: each scores-only report reduced again."""
-    return from_gradebook(book, assignment, False, latest)
 
 
 @contextmanager

@@ -14,6 +14,8 @@ import numpy as np
 from grader.course.config import Tolerance
 from grader.run.wire import Other, Seq, Value
 
+_FLOAT64 = np.dtype(np.float64)  # what every array the wire decodes is
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -135,20 +137,24 @@ def _same_numbers(expected: Value, got: Value) -> bool:
     return False
 
 
-def _leaves(value: Value, arrays: list[np.ndarray], shape: list[int]) -> bool:
+def _leaves(
+    value: Value, arrays: list[np.ndarray], shape: list[int], float64_only: bool = False
+) -> bool:
     """Collect a tree's arrays, and its outline in order (each sequence's length, -1 for each
-    array); False when the tree holds anything else."""
+    array); False when the tree holds anything else (or, `float64_only`, an array of another
+    type than the wire's float64)."""
     if isinstance(value, np.ndarray):
         arrays.append(value)
         shape.append(-1)
-        return True
+        return not float64_only or value.dtype is _FLOAT64
     if isinstance(value, Seq):
         shape.append(len(value.items))
         for item in value.items:
-            if isinstance(item, np.ndarray):  # the usual item, without a call
+            # the usual item, without a call
+            if isinstance(item, np.ndarray) and (not float64_only or item.dtype is _FLOAT64):
                 arrays.append(item)
                 shape.append(-1)
-            elif not _leaves(item, arrays, shape):
+            elif not _leaves(item, arrays, shape, float64_only):
                 return False
         return True
     return False
@@ -188,34 +194,12 @@ def flatten(values: Sequence[Value]) -> Flat | None:
     outlines = []
     for value in values:
         outline: list[int] = []
-        if not _float_leaves(value, arrays, outline):
+        if not _leaves(value, arrays, outline, float64_only=True):
             return None
         outlines.append(tuple(outline))
     if not arrays:
         return None
     return Flat(tuple(outlines), tuple(a.shape for a in arrays), np.concatenate(arrays, axis=None))
-
-
-_FLOAT64 = np.dtype(np.float64)
-
-
-def _float_leaves(value: Value, arrays: list[np.ndarray], outline: list[int]) -> bool:
-    """`_leaves`, for float64 arrays only (in the machine's byte order, as the wire makes
-    them): False when the tree holds anything else."""
-    if isinstance(value, np.ndarray):
-        arrays.append(value)
-        outline.append(-1)
-        return value.dtype is _FLOAT64
-    if isinstance(value, Seq):
-        outline.append(len(value.items))
-        for item in value.items:
-            if isinstance(item, np.ndarray) and item.dtype is _FLOAT64:  # without a call
-                arrays.append(item)
-                outline.append(-1)
-            elif not _float_leaves(item, arrays, outline):
-                return False
-        return True
-    return False
 
 
 def all_pass(expected: Flat, got: Sequence[Value], tol: Tolerance) -> bool:
