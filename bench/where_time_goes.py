@@ -32,6 +32,7 @@ Must run as root for the sandbox part (as the grader's own batch does).
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import pickle
 import resource
@@ -70,26 +71,30 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a live process and all its descendants, their reaped children included
-    (read from /proc: a sandboxed worker's processes are not this process's children, and
-    killing bubblewrap never reaps them here, so RUSAGE_CHILDREN would miss them)."""
+def tree_usage(pid: int) -> tuple[float, int]:
+    """CPU seconds and minor page faults of a live process and all its descendants, their
+    reaped children included (read from /proc: a sandboxed worker's processes are not this
+    process's children, and killing bubblewrap never reaps them here, so RUSAGE_CHILDREN
+    would miss them). A child's minor faults are mostly the worker's pages it copies on
+    write or touches first."""
     tick = os.sysconf("SC_CLK_TCK")
-    table: dict[int, tuple[int, int]] = {}
+    table: dict[int, tuple[int, int, int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            table[int(entry)] = (int(fields[1]), sum(int(f) for f in fields[11:15]))
-    wanted, total, grew = {pid}, 0, True
+            cpu = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+            faults = int(fields[7]) + int(fields[8])  # minflt, cminflt
+            table[int(entry)] = (int(fields[1]), cpu, faults)
+    wanted, grew = {pid}, True
     while grew:
-        more = {p for p, (parent, _) in table.items() if parent in wanted} - wanted
+        more = {p for p, (parent, _, _) in table.items() if parent in wanted} - wanted
         grew = bool(more)
         wanted |= more
-    total = sum(table[p][1] for p in wanted if p in table)
-    return total / tick
+    cpu = sum(table[p][1] for p in wanted if p in table)
+    return cpu / tick, sum(table[p][2] for p in wanted if p in table)
 
 
 def least_compare(answer: Any, reference: Any) -> bool:
@@ -101,8 +106,9 @@ def least_compare(answer: Any, reference: Any) -> bool:
     return bool(answer == reference)
 
 
-def in_a_worker(task: Callable[[], float]) -> float:
-    """Run `task` in a forked process (it may enter namespaces); return what it reports."""
+def in_a_worker(task: Callable[[], Any]) -> Any:
+    """Run `task` in a forked process (it may enter namespaces); return what it reports (a
+    number, or a tuple of them)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - reported through the pipe
@@ -117,8 +123,8 @@ def in_a_worker(task: Callable[[], float]) -> float:
     os.waitpid(pid, 0)
     os.close(read_fd)
     try:
-        return float(answer)
-    except ValueError:
+        return ast.literal_eval(answer.decode())
+    except (ValueError, SyntaxError):
         raise SystemExit(f"{task.__name__} failed: {answer.decode(errors='replace')}") from None
 
 
@@ -157,21 +163,24 @@ def own_code_cpu(subs: list[Submission], plan: Any) -> float:
 
 def worker_cpu(
     subs: list[Submission], plan: Any, spec: Any, support: bwrap.Support, empty: bool
-) -> float:
-    """CPU of the grader, its worker and the children, per student; `empty`: a notebook
-    of one cell, `pass`, and no call (the cost of the child's process alone)."""
+) -> tuple[float, float]:
+    """CPU of the grader, its worker and the children, per student, and the worker's and
+    its children's minor page faults per student; `empty`: a notebook of one cell, `pass`,
+    and no call (the cost of the child's process alone)."""
     workers = Workers(1, support, [plan])
     pid = workers.all[0].process.pid
     nothing = [CodeCell(1, "pass", "pass")]
-    before = tree_cpu(pid) + time.process_time()
+    cpu, faults = tree_usage(pid)
+    before = cpu + time.process_time()
     for submission in subs:
         if empty:
             workers.run(nothing, [], spec.time_limit)
         else:
             workers.run(submission.cells, plan, spec.time_limit)
-    spent = tree_cpu(pid) + time.process_time() - before  # the worker, its children
+    cpu, after = tree_usage(pid)
+    spent = cpu + time.process_time() - before  # the worker, its children
     workers.close()
-    return spent / len(subs)
+    return spent / len(subs), (after - faults) / len(subs)
 
 
 def least_judge(expected: Any, count: int) -> float:
@@ -198,7 +207,7 @@ def design_best(students: int) -> tuple[float, float]:
     support = bwrap.support()
     if not support.sandboxed:
         raise SystemExit(f"the sandbox is needed for this measurement: {support.reason}")
-    empty = in_a_worker(lambda: worker_cpu(subs, plan, spec, support, True))
+    empty = in_a_worker(lambda: worker_cpu(subs, plan, spec, support, True)[0])
     own = in_a_worker(lambda: own_code_cpu(subs, plan))
     expected = build_expected(spec, case_set, shared_workers(support))
     return empty + own + least_judge(expected, len(subs)), empty
@@ -251,18 +260,18 @@ def main() -> None:
 
     runs: list[ChildRun] = []
 
-    def on_worker(support: bwrap.Support, empty: bool) -> float:
+    def on_worker(support: bwrap.Support, empty: bool) -> tuple[float, float]:
         return worker_cpu(subs, plan, spec, support, empty)
 
-    def sandboxed() -> float:
+    def sandboxed() -> tuple[float, float]:
         """CPU per student of the sandboxed run (bubblewrap)."""
         return on_worker(bwrap.support(), empty=False)
 
-    def sandboxed_empty() -> float:
+    def sandboxed_empty() -> tuple[float, float]:
         """CPU per empty notebook, sandboxed: the sandbox's process creation alone."""
         return on_worker(bwrap.support(), empty=True)
 
-    def plain_empty() -> float:
+    def plain_empty() -> tuple[float, float]:
         """CPU per empty notebook on a worker without the sandbox (fork and limits)."""
         return on_worker(bwrap.Support(False, "bench"), empty=True)
 
@@ -272,9 +281,11 @@ def main() -> None:
     floor_main_cpu = lean_floor(subs, main_only)
     own_cpu = in_a_worker(own_code)
     student_cpu = in_a_worker(student_work)
-    child_cpu = in_a_worker(sandboxed) if bwrap.support().sandboxed else float("nan")
-    empty_cpu = in_a_worker(sandboxed_empty) if bwrap.support().sandboxed else float("nan")
-    plain_empty_cpu = in_a_worker(plain_empty)
+    if not bwrap.support().sandboxed:
+        raise SystemExit(f"the sandbox is needed for this measurement: {bwrap.support().reason}")
+    child_cpu, child_faults = in_a_worker(sandboxed)
+    empty_cpu, empty_faults = in_a_worker(sandboxed_empty)
+    plain_empty_cpu, _ = in_a_worker(plain_empty)
     plain = Workers(1, bwrap.Support(False, "bench"))
     for submission in subs:  # the answers the parent judges (no sandbox: same frames)
         runs.append(plain.run(submission.cells, plan, spec.time_limit))
@@ -321,6 +332,15 @@ def main() -> None:
         f"({empty_cpu / floor_cpu:.2f}x the floor) and {plain_empty_cpu * 1000:.2f} ms "
         f"({plain_empty_cpu / floor_cpu:.2f}x) through a worker without the sandbox: the "
         "child's process creation, before any cell, call or judging"
+    )
+    fresh = child_cpu - empty_cpu - student_cpu
+    print(
+        f"in a fresh child: the sandboxed child takes {child_faults:.0f} minor page faults per "
+        f"submission, the empty one {empty_faults:.0f} (the worker's pages it copies on write "
+        f"or touches first); its cells and calls cost {(child_cpu - empty_cpu) * 1000:.2f} ms "
+        f"there beyond the empty child, against {student_cpu * 1000:.2f} ms in a warm process: "
+        f"{fresh * 1000:.2f} ms per submission is the fresh copy of the worker (those faults, "
+        "cold caches)"
     )
     # A child that costs what an empty one does, plus the code, plus the least judging.
     best = empty_cpu + own_cpu + least_judge_cpu
