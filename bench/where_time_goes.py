@@ -16,12 +16,14 @@ batch grading, for generated submissions of mixed quality (as bench/batch_throug
   empty     an empty notebook through the same worker (sandboxed, and without the sandbox):
             the child's process creation alone, the floor of this design
   judge     decoding the child's answers, comparing, diagnosing: in this process
-  best      empty + own code + one numpy.allclose (or ==) per main case: what a sandboxed
-            child per student and its judging cost with no grader overhead at all (the
-            floor of this design)
   floor     bench/lean_floor.py: a process that imported numpy and nothing else forks a
-            child per submission that runs its cells and calls, and exits (twice: with
-            every call, and with the main cases only)
+            child per submission that runs its cells and calls, and exits (three times:
+            with every call, with the main cases only, and on empty notebooks, its own
+            process creation: the floor less that is the cells and calls as they cost in a
+            fresh child, where the pages they write are copied first)
+  best      empty + the cells and calls as they cost in the floor's fresh child + one
+            numpy.allclose (or ==) per main case: what a sandboxed child per student and
+            its judging cost with no grader overhead at all (the floor of this design)
 
 and prints each one as milliseconds of CPU and as a share of the issue's budget: 1/50 of a
 bare `python -c "import numpy"` start per submission, on all cores together, and child +
@@ -131,7 +133,18 @@ def in_a_worker(task: Callable[[], Any]) -> Any:
 def lean_floor(subs: list[Submission], plan: Any) -> float:
     """bench/lean_floor.py on these submissions' cells and calls, in a fresh interpreter."""
     calls = [(name, [case.fresh_args() for case in cases]) for name, cases in plan]
-    data = [([cell.source for cell in submission.cells], calls) for submission in subs]
+    return lean_run([([cell.source for cell in submission.cells], calls) for submission in subs])
+
+
+def lean_empty(count: int) -> float:
+    """bench/lean_floor.py on `count` empty notebooks (one cell, `pass`, no call): the floor's
+    own process creation, which the floor less this leaves the student's code and calls as
+    they cost in a fresh child."""
+    return lean_run([(["pass"], [])] * count)
+
+
+def lean_run(data: list[Any]) -> float:
+    """CPU per notebook of bench/lean_floor.py on `data`, in a fresh interpreter."""
     with tempfile.NamedTemporaryFile(suffix=".pickle") as handle:
         pickle.dump(data, handle)
         handle.flush()
@@ -196,7 +209,8 @@ def least_judge(expected: Any, count: int) -> float:
 def design_best(students: int) -> tuple[float, float]:
     """(CPU per notebook, the empty sandboxed child's part of it) of the best this design
     could reach, measured here on `students` generated notebooks: an empty sandboxed child,
-    the notebook's own code and judging at its least (no grader overhead at all)."""
+    the notebook's own code as it costs in a fresh child (bench/lean_floor.py's, less its
+    run on empty notebooks) and judging at its least (no grader overhead at all)."""
     config = load_config(REPO / "config.yaml")
     spec = config.assignment("self_attention")
     case_set = build_cases(spec)
@@ -208,7 +222,7 @@ def design_best(students: int) -> tuple[float, float]:
     if not support.sandboxed:
         raise SystemExit(f"the sandbox is needed for this measurement: {support.reason}")
     empty = in_a_worker(lambda: worker_cpu(subs, plan, spec, support, True)[0])
-    own = in_a_worker(lambda: own_code_cpu(subs, plan))
+    own = lean_floor(subs, plan) - lean_empty(len(subs))
     expected = build_expected(spec, case_set, shared_workers(support))
     return empty + own + least_judge(expected, len(subs)), empty
 
@@ -279,6 +293,7 @@ def main() -> None:
     floor_cpu = lean_floor(subs, plan)
     main_only = [(name, [c for c in cases if not c.probe]) for name, cases in plan]
     floor_main_cpu = lean_floor(subs, main_only)
+    floor_empty_cpu = lean_empty(count)
     own_cpu = in_a_worker(own_code)
     student_cpu = in_a_worker(student_work)
     if not bwrap.support().sandboxed:
@@ -342,13 +357,20 @@ def main() -> None:
         f"{fresh * 1000:.2f} ms per submission is the fresh copy of the worker (those faults, "
         "cold caches)"
     )
-    # A child that costs what an empty one does, plus the code, plus the least judging.
-    best = empty_cpu + own_cpu + least_judge_cpu
+    fresh_own = floor_cpu - floor_empty_cpu
+    print(
+        f"the floor's own process creation (its child run on an empty notebook): "
+        f"{floor_empty_cpu * 1000:.2f} ms; so the cells and calls cost {fresh_own * 1000:.2f} "
+        f"ms in the floor's fresh child, against {own_cpu * 1000:.2f} ms in a warm process"
+    )
+    # A child that costs what an empty one does, plus the code as it costs in any fresh
+    # child (the floor's, less the floor's own process creation), plus the least judging.
+    best = empty_cpu + fresh_own + least_judge_cpu
     print(
         f"best this design could reach: the empty sandboxed child, the submission's own "
-        f"code, no grader overhead, and judging at its least (one numpy.allclose or == per "
-        f"main case: {least_judge_cpu * 1000:.2f} ms): {best * 1000:.2f} ms CPU, "
-        f"{best / floor_cpu:.2f}x the floor "
+        f"code as it costs in the floor's fresh child, no grader overhead, and judging at its "
+        f"least (one numpy.allclose or == per main case: {least_judge_cpu * 1000:.2f} ms): "
+        f"{best * 1000:.2f} ms CPU, {best / floor_cpu:.2f}x the floor "
         + (
             f"(above the target {TARGET}: out of reach while every student gets a fresh "
             "sandboxed process)"
