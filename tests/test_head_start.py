@@ -140,6 +140,36 @@ def test_a_plan_replaced_takes_the_first_messages_only_it_named_along(own_cache:
     assert head_start._planned(ARGV) == [([], b"another first message")]
 
 
+def test_a_start_reads_its_plan_once(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `start` starts and what it will replace come from one read of the plan: a newer
+    plan that another command writes meanwhile is neither started nor stripped of its files."""
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    path = head_start._plan_path(ARGV)
+    assert path is not None
+    theirs = head_start._init_path(path, b"their message")
+    reads: list[Path] = []
+    real = Path.read_text
+
+    def read_text(self: Path, *args: object, **kwargs: object) -> str:
+        text = real(self, *args, **kwargs)  # type: ignore[arg-type]
+        if self == path:
+            reads.append(self)
+            # Another command writes its plan right after this read.
+            theirs.write_bytes(b"their message")
+            path.write_text(json.dumps([{"init": theirs.name}]))
+        return text
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    head_start._NOTED.clear()
+    head_start.start(ARGV)
+    monkeypatch.setattr(Path, "read_text", real)
+    assert len(reads) == 1
+    assert [head_start._init_path(path, INIT).name] == head_start._REPLACED
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    assert theirs.read_bytes() == b"their message"
+
+
 def test_other_commands_get_no_head_start() -> None:
     head_start.start(["report", "results/"])
     assert head_start._ARGV == [] and head_start._EARLY == []

@@ -135,13 +135,17 @@ def _note(preload: Sequence[str], init: bytes, launch: bwrap.Launch) -> None:
                 path.with_name(name).unlink()
 
 
-def _init_names(plan: Path) -> list[str]:
-    """The first messages' files the plan at `plan` names: its own only (`{stem}-….init`),
-    never a path elsewhere; none when it is missing or unreadable."""
+def _read_plan(plan: Path) -> Any:
+    """The plan at `plan` as JSON, read once; None when it is missing or unreadable."""
     try:
-        asked = json.loads(plan.read_text(encoding="utf-8"))
+        return json.loads(plan.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
+        return None
+
+
+def _init_names(plan: Path, asked: Any) -> list[str]:
+    """The first messages' files the plan at `plan` (read as `asked`) names: its own only
+    (`{stem}-….init`), never a path elsewhere; none when it was missing or unreadable."""
     names = [a.get("init") for a in asked if isinstance(a, dict)] if isinstance(asked, list) else []
     return [
         name
@@ -220,22 +224,24 @@ def _startable(launch: dict[str, Any], remembered: dict[str, bool]) -> bool:
 
 def _planned(argv: Sequence[str]) -> list[tuple[list[str], bytes]]:
     """The workers the last run of `argv` asked for: each one's preloads and first message."""
-    return [(preload, init) for preload, init, _, _ in _planned_launches(argv)]
+    path = _plan_path(argv)
+    if path is None:
+        return []
+    return [(preload, init) for preload, init, _, _ in _planned_launches(path, _read_plan(path))]
 
 
 Planned = tuple[list[str], bytes, dict[str, Any], tuple[dict[str, Any], int] | None]
 
 
-def _planned_launches(argv: Sequence[str]) -> list[Planned]:
-    """The workers the last run of `argv` asked for: each one's preloads, first message,
-    launch as remembered (argv, env, user, filter) and the job it was sent for the notebook
-    named in its command line (its header without the size, and the word's place), if any."""
-    path = _plan_path(argv)
-    if path is None:
+def _planned_launches(path: Path, plan: Any) -> list[Planned]:
+    """The workers the last run of a command asked for, in its plan at `path` (read as
+    `plan`): each one's preloads, first message, launch as remembered (argv, env, user,
+    filter) and the job it was sent for the notebook named in its command line (its header
+    without the size, and the word's place), if any."""
+    if plan is None:
         return []
     workers: list[Planned] = []
     try:
-        plan = json.loads(path.read_text(encoding="utf-8"))
         for asked in plan[:MAX_WORKERS]:
             preload, name, launch = asked["preload"], asked["init"], asked["launch"]
             if not (isinstance(name, str) and name.startswith(f"{path.stem}-")):
@@ -302,12 +308,15 @@ def start(argv: Sequence[str]) -> None:
     _ARGV[:] = [list(argv)]
     _JOBS_DECIDED.clear()
     _forget_jobs_but_of_early()  # a job is known by its worker's pid, which may be reused
-    planned = _planned_launches(argv)
     path = _plan_path(argv)
-    if path is not None:  # what this run's workers ask for makes the next plan (adopt)
-        _REPLACED[:] = _init_names(path)
-        with contextlib.suppress(OSError):
-            path.unlink(missing_ok=True)
+    if path is None:
+        return
+    plan = _read_plan(path)  # once: a newer plan written meanwhile keeps its own files
+    planned = _planned_launches(path, plan)
+    # What this run's workers ask for makes the next plan (adopt).
+    _REPLACED[:] = _init_names(path, plan)
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
     remembered: dict[str, bool] = {}
     for _, init, launch, launch_job in planned:
         try:
