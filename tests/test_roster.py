@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,31 @@ def test_a_batch_without_a_roster_forgets_the_one_stored_before(tmp_path: Path) 
         assert db.execute("SELECT COUNT(*) FROM roster").fetchone()[0] == 0
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "no submission" not in report and "Bo Chen" not in report
+
+
+def test_ids_that_differ_only_in_case_or_unicode_form_are_one_id_given_twice(
+    tmp_path: Path,
+) -> None:
+    # Matching folds case and form, so two such ids could never be told apart: both
+    # students would get "no submission", and their pages would share a name on macOS.
+    nfd = unicodedata.normalize("NFD", "José")
+    for first, second in [("Ada", "ada"), (unicodedata.normalize("NFC", "José"), nfd)]:
+        path = roster_file(tmp_path, f"id,name\n{first},One\ns9,Other\n{second},Two\n")
+        with pytest.raises(ConfigError) as caught:
+            load_roster(path)
+        assert str(caught.value) == f"{path} line 4: the id {second!r} is already on line 2"
+
+
+def test_a_name_or_id_in_another_unicode_form_still_matches_its_student() -> None:
+    # A zip unpacked on macOS, or a folder named there, spells é as e + a combining accent.
+    roster = [
+        Student(unicodedata.normalize("NFC", "sé1"), unicodedata.normalize("NFC", "José Núñez")),
+        Student("s2", "Bo Chen"),
+    ]
+    where = Path("x.ipynb")
+    for name in ("núñezjosé", "José Núñez", "sé1"):
+        decomposed = unicodedata.normalize("NFD", name)
+        assert decomposed != name
+        found = match(roster, [(decomposed, where)])
+        assert found.submissions == [(roster[0].id, where)], name
+        assert found.unmatched == []
