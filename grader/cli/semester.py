@@ -64,7 +64,8 @@ def override(
       grader override s042 softmax --clear --results results/
       grader override --from-csv regrades.csv --results results/
       grader override s042 --points 9 --results results/ --db postgresql://grader@dbhost/course
-    Exit codes: 0 done · 2 unknown student, function or assignment, a bad CSV line.
+    Exit codes: 0 done · 2 unknown student, function or assignment, points that are not a
+    finite number ≥ 0, a bad CSV line.
     """
     from grader.batch.adjust import Change, apply, read_changes
     from grader.batch.records import author as current_author
