@@ -228,6 +228,32 @@ def test_the_instructor_grades_against_the_course_not_a_bundle(
     assert "student bundle" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["selftest"], ["assign"], ["export-gradescope", "-a", AID, "--out", "gs.zip"],
+     ["serve", "--out", "served"]],
+)  # fmt: skip
+def test_the_author_s_and_instructor_s_commands_refuse_a_bundle_in_one_line(
+    released: tuple[Config, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: list[str],
+) -> None:
+    # They once took the bundle's data file for a solution notebook or a YAML config: a
+    # message about UTF-8 notebooks, a case builder '' or a traceback (exit 3).
+    _, out = released
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [*command, "--course", str(out)])
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert said == [
+        f"Error: {out / BUNDLE_NAME} is a student bundle (public cases only): run "
+        f"`grader {command[0]}` in the course itself, or name it with --course DIR, "
+        "--config FILE or $GRADER_COURSE"
+    ]
+    assert list(tmp_path.iterdir()) == []  # no half-written zip
+
+
 def test_the_ci_templates_run_from_the_bundle(
     released: tuple[Config, Path], tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ from grader.cli.common import (
     SANDBOX_OPTION,
     _course,
     _errors_to_exit_codes,
+    _whole_course,
     main,
 )
 from grader.course.config import Mode
@@ -40,7 +41,8 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
     """
     from grader.author.export import export_gradescope
 
-    click.echo(f"wrote {export_gradescope(_course(config_path), assignment, out)}")
+    config = _whole_course(config_path, "export-gradescope")
+    click.echo(f"wrote {export_gradescope(config, assignment, out)}")
 
 
 @main.command("template")
@@ -71,7 +73,7 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
     """
     from grader.author.selftest import render_selftest, run_selftest
 
-    config = _course(config_path)
+    config = _whole_course(config_path, "selftest")
     ids = [assignment] if assignment else sorted(config.assignments)
     results = [run_selftest(spec) for spec in map(config.assignment, ids)]
     for result in results:
@@ -94,7 +96,7 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     """
     from grader.author.assign import write_exercise
 
-    config = _course(config_path)
+    config = _whole_course(config_path, "assign")
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from grader.course.config import MODES, Config, load_course
-from grader.course.locate import course_file
-from grader.errors import GraderError, UsageError
+from grader.course.locate import course_file, is_bundle
+from grader.errors import ConfigError, GraderError, UsageError
 from grader.render.escape import one_line, safe_lines
 
 if TYPE_CHECKING:
@@ -63,6 +63,18 @@ def _course(config_path: Path | None, graded: Path | None = None) -> Config:
     config, notes = load_course(config_path, graded, COURSE_HINT)
     for note in notes:
         click.echo(f"note: {one_line(note)}", err=True)
+    return config
+
+
+def _whole_course(config_path: Path | None, command: str) -> Config:
+    """The course as `_course` finds it, refused (exit 2) when it is a student bundle: the
+    instructor's and the author's commands need the course itself, not its public numbers."""
+    config = _course(config_path)
+    if is_bundle(config.path):
+        raise ConfigError(
+            f"{config.path} is a student bundle (public cases only): run `grader {command}` "
+            f"in the course itself, or name it with {COURSE_HINT}"
+        )
     return config
 
 
