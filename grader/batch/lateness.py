@@ -11,6 +11,7 @@ Where a submission's time comes from, first found first:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -27,6 +28,8 @@ from grader.errors import ConfigError, UsageError
 
 EXTENSIONS_FILE = "extensions.csv"
 EXTENSION_COLUMN = "extension_hours"
+# The longest extension: a century, far from where a due date plus it leaves the calendar.
+MAX_EXTENSION_HOURS = 100 * 366 * 24
 MTIME = "the file's modification time (no better source: give --submitted-at)"
 
 _CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
@@ -43,10 +46,17 @@ class Handed:
 
 
 def _number(text: str, where: str) -> float:
+    """Hours of extension: a number from 0 to MAX_EXTENSION_HOURS (NaN, an infinity or a
+    century more would stop the student's grading with an overflow)."""
     try:
-        return float(text)
+        hours = float(text)
     except ValueError:
         raise ConfigError(f"{where}: {text!r} is not a number of hours") from None
+    if not (math.isfinite(hours) and 0 <= hours <= MAX_EXTENSION_HOURS):
+        raise ConfigError(
+            f"{where}: {text!r} is not a number of hours from 0 to {MAX_EXTENSION_HOURS}"
+        )
+    return hours
 
 
 def load_extensions(course: Path) -> dict[str, float]:
