@@ -185,3 +185,24 @@ def test_a_name_or_id_in_another_unicode_form_still_matches_its_student() -> Non
         found = match(roster, [(decomposed, where)])
         assert found.submissions == [(roster[0].id, where)], name
         assert found.unmatched == []
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x85", "\x1e"])
+def test_a_line_separator_inside_a_cell_makes_no_phantom_student(
+    tmp_path: Path, separator: str
+) -> None:
+    # Rows were cut with str.splitlines, which also breaks at these: `s1,Ana<U+2028>Maria,a@x`
+    # became s1 "Ana" without e-mail and a student "Maria" named "a@x".
+    path = roster_file(tmp_path, f"id,name,email\ns1,Ana{separator}Maria,a@x\ns2,Bo,b@x\n")
+    assert load_roster(path) == [
+        Student("s1", f"Ana{separator}Maria", "a@x"),
+        Student("s2", "Bo", "b@x"),
+    ]
+
+
+def test_a_cell_over_the_csv_module_s_limit_is_one_line_with_its_line(tmp_path: Path) -> None:
+    path = roster_file(tmp_path, "id,name\ns1,Ada\ns2," + "x" * 200_000 + "\ns3,Cy\n")
+    with pytest.raises(ConfigError) as caught:
+        load_roster(path)
+    assert str(caught.value).startswith(f"{path} line 3: field larger than field limit")
+    assert caught.value.exit_code == 2
