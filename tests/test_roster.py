@@ -42,6 +42,7 @@ def test_a_roster_with_only_id_and_name_reads_and_a_bom_is_no_column(tmp_path: P
         ("id,name\ns1,Ada\n,Bo\n", "line 3: the id is empty"),
         ("id,name\ns1,Ada\ns2,Bo\ns1,Cy\n", "line 4: the id 's1' is already on line 2"),
         ("id,name\ns1,Ada,extra\n", "line 2: more cells than columns"),
+        ("id,name,ID\ns1,Ada,s2\n", "line 1: the column 'id' is given twice"),
     ],
 )
 def test_a_bad_row_is_one_line_with_its_line_number(tmp_path: Path, text: str, said: str) -> None:

@@ -45,6 +45,9 @@ def load_roster(path: Path) -> list[Student]:
     an id given twice."""
     reader = csv_rows(path, ConfigError, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
+    twice = sorted({name for name in header if name and header.count(name) > 1})
+    if twice:  # csv keeps the last of them: which id or name was meant is a guess
+        raise ConfigError(f"{path} line 1: the column {twice[0]!r} is given twice")
     missing = [name for name in REQUIRED if name not in header]
     if missing:
         raise ConfigError(
