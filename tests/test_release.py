@@ -254,6 +254,37 @@ def test_the_author_s_and_instructor_s_commands_refuse_a_bundle_in_one_line(
     assert list(tmp_path.iterdir()) == []  # no half-written zip
 
 
+@pytest.mark.parametrize("how", ["named", "link", "copy"])
+def test_an_exercise_that_is_a_solution_is_never_handed_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # `exercise:` naming the solution (a slip of the pen), a link to it or a copy of it
+    # was copied into the bundle as it is: the whole solution, handed to every student.
+    raw = repo_config_raw()
+    spec = raw["assignments"][AID]
+    raw["assignments"] = {AID: spec}
+    solution = Path(spec["solution"])
+    exercise = tmp_path / "course" / "exercises" / "self_attention.ipynb"
+    exercise.parent.mkdir(parents=True)
+    if how == "named":
+        exercise = solution
+    elif how == "link":
+        exercise.symlink_to(solution)
+    else:
+        shutil.copyfile(solution, exercise)
+    spec["exercise"] = str(exercise)
+    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1 and f"assignments.{AID}.exercise: {exercise} is {solution}" in said[0]
+    assert not out.exists()
+
+
 def test_the_ci_templates_run_from_the_bundle(
     released: tuple[Config, Path], tmp_path: Path
 ) -> None:
