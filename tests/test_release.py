@@ -359,3 +359,20 @@ def test_an_assignment_without_an_exercise_is_refused_before_anything_is_written
     assert "assignments.udl_12_1.exercise: not set" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04", b"\x93NUMPY"])
+def test_an_empty_or_cut_bundle_is_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> None:
+    # An empty grader-bundle.npz (a failed download, a disk full) was an EOFError: exit 3.
+    (tmp_path / BUNDLE_NAME).write_bytes(content)
+    shutil.copy(REPO / "demo" / "submissions" / "bruno.ipynb", tmp_path / "bruno.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRADER_COURSE", raising=False)
+    monkeypatch.delenv("GRADER_CONFIG", raising=False)
+    result = CliRunner().invoke(main, ["check", "bruno.ipynb"])
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1
+    assert said[0].startswith(f"Error: {tmp_path / BUNDLE_NAME}: not a readable student bundle")
