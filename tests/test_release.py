@@ -376,3 +376,18 @@ def test_an_empty_or_cut_bundle_is_one_line_not_a_traceback(
     said = result.stderr.strip().splitlines()
     assert len(said) == 1
     assert said[0].startswith(f"Error: {tmp_path / BUNDLE_NAME}: not a readable student bundle")
+
+
+def test_an_out_folder_that_cannot_be_made_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was a traceback (exit 3) after the course had been checked.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    out = Path("taken") / "handout"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(REPO), "-a", AID, "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert said == [f"Error: --out {out}: cannot write {out} (Not a directory)"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -224,6 +225,33 @@ def _output_folder(out: Path) -> None:
         raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise UsageError(f"--out {out}: this user may not write in it")
+
+
+def _output_file(out: Path) -> None:
+    """Create the folder of the file --out names, or say in one line why it cannot be (an
+    export, a zip or a notebook the grader would otherwise fail to write with a traceback)."""
+    folder = out.parent
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out {out}: {folder} is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create its folder ({exc.strerror})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: this user may not write in {folder}")
+
+
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """An OSError on --out or on a path inside it (a folder that cannot be made, a full disk)
+    is one line (exit 2); any other stays the grader's fault, with its traceback."""
+    try:
+        yield
+    except OSError as exc:
+        name = exc.filename
+        if not isinstance(name, str) or not Path(name).absolute().is_relative_to(out.absolute()):
+            raise
+        raise UsageError(f"--out {out}: cannot write {name} ({exc.strerror})") from None
 
 
 # --db URL for the commands that read a graded class's gradebook.

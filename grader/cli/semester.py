@@ -14,6 +14,7 @@ from grader.cli.common import (
     _course,
     _database_option,
     _errors_to_exit_codes,
+    _output_file,
     main,
 )
 from grader.errors import UsageError
@@ -154,10 +155,11 @@ def export_command(
       grader export --format blackboard --results results/ --out blackboard.csv
       grader export --format canvas --results results/ --out canvas.csv --db postgresql://…
     Columns and how each LMS reads them: docs/instructor.md.
-    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment.
+    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment, an --out it cannot write.
     """
     from grader.batch.lms import export
 
     _database_option(database, out)
     config = _course(config_path)
+    _output_file(dest)
     click.echo(f"wrote {export(out, config, fmt, dest, assignment, database)}")
