@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.roster import ROSTER_FILE
+from grader.batch.roster import ROSTER_FILE, course_roster, folded
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
@@ -61,7 +61,11 @@ def _number(text: str, where: str) -> float:
 
 def load_extensions(course: Path) -> dict[str, float]:
     """Hours of extension by student id: the roster's `extension_hours` column, then
-    `extensions.csv` (student,hours) beside it, which wins. A bad number: ConfigError, exit 2."""
+    `extensions.csv` (student,hours) beside it, which wins. A bad number, or with a roster a
+    student on no line of it (an id is matched as the roster matches: case and Unicode form
+    aside): ConfigError, exit 2, rather than an extension silently lost."""
+    roster = course_roster(course)
+    ids = None if roster is None else {folded(s.id): s.id for s in roster}
     found: dict[str, float] = {}
     for name, key, column in (
         (ROSTER_FILE, "id", EXTENSION_COLUMN),
@@ -81,7 +85,12 @@ def load_extensions(course: Path) -> dict[str, float]:
             value = (row.get(column) or "").strip()
             student = (row.get(key) or "").strip()
             if value and student:
-                found[student] = _number(value, f"{path} line {reader.line_num}")
+                where = f"{path} line {reader.line_num}"
+                if ids is not None and name == EXTENSIONS_FILE:
+                    if folded(student) not in ids:
+                        raise ConfigError(f"{where}: {student!r} is not on the roster")
+                    student = ids[folded(student)]
+                found[student] = _number(value, where)
     return found
 
 

@@ -65,7 +65,7 @@ def load_roster(path: Path) -> list[Student]:
         for name in REQUIRED:
             if not values.get(name):
                 raise ConfigError(f"{path} line {line}: the {name} is empty")
-        key = _fold(values["id"])  # ids that differ in case or form only are one student
+        key = folded(values["id"])  # ids that differ in case or form only are one student
         if key in seen:
             raise ConfigError(
                 f"{path} line {line}: the id {values['id']!r} is already on line {seen[key]}"
@@ -89,23 +89,23 @@ class Matched:
     unmatched: list[str]
 
 
-def _fold(text: str) -> str:
+def folded(text: str) -> str:
     """`text` for comparing: case folded, in one Unicode form (a file name from macOS or a
     zip may spell `é` as `e` and an accent, the roster as one character)."""
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
 def _plain(text: str) -> str:
-    return "".join(c for c in _fold(text) if c.isalnum())
+    return "".join(c for c in folded(text) if c.isalnum())
 
 
 def _keys(student: Student) -> Iterable[str]:
     """What an export or a folder may call a student: ids (a Blackboard user name is the
     `lms_id`), user names, the name either way round (Canvas writes `lastfirst`)."""
-    yield _fold(student.id)
+    yield folded(student.id)
     for value in (student.lms_id, student.github, student.email, student.email.split("@")[0]):
         if value:
-            yield _fold(value)
+            yield folded(value)
     words = student.name.split()
     yield _plain(student.name)
     if len(words) > 1:
@@ -129,7 +129,7 @@ def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) ->
         found = [by_lms[digits[1]]] if digits and digits[1] in by_lms else []
         if not found:
             bare = name[: digits.start()] if digits else name
-            found = by_key.get(_fold(name)) or by_key.get(_plain(bare)) or []
+            found = by_key.get(folded(name)) or by_key.get(_plain(bare)) or []
         if len(found) != 1:
             why = "fits several students" if found else "matches no student"
             unmatched.append(f"{name}: {why} of the roster; not graded ({path.name})")
