@@ -215,3 +215,24 @@ def test_python_dash_m_works() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["score"] == 10
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["export", "--format", "canvas", "--results", "results"],
+        ["export-gradescope", "-a", "self_attention"],
+        ["assign", "-a", "self_attention"],
+    ],
+    ids=["export", "export-gradescope", "assign"],
+)
+def test_an_out_file_that_cannot_be_written_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    # The folder of --out is a file: each of these once ended in a traceback (exit 3).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    out = Path("taken") / "x.out"
+    result = CliRunner().invoke(main, [*command, "--course", str(REPO), "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [f"Error: --out {out}: taken is not a folder"]

@@ -98,6 +98,34 @@ def test_invalid_config_names_the_key_path(tmp_path: Path, edit: Any, message: s
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("key_path", "edit"),
+    [
+        ("assignments.self_attention.late.percent", lambda a: a.update(
+            due="2026-03-01T23:59:00+01:00", late={"percent": float("nan")})),
+        ("assignments.self_attention.targets.softmax.points",
+         lambda a: a["targets"]["softmax"].update(points=float("nan"))),
+        ("assignments.self_attention.targets.softmax.tolerance.rtol",
+         lambda a: a["targets"]["softmax"].update(tolerance={"rtol": float("nan")})),
+    ],
+    ids=["late-percent", "points", "tolerance"],
+)  # fmt: skip
+def test_a_nan_passes_no_bound_and_is_refused_with_its_key_path(
+    tmp_path: Path, key_path: str, edit: Any
+) -> None:
+    # YAML's `.nan` is a number that every minimum and maximum lets through: a late
+    # penalty of `nan`%, NaN points or a NaN tolerance made every total NaN or every case fail.
+    raw = base()
+    edit(raw["assignments"]["self_attention"])
+    path = write(tmp_path, raw)
+    assert ".nan" in path.read_text()
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    said = str(info.value)
+    assert said == f"{path} is not a valid grader config: {key_path}: must be a number, not nan"
+    assert info.value.exit_code == 2
+
+
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "nope.yaml")

@@ -16,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from grader.batch.lateness import (
+    MAX_EXTENSION_HOURS,
     MTIME,
     Handed,
     handed_in,
@@ -133,6 +134,37 @@ def test_extensions_come_from_the_roster_column_and_extensions_csv(tmp_path: Pat
     (tmp_path / "extensions.csv").write_text("student,hours\ns3,two days\n")
     with pytest.raises(ConfigError, match=r"extensions.csv line 2: 'two days' is not a number"):
         load_extensions(tmp_path)
+
+
+def test_an_extension_is_matched_to_the_roster_as_submissions_are(tmp_path: Path) -> None:
+    # `S1` for the roster's `s1` was silently nobody's extension, as was a typo's.
+    (tmp_path / "roster.csv").write_text("id,name\ns1,Ada\ns2,Bo\n")
+    (tmp_path / "extensions.csv").write_text("student,hours\nS1,48\n")
+    assert load_extensions(tmp_path) == {"s1": 48.0}
+    (tmp_path / "extensions.csv").write_text("student,hours\ns1,48\nsl,24\n")
+    with pytest.raises(ConfigError) as caught:
+        load_extensions(tmp_path)
+    assert str(caught.value) == f"{tmp_path / 'extensions.csv'} line 3: 'sl' is not on the roster"
+    (tmp_path / "roster.csv").unlink()  # without a roster, the names are the submissions'
+    assert load_extensions(tmp_path) == {"s1": 48.0, "sl": 24.0}
+
+
+@pytest.mark.parametrize("hours", ["nan", "inf", "1e12", "-48"])
+def test_an_extension_that_is_no_hours_from_0_to_a_century_is_one_line(
+    tmp_path: Path, hours: str
+) -> None:
+    # NaN, an infinity or 1e12 h once cost that student a grader fault (an overflow, exit 3);
+    # a negative one made them late without a word.
+    (tmp_path / "extensions.csv").write_text(f"student,hours\ns1,12\ns3,{hours}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_extensions(tmp_path)
+    path = tmp_path / "extensions.csv"
+    assert str(caught.value) == (
+        f"{path} line 3: {hours!r} is not a number of hours from 0 to {MAX_EXTENSION_HOURS}"
+    )
+    (tmp_path / "extensions.csv").write_text(f"student,hours\ns3,{MAX_EXTENSION_HOURS}\n")
+    longest = load_extensions(tmp_path)["s3"]
+    assert lateness(POLICY, DUE + timedelta(hours=longest), extension_hours=longest).percent == 0
 
 
 def test_submitted_at_reads_student_timestamp_and_names_a_bad_line(tmp_path: Path) -> None:

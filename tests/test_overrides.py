@@ -118,3 +118,29 @@ def test_bulk_overrides_are_all_or_nothing_and_bad_input_exits_2(
         bad.stderr
     )
     assert run("override", "bruno", *where).exit_code == 2  # neither --points nor --clear
+
+
+@pytest.mark.parametrize("points", ["nan", "-1e400", "-2"])
+def test_points_that_are_no_finite_number_at_least_0_are_refused_in_one_line(
+    graded: tuple[Path, Path, list[str]], tmp_path: Path, points: str
+) -> None:
+    # NaN once raised a traceback (exit 3); an infinity was exported to the LMS as `inf`;
+    # negative points were taken here while `grader serve` refuses them.
+    out, course, _ = graded
+    where = ["--results", str(out), "--course", str(course)]
+    done = run("override", "ada", TARGET, "--points", points, *where)
+    assert done.exit_code == 2
+    assert (
+        done.stderr.splitlines()[-1]
+        == f"Error: points {float(points)!r} is not a finite number ≥ 0"
+    )
+    assert "Traceback" not in done.stderr
+    sheet = tmp_path / "regrades.csv"
+    sheet.write_text(f"student,target,points,comment\nada,,7,cap\nbruno,{TARGET},{points},\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 2
+    said = done.stderr.splitlines()[-1]
+    assert said == f"Error: {sheet} line 3: points {points!r} is not a finite number ≥ 0"
+    book = Gradebook(out / "gradebook.sqlite")
+    assert overrides(book, "self_attention") == {}  # nothing was applied
+    book.close()

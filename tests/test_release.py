@@ -228,6 +228,63 @@ def test_the_instructor_grades_against_the_course_not_a_bundle(
     assert "student bundle" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["selftest"], ["assign"], ["export-gradescope", "-a", AID, "--out", "gs.zip"],
+     ["serve", "--out", "served"]],
+)  # fmt: skip
+def test_the_author_s_and_instructor_s_commands_refuse_a_bundle_in_one_line(
+    released: tuple[Config, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: list[str],
+) -> None:
+    # They once took the bundle's data file for a solution notebook or a YAML config: a
+    # message about UTF-8 notebooks, a case builder '' or a traceback (exit 3).
+    _, out = released
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [*command, "--course", str(out)])
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert said == [
+        f"Error: {out / BUNDLE_NAME} is a student bundle (public cases only): run "
+        f"`grader {command[0]}` in the course itself, or name it with --course DIR, "
+        "--config FILE or $GRADER_COURSE"
+    ]
+    assert list(tmp_path.iterdir()) == []  # no half-written zip
+
+
+@pytest.mark.parametrize("how", ["named", "link", "copy"])
+def test_an_exercise_that_is_a_solution_is_never_handed_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # `exercise:` naming the solution (a slip of the pen), a link to it or a copy of it
+    # was copied into the bundle as it is: the whole solution, handed to every student.
+    raw = repo_config_raw()
+    spec = raw["assignments"][AID]
+    raw["assignments"] = {AID: spec}
+    solution = Path(spec["solution"])
+    exercise = tmp_path / "course" / "exercises" / "self_attention.ipynb"
+    exercise.parent.mkdir(parents=True)
+    if how == "named":
+        exercise = solution
+    elif how == "link":
+        exercise.symlink_to(solution)
+    else:
+        shutil.copyfile(solution, exercise)
+    spec["exercise"] = str(exercise)
+    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1 and f"assignments.{AID}.exercise: {exercise} is {solution}" in said[0]
+    assert not out.exists()
+
+
 def test_the_ci_templates_run_from_the_bundle(
     released: tuple[Config, Path], tmp_path: Path
 ) -> None:
@@ -302,3 +359,35 @@ def test_an_assignment_without_an_exercise_is_refused_before_anything_is_written
     assert "assignments.udl_12_1.exercise: not set" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04", b"\x93NUMPY"])
+def test_an_empty_or_cut_bundle_is_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> None:
+    # An empty grader-bundle.npz (a failed download, a disk full) was an EOFError: exit 3.
+    (tmp_path / BUNDLE_NAME).write_bytes(content)
+    shutil.copy(REPO / "demo" / "submissions" / "bruno.ipynb", tmp_path / "bruno.ipynb")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRADER_COURSE", raising=False)
+    monkeypatch.delenv("GRADER_CONFIG", raising=False)
+    result = CliRunner().invoke(main, ["check", "bruno.ipynb"])
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1
+    assert said[0].startswith(f"Error: {tmp_path / BUNDLE_NAME}: not a readable student bundle")
+
+
+def test_an_out_folder_that_cannot_be_made_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was a traceback (exit 3) after the course had been checked.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    out = Path("taken") / "handout"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(REPO), "-a", AID, "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert said == [f"Error: --out {out}: cannot write {out} (Not a directory)"]

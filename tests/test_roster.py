@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def test_a_roster_with_only_id_and_name_reads_and_a_bom_is_no_column(tmp_path: P
         ("id,name\ns1,Ada\n,Bo\n", "line 3: the id is empty"),
         ("id,name\ns1,Ada\ns2,Bo\ns1,Cy\n", "line 4: the id 's1' is already on line 2"),
         ("id,name\ns1,Ada,extra\n", "line 2: more cells than columns"),
+        ("id,name,ID\ns1,Ada,s2\n", "line 1: the column 'id' is given twice"),
     ],
 )
 def test_a_bad_row_is_one_line_with_its_line_number(tmp_path: Path, text: str, said: str) -> None:
@@ -156,3 +158,52 @@ def test_a_batch_without_a_roster_forgets_the_one_stored_before(tmp_path: Path) 
         assert db.execute("SELECT COUNT(*) FROM roster").fetchone()[0] == 0
     report = (out / "report.html").read_text(encoding="utf-8")
     assert "no submission" not in report and "Bo Chen" not in report
+
+
+def test_ids_that_differ_only_in_case_or_unicode_form_are_one_id_given_twice(
+    tmp_path: Path,
+) -> None:
+    # Matching folds case and form, so two such ids could never be told apart: both
+    # students would get "no submission", and their pages would share a name on macOS.
+    nfd = unicodedata.normalize("NFD", "José")
+    for first, second in [("Ada", "ada"), (unicodedata.normalize("NFC", "José"), nfd)]:
+        path = roster_file(tmp_path, f"id,name\n{first},One\ns9,Other\n{second},Two\n")
+        with pytest.raises(ConfigError) as caught:
+            load_roster(path)
+        assert str(caught.value) == f"{path} line 4: the id {second!r} is already on line 2"
+
+
+def test_a_name_or_id_in_another_unicode_form_still_matches_its_student() -> None:
+    # A zip unpacked on macOS, or a folder named there, spells é as e + a combining accent.
+    roster = [
+        Student(unicodedata.normalize("NFC", "sé1"), unicodedata.normalize("NFC", "José Núñez")),
+        Student("s2", "Bo Chen"),
+    ]
+    where = Path("x.ipynb")
+    for name in ("núñezjosé", "José Núñez", "sé1"):
+        decomposed = unicodedata.normalize("NFD", name)
+        assert decomposed != name
+        found = match(roster, [(decomposed, where)])
+        assert found.submissions == [(roster[0].id, where)], name
+        assert found.unmatched == []
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x85", "\x1e"])
+def test_a_line_separator_inside_a_cell_makes_no_phantom_student(
+    tmp_path: Path, separator: str
+) -> None:
+    # Rows were cut with str.splitlines, which also breaks at these: `s1,Ana<U+2028>Maria,a@x`
+    # became s1 "Ana" without e-mail and a student "Maria" named "a@x".
+    path = roster_file(tmp_path, f"id,name,email\ns1,Ana{separator}Maria,a@x\ns2,Bo,b@x\n")
+    assert load_roster(path) == [
+        Student("s1", f"Ana{separator}Maria", "a@x"),
+        Student("s2", "Bo", "b@x"),
+    ]
+
+
+def test_a_cell_over_the_csv_module_s_limit_is_one_line_with_its_line(tmp_path: Path) -> None:
+    path = roster_file(tmp_path, "id,name\ns1,Ada\ns2," + "x" * 200_000 + "\ns3,Cy\n")
+    with pytest.raises(ConfigError) as caught:
+        load_roster(path)
+    assert str(caught.value).startswith(f"{path} line 3: field larger than field limit")
+    assert caught.value.exit_code == 2

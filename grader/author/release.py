@@ -132,6 +132,18 @@ def _check_exercise(config: Config, spec: AssignmentSpec) -> Path:
             f"{where}: no such file ({spec.exercise}); write it with "
             f"`grader assign --assignment {spec.id}` first"
         )
+    exercise = spec.exercise.resolve()
+    for other in config.assignments.values():  # handed out as it is: never a solution
+        for kept in (other.solution, other.mistakes):
+            if (
+                kept is not None
+                and kept.is_file()
+                and (exercise == kept.resolve() or exercise.read_bytes() == kept.read_bytes())
+            ):
+                raise ConfigError(
+                    f"{where}: {spec.exercise} is {kept} (or a copy of it), which students must "
+                    f"never see; write the exercise with `grader assign --assignment {spec.id}`"
+                )
     return spec.exercise
 
 

@@ -8,6 +8,7 @@ beside the autograded value.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,6 +79,12 @@ def _check_target(spec: AssignmentSpec, target: str) -> None:
         )
 
 
+def _check_points(points: float | None) -> None:
+    """Points an LMS can import, as `grader serve` takes them: a finite number ≥ 0."""
+    if points is not None and not (math.isfinite(points) and points >= 0):
+        raise UsageError(f"points {points!r} is not a finite number ≥ 0")
+
+
 @dataclass(frozen=True)
 class Change:
     """One override to set (points) or clear (points None)."""
@@ -106,6 +113,7 @@ def apply(
         for change in changes:
             _check_student(book, change.student)
             _check_target(spec, change.target)
+            _check_points(change.points)
         for change in changes:
             if change.points is None:
                 clear_override(book, change.student, aid, change.target)
@@ -197,6 +205,8 @@ def read_changes(path: Path) -> list[Change]:
             value = float(points) if points else None
         except ValueError:
             raise UsageError(f"{where}: points {points!r} is not a number") from None
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"{where}: points {points!r} is not a finite number ≥ 0")
         target = (row.get("target") or "").strip()
         changes.append(Change(student, target, value, (row.get("comment") or "").strip()))
     return changes

@@ -11,6 +11,7 @@ Where a submission's time comes from, first found first:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -20,13 +21,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.roster import ROSTER_FILE
+from grader.batch.roster import ROSTER_FILE, course_roster, folded
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
 
 EXTENSIONS_FILE = "extensions.csv"
 EXTENSION_COLUMN = "extension_hours"
+# The longest extension: a century, far from where a due date plus it leaves the calendar.
+MAX_EXTENSION_HOURS = 100 * 366 * 24
 MTIME = "the file's modification time (no better source: give --submitted-at)"
 
 _CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
@@ -43,15 +46,26 @@ class Handed:
 
 
 def _number(text: str, where: str) -> float:
+    """Hours of extension: a number from 0 to MAX_EXTENSION_HOURS (NaN, an infinity or a
+    century more would stop the student's grading with an overflow)."""
     try:
-        return float(text)
+        hours = float(text)
     except ValueError:
         raise ConfigError(f"{where}: {text!r} is not a number of hours") from None
+    if not (math.isfinite(hours) and 0 <= hours <= MAX_EXTENSION_HOURS):
+        raise ConfigError(
+            f"{where}: {text!r} is not a number of hours from 0 to {MAX_EXTENSION_HOURS}"
+        )
+    return hours
 
 
 def load_extensions(course: Path) -> dict[str, float]:
     """Hours of extension by student id: the roster's `extension_hours` column, then
-    `extensions.csv` (student,hours) beside it, which wins. A bad number: ConfigError, exit 2."""
+    `extensions.csv` (student,hours) beside it, which wins. A bad number, or with a roster a
+    student on no line of it (an id is matched as the roster matches: case and Unicode form
+    aside): ConfigError, exit 2, rather than an extension silently lost."""
+    roster = course_roster(course)
+    ids = None if roster is None else {folded(s.id): s.id for s in roster}
     found: dict[str, float] = {}
     for name, key, column in (
         (ROSTER_FILE, "id", EXTENSION_COLUMN),
@@ -71,7 +85,12 @@ def load_extensions(course: Path) -> dict[str, float]:
             value = (row.get(column) or "").strip()
             student = (row.get(key) or "").strip()
             if value and student:
-                found[student] = _number(value, f"{path} line {reader.line_num}")
+                where = f"{path} line {reader.line_num}"
+                if ids is not None and name == EXTENSIONS_FILE:
+                    if folded(student) not in ids:
+                        raise ConfigError(f"{where}: {student!r} is not on the roster")
+                    student = ids[folded(student)]
+                found[student] = _number(value, where)
     return found
 
 

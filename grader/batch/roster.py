@@ -12,6 +12,7 @@ a submission that matches nobody is listed, not graded. The public API is small 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,9 @@ def load_roster(path: Path) -> list[Student]:
     an id given twice."""
     reader = csv_rows(path, ConfigError, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
+    twice = sorted({name for name in header if name and header.count(name) > 1})
+    if twice:  # csv keeps the last of them: which id or name was meant is a guess
+        raise ConfigError(f"{path} line 1: the column {twice[0]!r} is given twice")
     missing = [name for name in REQUIRED if name not in header]
     if missing:
         raise ConfigError(
@@ -61,12 +65,12 @@ def load_roster(path: Path) -> list[Student]:
         for name in REQUIRED:
             if not values.get(name):
                 raise ConfigError(f"{path} line {line}: the {name} is empty")
-        if values["id"] in seen:
+        key = folded(values["id"])  # ids that differ in case or form only are one student
+        if key in seen:
             raise ConfigError(
-                f"{path} line {line}: the id {values['id']!r} is already on line "
-                f"{seen[values['id']]}"
+                f"{path} line {line}: the id {values['id']!r} is already on line {seen[key]}"
             )
-        seen[values["id"]] = line
+        seen[key] = line
         students.append(Student(**{name: values.get(name, "") for name in COLUMNS}))
     return students
 
@@ -85,17 +89,23 @@ class Matched:
     unmatched: list[str]
 
 
+def folded(text: str) -> str:
+    """`text` for comparing: case folded, in one Unicode form (a file name from macOS or a
+    zip may spell `é` as `e` and an accent, the roster as one character)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
 def _plain(text: str) -> str:
-    return "".join(c for c in text.casefold() if c.isalnum())
+    return "".join(c for c in folded(text) if c.isalnum())
 
 
 def _keys(student: Student) -> Iterable[str]:
     """What an export or a folder may call a student: ids (a Blackboard user name is the
     `lms_id`), user names, the name either way round (Canvas writes `lastfirst`)."""
-    yield student.id.casefold()
+    yield folded(student.id)
     for value in (student.lms_id, student.github, student.email, student.email.split("@")[0]):
         if value:
-            yield value.casefold()
+            yield folded(value)
     words = student.name.split()
     yield _plain(student.name)
     if len(words) > 1:
@@ -119,7 +129,7 @@ def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) ->
         found = [by_lms[digits[1]]] if digits and digits[1] in by_lms else []
         if not found:
             bare = name[: digits.start()] if digits else name
-            found = by_key.get(name.casefold()) or by_key.get(_plain(bare)) or []
+            found = by_key.get(folded(name)) or by_key.get(_plain(bare)) or []
         if len(found) != 1:
             why = "fits several students" if found else "matches no student"
             unmatched.append(f"{name}: {why} of the roster; not graded ({path.name})")

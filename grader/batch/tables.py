@@ -5,16 +5,36 @@ line naming it."""
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
+from typing import Any
 
 from grader.errors import GraderError
 
 
+class _Rows(csv.DictReader):  # type: ignore[type-arg]  # not generic at run time (3.11)
+    """csv.DictReader whose malformed row (a cell over the csv module's size limit) is the
+    caller's one-line error naming the file and line, not a traceback."""
+
+    def __init__(self, text: str, path: Path, error: type[GraderError]) -> None:
+        # newline="": a record ends only at a line break, never at a U+2028 or U+0085 inside
+        # a cell (where str.splitlines would cut it into two rows, one a phantom student)
+        super().__init__(io.StringIO(text, newline=""))
+        self.path, self.error = path, error
+
+    def __next__(self) -> dict[Any, Any]:
+        try:
+            return super().__next__()
+        except csv.Error as exc:
+            raise self.error(f"{self.path} line {self.reader.line_num}: {exc}") from None
+
+
 def csv_rows(path: Path, error: type[GraderError], what: str = "it") -> csv.DictReader[str]:
     """A reader over `path`'s rows by header; `error` (ConfigError for course files,
-    UsageError for files named on the command line) when it cannot be read."""
+    UsageError for files named on the command line) when it cannot be read or a row is
+    malformed."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is not a column name
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {what} ({exc})") from None
-    return csv.DictReader(text.splitlines())
+    return _Rows(text, path, error)

@@ -16,6 +16,9 @@ from grader.cli.common import (
     SANDBOX_OPTION,
     _course,
     _errors_to_exit_codes,
+    _output_file,
+    _whole_course,
+    _writing,
     main,
 )
 from grader.course.config import Mode
@@ -40,7 +43,9 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
     """
     from grader.author.export import export_gradescope
 
-    click.echo(f"wrote {export_gradescope(_course(config_path), assignment, out)}")
+    config = _whole_course(config_path, "export-gradescope")
+    _output_file(out)
+    click.echo(f"wrote {export_gradescope(config, assignment, out)}")
 
 
 @main.command("template")
@@ -71,7 +76,7 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
     """
     from grader.author.selftest import render_selftest, run_selftest
 
-    config = _course(config_path)
+    config = _whole_course(config_path, "selftest")
     ids = [assignment] if assignment else sorted(config.assignments)
     results = [run_selftest(spec) for spec in map(config.assignment, ids)]
     for result in results:
@@ -94,7 +99,9 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     """
     from grader.author.assign import write_exercise
 
-    config = _course(config_path)
+    config = _whole_course(config_path, "assign")
+    if out is not None and not out.is_dir():
+        _output_file(out)
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped
@@ -148,13 +155,15 @@ def release_command(
 
     config = _course(config_path)
     if roster is None:
-        written = release(config, out, assignment, sandbox)
+        with _writing(out):
+            written = release(config, out, assignment, sandbox)
         click.echo(f"wrote {written} and the exercise notebooks in {out}")
         return
     students = load_roster(roster)
     folders = [student_folder(out, s.id) for s in students]  # every id checked first
     for student, folder in zip(students, folders, strict=True):
-        release(config, folder, assignment, sandbox, student.id)
+        with _writing(out):
+            release(config, folder, assignment, sandbox, student.id)
     noun = "bundle" if len(folders) == 1 else "bundles"
     click.echo(f"wrote {len(folders)} student {noun} in {out}/<student id>/")
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,8 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from grader.course.config import MODES, Config, load_course
-from grader.course.locate import course_file
-from grader.errors import GraderError, UsageError
+from grader.course.locate import course_file, is_bundle
+from grader.errors import ConfigError, GraderError, UsageError
 from grader.render.escape import one_line, safe_lines
 
 if TYPE_CHECKING:
@@ -63,6 +64,18 @@ def _course(config_path: Path | None, graded: Path | None = None) -> Config:
     config, notes = load_course(config_path, graded, COURSE_HINT)
     for note in notes:
         click.echo(f"note: {one_line(note)}", err=True)
+    return config
+
+
+def _whole_course(config_path: Path | None, command: str) -> Config:
+    """The course as `_course` finds it, refused (exit 2) when it is a student bundle: the
+    instructor's and the author's commands need the course itself, not its public numbers."""
+    config = _course(config_path)
+    if is_bundle(config.path):
+        raise ConfigError(
+            f"{config.path} is a student bundle (public cases only): run `grader {command}` "
+            f"in the course itself, or name it with {COURSE_HINT}"
+        )
     return config
 
 
@@ -212,6 +225,33 @@ def _output_folder(out: Path) -> None:
         raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise UsageError(f"--out {out}: this user may not write in it")
+
+
+def _output_file(out: Path) -> None:
+    """Create the folder of the file --out names, or say in one line why it cannot be (an
+    export, a zip or a notebook the grader would otherwise fail to write with a traceback)."""
+    folder = out.parent
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out {out}: {folder} is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create its folder ({exc.strerror})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: this user may not write in {folder}")
+
+
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """An OSError on --out or on a path inside it (a folder that cannot be made, a full disk)
+    is one line (exit 2); any other stays the grader's fault, with its traceback."""
+    try:
+        yield
+    except OSError as exc:
+        name = exc.filename
+        if not isinstance(name, str) or not Path(name).absolute().is_relative_to(out.absolute()):
+            raise
+        raise UsageError(f"--out {out}: cannot write {name} ({exc.strerror})") from None
 
 
 # --db URL for the commands that read a graded class's gradebook.

@@ -14,6 +14,7 @@ from grader.cli.common import (
     _course,
     _database_option,
     _errors_to_exit_codes,
+    _output_file,
     main,
 )
 from grader.errors import UsageError
@@ -64,7 +65,8 @@ def override(
       grader override s042 softmax --clear --results results/
       grader override --from-csv regrades.csv --results results/
       grader override s042 --points 9 --results results/ --db postgresql://grader@dbhost/course
-    Exit codes: 0 done · 2 unknown student, function or assignment, a bad CSV line.
+    Exit codes: 0 done · 2 unknown student, function or assignment, points that are not a
+    finite number ≥ 0, a bad CSV line.
     """
     from grader.batch.adjust import Change, apply, read_changes
     from grader.batch.records import author as current_author
@@ -153,10 +155,11 @@ def export_command(
       grader export --format blackboard --results results/ --out blackboard.csv
       grader export --format canvas --results results/ --out canvas.csv --db postgresql://…
     Columns and how each LMS reads them: docs/instructor.md.
-    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment.
+    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment, an --out it cannot write.
     """
     from grader.batch.lms import export
 
     _database_option(database, out)
     config = _course(config_path)
+    _output_file(dest)
     click.echo(f"wrote {export(out, config, fmt, dest, assignment, database)}")

@@ -9,9 +9,9 @@ import click
 
 from grader.cli.common import (
     CONFIG_OPTION,
-    _course,
     _database_option,
     _errors_to_exit_codes,
+    _whole_course,
     main,
 )
 from grader.course.config import MODES, Mode
@@ -115,7 +115,7 @@ def serve_command(
     from grader.serve.checks import Limits
     from grader.serve.server import listen, serve
 
-    config = _course(config_path)
+    config = _whole_course(config_path, "serve")
     # The cheap checks first (options, secret, port), then the course's own check: a typo in
     # --db or a port in use is said at once, not after the course has been run.
     specs = config.assignments.values()

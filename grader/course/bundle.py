@@ -92,7 +92,7 @@ def read_data(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
         manifest = json.loads(str(arrays.pop(_MANIFEST)))
-    except (OSError, ValueError, KeyError, _bad_zip()) as exc:
+    except (OSError, EOFError, ValueError, KeyError, _bad_zip()) as exc:  # EOF: an empty file
         raise ConfigError(f"{path}: not a readable student bundle: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ConfigError(f"{path}: a student bundle of another format: release it again")

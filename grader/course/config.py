@@ -215,10 +215,25 @@ def validate_raw(raw: Any, path: Path) -> None:
     """Check the parsed YAML against the schema and the case builders that exist."""
     if not _passes(raw):
         _explain(raw, path)
-
+    _refuse_nan(raw, path, "")
     for aid, assignment in raw["assignments"].items():
         _check_deadline(assignment, f"{path}: assignments.{aid}")
     check_inputs(raw, path, find_course_cases(raw, path))
+
+
+def _refuse_nan(raw: Any, path: Path, where: str) -> None:
+    """YAML's `.nan` passes every bound of the schema (no comparison with NaN is false), so
+    it is refused here, with its key path: a NaN percent or point makes every total NaN."""
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            _refuse_nan(value, path, f"{where}.{key}" if where else str(key))
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            _refuse_nan(value, path, f"{where}.{index}")
+    elif isinstance(raw, float) and raw != raw:
+        raise ConfigError(
+            f"{path} is not a valid grader config: {where}: must be a number, not nan"
+        )
 
 
 def _check_deadline(assignment: Mapping[str, Any], where: str) -> None:

@@ -10,8 +10,12 @@ TOKEN_BYTES = 24
 
 
 def new_token() -> str:
-    """A fresh token (192 random bits, URL-safe: it also makes the personal link)."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
+    """A fresh token (192 random bits, URL-safe: it also makes the personal link). Never one
+    that starts with `-`: the tokens CSV would show it as `'-…` (a spreadsheet formula made
+    harmless), and a token copied from there would not sign anyone in."""
+    while (token := secrets.token_urlsafe(TOKEN_BYTES)).startswith("-"):
+        pass
+    return token
 
 
 def token_hash(token: str) -> str:
