@@ -21,12 +21,16 @@ from click.testing import CliRunner
 from grader.batch.grade import grade_batch
 from grader.cli import main
 from grader.course.bundle import BUNDLE_NAME
+from grader.course.cases import build_cases
 from grader.course.config import Config, load_config
 from grader.course.notebook import load_submission
 from grader.engine import grade_path
 from grader.inline import check
+from grader.judge.expected import build_expected
 from grader.judge.released import released_data
 from grader.report import Report
+from grader.run import bwrap
+from grader.run.workers import shared_workers
 
 from conftest import REPO, repo_config_raw
 
@@ -113,19 +117,63 @@ def test_no_solution_function_body_is_in_the_bundle(released: tuple[Config, Path
                 assert not any(line in text for text in texts.values()), (name, line)
 
 
+def _expressions(node: ast.FunctionDef) -> set[str]:
+    """The solution's own code: each expression in it that computes something (an operator
+    or a call), unparsed, long enough to be its own (not `len(x)`)."""
+    found = {ast.unparse(part) for part in ast.walk(node) if isinstance(part, ast.BinOp | ast.Call)}
+    return {text for text in found if len(text) >= 12}
+
+
+def test_no_expression_of_the_solution_is_in_the_bundle(released: tuple[Config, Path]) -> None:
+    """Not one computing expression of a solution function, as code, in any file of the
+    bundle: a derived mistake's words quote them (`omega_q @ all_x[n] + beta_q`), so the
+    bundle holds no derived mistake (they are named once a notebook is handed in)."""
+    config, out = released
+    functions = _solution_functions(config.assignment(AID))
+    manifest_text = str(np.load(out / BUNDLE_NAME, allow_pickle=False)["manifest"][()])
+    # The files' bytes, and the manifest as text (numpy keeps it as UTF-32 in its file).
+    texts = [*_bundle_texts(out).values(), manifest_text.encode()]
+    manifest = json.loads(manifest_text)
+    prints = [f for target in manifest["numbers"][AID].values() for f in target["fingerprints"]]
+    # What the course's author wrote for students in the catalogue (a hint may show the
+    # expression meant) is theirs to hand out; nothing else may show the solution's code.
+    authored = " ".join(
+        str(f["mistake"][words])
+        for f in prints
+        if f["origin"] in ("catalogue", "inherited")
+        for words in ("message", "hint", "static")
+    )
+    expressions = {text for node in functions.values() for text in _expressions(node)}
+    assert len(expressions) >= 10
+    for text in expressions - {text for text in expressions if text in authored}:
+        assert not any(text.encode() in held for held in texts), text
+    origins = {f["origin"] for f in prints}
+    assert origins == {"catalogue", "inherited"}
+
+
 def _verdicts(report: Report) -> list[Any]:
     return [
-        (t.name, t.status, t.score, t.mistakes, t.messages, t.cases_passed, t.cases_total,
-         t.hidden_cases, t.location)
+        (t.name, t.status, t.score, t.cases_passed, t.cases_total, t.hidden_cases)
         for t in report.targets
     ]  # fmt: skip
+
+
+def _derived(config: Config) -> set[str]:
+    """The words of every derived (mutant) mistake of the full course's assignment."""
+    spec = config.assignment(AID)
+    full = build_expected(spec, build_cases(spec), shared_workers(bwrap.support()))
+    return {
+        f.mistake.message for prints in full.fingerprints.values() for f in prints
+        if f.origin == "mutant"
+    }  # fmt: skip
 
 
 def test_verdicts_and_diagnoses_are_the_full_course_s(released: tuple[Config, Path]) -> None:
     config, out = released
     bundle = load_config(out / BUNDLE_NAME)
     assert bundle.assignment(AID).released is not None
-    compared = 0
+    derived = _derived(config)
+    compared, same_words, derived_named = 0, 0, 0
     for notebook in NOTEBOOKS:
         try:  # a few are unreadable on purpose
             meta = json.loads(notebook.read_text()).get("metadata", {})
@@ -137,8 +185,20 @@ def test_verdicts_and_diagnoses_are_the_full_course_s(released: tuple[Config, Pa
         alone = grade_path(notebook, bundle, AID)
         assert _verdicts(alone) == _verdicts(full), notebook.name
         assert alone.errors == full.errors
+        for mine, theirs in zip(alone.targets, full.targets, strict=True):
+            # The same diagnosis, but for the derived mistakes: the bundle holds none.
+            assert not any(words in m for m in mine.messages for words in derived)
+            if any(words in m for m in theirs.messages for words in derived):
+                derived_named += 1
+            else:
+                assert (mine.mistakes, mine.messages, mine.location) == (
+                    theirs.mistakes,
+                    theirs.messages,
+                    theirs.location,
+                )
+                same_words += 1
         compared += 1
-    assert compared >= 10
+    assert compared >= 10 and derived_named >= 1 and same_words >= 30
 
 
 def test_hard_coded_public_outputs_pass_only_the_public_cases(

@@ -86,6 +86,10 @@ def bundle_entry(
                     "origin": f.origin,
                 }
                 for f in expected.fingerprints[t.name]
+                # A derived mistake's words quote the reference's own code ("leaves out
+                # `+ beta_q` (computing `all_queries`)"): all of them together spell out much
+                # of the solution. They are named once a notebook is handed in, not from here.
+                if f.origin != "mutant"
             ],
         }
     return targets
