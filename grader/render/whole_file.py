@@ -35,13 +35,14 @@ def write_bytes(path: Path, data: bytes) -> None:
             view = view[os.write(fd, view) :]
         if old is not None:
             _keep_owner_and_mode(fd, old)
-        os.close(fd)
-        fd = -1
+        fd, open_fd = -1, fd  # closed from here on, even if interrupted
+        os.close(open_fd)
         os.replace(temporary, target)
     except BaseException:  # Ctrl-C too: the temporary goes, the old file stays
         if fd >= 0:
             os.close(fd)
-        os.unlink(temporary)
+        with contextlib.suppress(OSError):  # the error raised is the one that stopped us
+            os.unlink(temporary)
         raise
 
 
