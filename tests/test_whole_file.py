@@ -275,3 +275,24 @@ def test_a_batch_killed_mid_page_leaves_no_cut_page_and_a_rerun_completes_it(
     assert written == sorted(p.name for p in expected.glob("*.html"))
     for name in written:
         assert (out / "feedback" / name).read_bytes() == (expected / name).read_bytes(), name
+
+
+def test_a_page_holding_the_same_bytes_is_not_written_again(tmp_path: Path) -> None:
+    """A rerun renders a kept student's page again (their lateness may have changed): the
+    same bytes are left where they are, other bytes replace them, whole."""
+    report = Report("self_attention", "ada.ipynb", ())
+    page = feedback.write_feedback(tmp_path, "ada", report, None)
+    first = page.stat().st_ino
+    feedback.write_feedback(tmp_path, "ada", report, None)
+    assert page.stat().st_ino == first  # not written: the same file
+    noted = Report("self_attention", "ada.ipynb", (), notes=("handed in 2 hours late",))
+    feedback.write_feedback(tmp_path, "ada", noted, None)
+    assert page.stat().st_ino != first  # a new file renamed onto the page
+    assert page.read_bytes() == feedback.feedback_page("ada", noted, None).encode("utf-8")
+    same_size = page.read_bytes()[:-1] + b"!"
+    whole_file.write_bytes(page, same_size)
+    assert page.read_bytes() == same_size
+    assert whole_file.holds(page, same_size)
+    assert not whole_file.holds(page, same_size[:-1])
+    assert not whole_file.holds(page, same_size + b"\n")
+    assert not whole_file.holds(tmp_path / "absent.html", b"")
