@@ -12,6 +12,7 @@ from grader.batch.standing import NO_SUBMISSION, Standing, from_gradebook
 from grader.errors import UsageError
 from grader.judge.aggregate import scores_only, summarise
 from grader.render.formats import CLASS_FORMATS
+from grader.render.whole_file import write_text
 from grader.report import ClassSummary, Points, Report
 
 
@@ -103,5 +104,5 @@ def write_report(out: Path, assignment: str | None = None, database: str | None 
     path."""
     path = out / "report.html"
     page = CLASS_FORMATS["html"].render(load_summary(out, assignment, database))
-    path.write_text(page, encoding="utf-8")
+    write_text(path, page)
     return path

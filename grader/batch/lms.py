@@ -16,6 +16,7 @@ from grader.course.config import AssignmentSpec, Config
 from grader.render.formats import GRADES_FORMATS
 from grader.render.grades import Grades
 from grader.render.lms import split_name
+from grader.render.whole_file import write_text
 
 __all__ = ["FORMATS", "export", "render", "split_name"]
 
@@ -45,5 +46,5 @@ def export(
     finally:
         book.close()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(render(fmt, rows, spec), encoding="utf-8", newline="")
+    write_text(dest, render(fmt, rows, spec), newline="")
     return dest

@@ -20,7 +20,7 @@ from grader.course.deadline import Late
 from grader.course.notebook import Submission
 from grader.judge.aggregate import scores_only
 from grader.render.escape import safe_name
-from grader.render.feedback import Adjusted, write_feedback
+from grader.render.feedback import Adjusted, page_is_whole, write_feedback
 from grader.report import Report
 
 
@@ -142,8 +142,8 @@ class Recorder:
         if entry.report is not None and self.out is not None:
             page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
             # An unchanged submission's page again when its lateness (an extension, a
-            # deadline) may have changed since.
-            if new or not page.exists() or self.handed:
+            # deadline) may have changed since, or when the page is missing or cut off.
+            if new or self.handed or not page_is_whole(page):
                 try:
                     adjusted = self.adjusted(entry.student, entry.report)
                     write_feedback(self.out, entry.student, entry.report, submission, adjusted)

@@ -21,6 +21,7 @@ from grader.judge.aggregate import scores_only
 from grader.render.feedback import Adjusted
 from grader.render.formats import GRADES_FORMATS
 from grader.render.grades import Grades
+from grader.render.whole_file import write_text
 from grader.report import Report
 
 NO_SUBMISSION = "no submission"
@@ -161,5 +162,5 @@ def write_grades(
     it (grader/render/grades.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = GRADES_FORMATS["csv"].render(Grades(rows, targets, max_total))
-    path.write_text(text, encoding="utf-8", newline="")
+    write_text(path, text, newline="")
     return path

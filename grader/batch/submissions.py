@@ -18,7 +18,7 @@ import shutil
 import time
 import zipfile
 import zlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -101,8 +101,9 @@ def find_submissions(
             "rename the folder (or the one it is in) and run again"
         )
     found: dict[str, list[tuple[str, Path]]] = {}
+    ours = _written_by_us(source, out)
     for item in sorted(source.iterdir()):
-        if item.name.startswith((".", "__MACOSX")) or _written_by_us(item, out):
+        if item.name.startswith((".", "__MACOSX")) or ours(item):
             continue
         if has_invalid_text(item.name):
             problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
@@ -189,13 +190,20 @@ def _shown(path: Path, source: Path) -> str:
         return str(path)
 
 
-def _written_by_us(item: Path, out: Path | None) -> bool:
+def _written_by_us(source: Path, out: Path | None) -> Callable[[Path], bool]:
+    """Whether an entry of the class folder `source` is the output folder `out` (itself, or
+    a link to it) or a file the grader writes in it. `source` and `out` are resolved once per
+    listing, an entry only when it is a link: the rest resolve to `source`'s own path."""
     if out is None:
-        return False
-    where = out.resolve()
-    if item.resolve() == where:
-        return True
-    return item.parent.resolve() == where and item.name.startswith(OUTPUTS)
+        return lambda item: False
+    where, folder = out.resolve(), source.resolve()
+    inside = folder == where
+
+    def ours(item: Path) -> bool:
+        resolved = item.resolve() if item.is_symlink() else folder / item.name
+        return resolved == where or (inside and item.name.startswith(OUTPUTS))
+
+    return ours
 
 
 def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:

@@ -89,7 +89,9 @@ def check(
     text = chosen.render(report)
     results_dir = Path(os.environ.get("GRADER_GRADESCOPE_ROOT", "/autograder")) / "results"
     if fmt == "gradescope" and chosen.file and results_dir.is_dir():
-        (results_dir / chosen.file).write_text(text + "\n", encoding="utf-8")
+        from grader.render.whole_file import write_text
+
+        write_text(results_dir / chosen.file, text + "\n")  # never cut off, if we are killed
         click.echo(f"wrote {results_dir / chosen.file}: {report.score:g} / {report.max_score:g}")
     else:
         click.echo(text)

@@ -10,6 +10,7 @@ from pathlib import Path
 from grader.course.notebook import Submission
 from grader.render.escape import safe_name
 from grader.render.html import render_template
+from grader.render.whole_file import write_bytes
 from grader.report import Report, TargetResult
 
 CONTEXT_LINES = 3
@@ -82,22 +83,24 @@ def write_feedback(
     try:
         write_bytes(path, data)
     except FileNotFoundError:  # the first page: make the folder
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(path.parent, exist_ok=True)
         write_bytes(path, data)
     return path
 
 
-# What open(path, "w") asks of the system, less Python's text and buffer layers.
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+PAGE_END = b"</html>"  # how every page `feedback_page` renders ends
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """The file at `path` made to hold `data`, created as `Path.write_bytes` creates it (mode
-    0o666 less the umask) in three system calls: a batch writes one page per student."""
-    fd = os.open(path, _CREATE, 0o666)
+def page_is_whole(path: Path) -> bool:
+    """Whether the page at `path` is there and ends as every page ends. Pages are written
+    whole (grader/render/whole_file.py), but one cut off by a grader killed mid-write before
+    they were may be there: a rerun rewrites it, though its student is kept."""
     try:
-        view = memoryview(data)
-        while view:  # a write may take only part of it
-            view = view[os.write(fd, view) :]
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # missing (or unreadable: writing it again says why)
+        return False
+    try:
+        end = os.fstat(fd).st_size - len(PAGE_END)
+        return end >= 0 and os.pread(fd, len(PAGE_END), end) == PAGE_END
     finally:
         os.close(fd)
