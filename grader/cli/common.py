@@ -217,28 +217,28 @@ def _database_option(database: str | None, out: Path | None) -> None:
 
 def _output_folder(out: Path) -> None:
     """Create OUT, or say in one line why it cannot be written to (before grading anything)."""
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: this user may not write in it")
+    _writable_folder(out, f"--out {out}", "the folder", "it", "exists and is not a folder")
 
 
 def _output_file(out: Path) -> None:
     """Create the folder of the file --out names, or say in one line why it cannot be (an
     export, a zip or a notebook the grader would otherwise fail to write with a traceback)."""
     folder = out.parent
+    said = f"{folder} is not a folder"
+    _writable_folder(folder, f"--out {out}", "its folder", str(folder), said)
+
+
+def _writable_folder(folder: Path, option: str, named: str, within: str, not_one: str) -> None:
+    """`folder` made (with its parents) and writable by this user, or a UsageError that
+    starts with `option` and calls the folder `named` (made) or `within` (written in)."""
     if folder.exists() and not folder.is_dir():
-        raise UsageError(f"--out {out}: {folder} is not a folder")
+        raise UsageError(f"{option}: {not_one}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--out {out}: cannot create its folder ({exc.strerror})") from None
+        raise UsageError(f"{option}: cannot create {named} ({exc.strerror})") from None
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: this user may not write in {folder}")
+        raise UsageError(f"{option}: this user may not write in {within}")
 
 
 @contextmanager
