@@ -384,3 +384,24 @@ def test_a_link_to_a_folder_is_not_replaced(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         whole_file.write_bytes(link, b"<html></html>")
     assert link.is_symlink() and leftovers(tmp_path) == leftovers(tmp_path / "folder") == []
+
+
+def test_a_folder_the_user_may_not_write_in_is_named_by_the_file_asked_for() -> None:
+    """The error names the file asked for, as `open` names it (an instructor reads `cannot
+    write OUT/grades.csv`), never the temporary name it was to be written under."""
+    folder = Path(tempfile.mkdtemp(prefix="whole-file-"))
+    try:
+        (folder / "out").mkdir(mode=0o555)
+        folder.chmod(0o777)
+        (folder / "out").chmod(0o555)
+        asked = folder / "out" / "grades.csv"
+
+        def write() -> None:
+            with pytest.raises(PermissionError) as refused:
+                whole_file.write_text(asked, "student,score\n")
+            assert refused.value.filename == str(asked)
+
+        assert _as_ordinary_user(write) == 0
+        assert not asked.exists()
+    finally:
+        shutil.rmtree(folder)

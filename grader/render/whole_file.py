@@ -44,7 +44,11 @@ def write_bytes(path: Path, data: bytes) -> None:
     # student's page again, and a rename over a file costs ext4 a flush of the new one.
     if old is not None and old.st_size == len(data) and holds(target, data):
         return
-    fd, temporary = _create(target.parent)
+    try:
+        fd, temporary = _create(target.parent)
+    except OSError as error:  # named as `open` names it: the file asked for, not ours
+        error.filename = str(path)
+        raise
     try:
         view = memoryview(data)
         while view:  # a write may take only part of it
