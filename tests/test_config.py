@@ -302,3 +302,23 @@ def test_a_solution_at_the_course_root_hides_itself_not_the_course(tmp_path: Pat
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ConfigError, match="must never see it"):
         load_config(path)
+
+
+@pytest.mark.parametrize("text", [".inf", "1e400"])
+def test_an_infinity_passes_the_bounds_but_is_refused_with_its_key_path(
+    tmp_path: Path, text: str
+) -> None:
+    # points: .inf (or 1e400) passed `minimum: 0`, and a student passing nothing scored
+    # 0 × inf = NaN; selftest said "the untouched exercise scores nan".
+    raw = base()
+    raw["assignments"]["self_attention"]["targets"]["softmax"]["points"] = 12345.0
+    path = write(tmp_path, raw)
+    path.write_text(path.read_text().replace("12345.0", text))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    key_path = "assignments.self_attention.targets.softmax.points"
+    said = str(info.value)
+    assert (
+        said == f"{path} is not a valid grader config: {key_path}: must be a finite number, not inf"
+    )
+    assert info.value.exit_code == 2

@@ -451,3 +451,30 @@ def test_an_out_folder_that_cannot_be_made_is_one_line(
     assert result.exit_code == 2
     said = result.stderr.strip().splitlines()
     assert said == [f"Error: --out {out}: cannot write {out} (Not a directory)"]
+
+
+def test_a_copy_of_the_solution_saved_again_is_never_handed_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A copy of the solution opened and saved in Jupyter differs from it in bytes (its
+    # indentation, a metadata key) and was handed out: the check compares code, not bytes.
+    raw = repo_config_raw()
+    spec = raw["assignments"][AID]
+    raw["assignments"] = {AID: spec}
+    notebook = json.loads(Path(spec["solution"]).read_text())
+    notebook["metadata"]["saved_by"] = "jupyter"
+    exercise = tmp_path / "course" / "exercises" / "self_attention.ipynb"
+    exercise.parent.mkdir(parents=True)
+    exercise.write_text(json.dumps(notebook, indent=2))
+    spec["exercise"] = str(exercise)
+    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    first = load_config(tmp_path / "course" / "config.yaml").assignment(AID).targets[0].name
+    assert len(said) == 1 and f"holds the solution's `{first}` as it is" in said[0]
+    assert not out.exists()

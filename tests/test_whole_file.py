@@ -14,6 +14,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -296,3 +297,111 @@ def test_a_page_holding_the_same_bytes_is_not_written_again(tmp_path: Path) -> N
     assert not whole_file.holds(page, same_size[:-1])
     assert not whole_file.holds(page, same_size + b"\n")
     assert not whole_file.holds(tmp_path / "absent.html", b"")
+
+
+def test_what_is_not_a_file_is_written_in_place_never_replaced(tmp_path: Path) -> None:
+    """`--out /dev/null`, a named pipe another program reads, or a link to one: written to as
+    `open` writes to them. A rename would put a file where the device or pipe was (as root,
+    a regular file in place of /dev/null)."""
+    pipe = tmp_path / "grades.csv"
+    os.mkfifo(pipe)
+    reader = subprocess.Popen(["cat", str(pipe)], stdout=subprocess.PIPE)
+    whole_file.write_text(pipe, "student,score\nada,3\n")
+    assert reader.communicate(timeout=30)[0] == b"student,score\nada,3\n"
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+    link = tmp_path / "report.html"
+    link.symlink_to(os.devnull)
+    whole_file.write_bytes(link, b"<html></html>")
+    assert link.is_symlink() and stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    assert leftovers(tmp_path) == []
+    if os.geteuid() == 0:  # a device of our own: the one test root may replace by mistake
+        (tmp_path / "dev").mkdir()
+        null = tmp_path / "dev" / "null"
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.stat(os.devnull).st_rdev)
+        whole_file.write_text(null, "student,score\n")
+        assert stat.S_ISCHR(os.lstat(null).st_mode)
+        assert leftovers(tmp_path / "dev") == []
+
+
+def _as_ordinary_user(work: Callable[[], None]) -> int:
+    """Run `work` in a child that is an ordinary user (nobody, when this run is root's): its
+    exit status, 0 when `work` returned, 1 when it raised."""
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        status = 1
+        try:
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            work()
+            status = 0
+        finally:
+            os._exit(status)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_a_file_the_user_may_not_write_is_refused_as_open_refuses_it() -> None:
+    """`chmod a-w grades.csv` kept an ordinary user's grader from writing over it (open
+    raised PermissionError); the rename needs only the folder, so it is refused as before."""
+    folder = Path(tempfile.mkdtemp(prefix="whole-file-"))  # not tmp_path: private to root
+    try:
+        folder.chmod(0o777)
+        frozen = folder / "grades.csv"
+        frozen.write_bytes(OLD)
+        frozen.chmod(0o444)
+
+        def overwrite() -> None:
+            with pytest.raises(PermissionError) as refused:
+                whole_file.write_text(frozen, "student,score\nada,3\n")
+            assert refused.value.filename == str(frozen)
+
+        assert _as_ordinary_user(overwrite) == 0
+        assert frozen.read_bytes() == OLD and leftovers(folder) == []
+        assert stat.S_IMODE(frozen.stat().st_mode) == 0o444
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_link_to_a_deleted_file_is_written_in_place(tmp_path: Path) -> None:
+    """`--out /dev/stdout` with the output sent to a file that was since deleted: the link
+    (/proc/self/fd/N) names no path of its target, so it is written to as `open` writes."""
+    held = tmp_path / "captured"
+    with held.open("w+b") as stream:
+        held.unlink()
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{stream.fileno()}")
+        whole_file.write_bytes(link, b"student,score\n")
+        stream.seek(0)
+        assert stream.read() == b"student,score\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stdout"]
+
+
+def test_a_link_to_a_folder_is_not_replaced(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    link = tmp_path / "report.html"
+    link.symlink_to(tmp_path / "folder")
+    with pytest.raises(IsADirectoryError):
+        whole_file.write_bytes(link, b"<html></html>")
+    assert link.is_symlink() and leftovers(tmp_path) == leftovers(tmp_path / "folder") == []
+
+
+def test_a_folder_the_user_may_not_write_in_is_named_by_the_file_asked_for() -> None:
+    """The error names the file asked for, as `open` names it (an instructor reads `cannot
+    write OUT/grades.csv`), never the temporary name it was to be written under."""
+    folder = Path(tempfile.mkdtemp(prefix="whole-file-"))
+    try:
+        (folder / "out").mkdir(mode=0o555)
+        folder.chmod(0o777)
+        (folder / "out").chmod(0o555)
+        asked = folder / "out" / "grades.csv"
+
+        def write() -> None:
+            with pytest.raises(PermissionError) as refused:
+                whole_file.write_text(asked, "student,score\n")
+            assert refused.value.filename == str(asked)
+
+        assert _as_ordinary_user(write) == 0
+        assert not asked.exists()
+    finally:
+        shutil.rmtree(folder)

@@ -6,6 +6,7 @@ them, as numbers. No solution source, no catalogue source, no hidden case's expe
 
 from __future__ import annotations
 
+import ast
 import shutil
 from dataclasses import replace
 from importlib import metadata
@@ -17,12 +18,14 @@ import numpy as np
 from grader.course.bundle import BUNDLE_NAME, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
+from grader.course.notebook import load_submission
 from grader.course.per_student import course_secret, for_student
 from grader.engine import require
 from grader.errors import ConfigError
 from grader.judge.expected import build_expected
 from grader.judge.preflight import preflight
 from grader.judge.released import bundle_entry
+from grader.judge.static import find_function
 from grader.run.workers import shared_workers
 
 
@@ -144,7 +147,34 @@ def _check_exercise(config: Config, spec: AssignmentSpec) -> Path:
                     f"{where}: {spec.exercise} is {kept} (or a copy of it), which students must "
                     f"never see; write the exercise with `grader assign --assignment {spec.id}`"
                 )
+    if (target := _solved_target(spec)) is not None:
+        raise ConfigError(
+            f"{where}: {spec.exercise} holds the solution's `{target}` as it is (a copy of "
+            f"{spec.solution} saved again?), which students must never see; write the "
+            f"exercise with `grader assign --assignment {spec.id}`"
+        )
     return spec.exercise
+
+
+def _solved_target(spec: AssignmentSpec) -> str | None:
+    """A target whose function the exercise defines with the solution's own body (a copy of
+    the solution that Jupyter saved again differs from it in bytes only), else None."""
+    if spec.exercise is None or spec.solution is None:
+        return None
+    exercise, solution = load_submission(spec.exercise), load_submission(spec.solution)
+    for target in spec.targets:
+        handed, solved = find_function(exercise, target.name), find_function(solution, target.name)
+        if handed is not None and solved is not None and _body(handed.node) == _body(solved.node):
+            return target.name
+    return None
+
+
+def _body(node: ast.FunctionDef) -> str:
+    """A function's body as code, its docstring aside (the exercise keeps the solution's)."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return ast.dump(ast.Module(body, []))
 
 
 def _assignment(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -223,7 +224,9 @@ def validate_raw(raw: Any, path: Path) -> None:
 
 def _refuse_nan(raw: Any, path: Path, where: str) -> None:
     """YAML's `.nan` passes every bound of the schema (no comparison with NaN is false), so
-    it is refused here, with its key path: a NaN percent or point makes every total NaN."""
+    it is refused here, with its key path: a NaN percent or point makes every total NaN. So is
+    `.inf` (or 1e400), which passes every bound but a maximum: points of inf make 0 × inf, a
+    NaN total, for a student who passes nothing."""
     if isinstance(raw, dict):
         for key, value in raw.items():
             _refuse_nan(value, path, f"{where}.{key}" if where else str(key))
@@ -233,6 +236,10 @@ def _refuse_nan(raw: Any, path: Path, where: str) -> None:
     elif isinstance(raw, float) and raw != raw:
         raise ConfigError(
             f"{path} is not a valid grader config: {where}: must be a number, not nan"
+        )
+    elif isinstance(raw, float) and raw in (math.inf, -math.inf):  # .inf, or 1e400
+        raise ConfigError(
+            f"{path} is not a valid grader config: {where}: must be a finite number, not {raw}"
         )
 
 

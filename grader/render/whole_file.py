@@ -9,6 +9,7 @@ process; only a machine that loses power could lose the newest pages (see bench/
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import stat
@@ -25,14 +26,29 @@ def write_bytes(path: Path, data: bytes) -> None:
     """The file at `path` made to hold `data`, whole or not at all. A new file gets the mode
     `Path.write_bytes` gives (0o666 less the umask); a file already there keeps its mode (and
     owner, where the grader may set it), and a link is followed, as writing in place would;
-    one that holds `data` already is not written again. On any error nothing is left under
-    the temporary name; the folder must exist (FileNotFoundError otherwise, as for `open`)."""
-    target, old = _target(path)
+    one that holds `data` already is not written again, and one this user may not write is
+    refused (PermissionError), as `open` refuses it. What is not a file (a device such as
+    /dev/null, a named pipe, /dev/stdout) is written to in place, as `open` writes to it: a
+    rename would put a file in its stead. On any error nothing is left under the temporary
+    name; the folder must exist (FileNotFoundError otherwise, as for `open`)."""
+    target, old, in_place = _target(path)
+    if in_place:
+        with open(path, "wb") as stream:
+            stream.write(data)
+        return
+    if old is not None and stat.S_ISREG(old.st_mode) and not os.access(target, os.W_OK):
+        # A file this user may not write (chmod a-w) is refused as `open` refuses it: the
+        # rename needs only the folder, and would replace it.
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
     # A file that holds these bytes already is left as it is: a rerun renders a kept
     # student's page again, and a rename over a file costs ext4 a flush of the new one.
     if old is not None and old.st_size == len(data) and holds(target, data):
         return
-    fd, temporary = _create(target.parent)
+    try:
+        fd, temporary = _create(target.parent)
+    except OSError as error:  # named as `open` names it: the file asked for, not ours
+        error.filename = str(path)
+        raise
     try:
         view = memoryview(data)
         while view:  # a write may take only part of it
@@ -71,19 +87,28 @@ def holds(path: Path, data: bytes) -> bool:
         os.close(fd)
 
 
-def _target(path: Path) -> tuple[Path, os.stat_result | None]:
-    """The file a write to `path` lands in (a link's target) and its status, None if absent."""
+def _target(path: Path) -> tuple[Path, os.stat_result | None, bool]:
+    """The file a write to `path` lands in (a link's target), its status (None if absent),
+    and whether it is to be written in place: what is not a file (a device, a pipe), and a
+    link no path names the target of (/dev/stdout, when it is a file that was deleted)."""
     try:
         old = os.lstat(path)
     except FileNotFoundError:
-        return path, None
+        return path, None, False
     if not stat.S_ISLNK(old.st_mode):
-        return path, old
+        return path, old, not stat.S_ISREG(old.st_mode) and not stat.S_ISDIR(old.st_mode)
+    try:
+        followed = os.stat(path)
+    except FileNotFoundError:  # a dangling link: its target is made
+        return Path(os.path.realpath(path)), None, False
+    if not stat.S_ISREG(followed.st_mode) and not stat.S_ISDIR(followed.st_mode):
+        return path, followed, True
     target = Path(os.path.realpath(path))
     try:
-        return target, os.stat(target)
-    except FileNotFoundError:  # a dangling link: its target is made
-        return target, None
+        named = os.stat(target)
+    except FileNotFoundError:
+        return path, followed, True
+    return target, named, (named.st_dev, named.st_ino) != (followed.st_dev, followed.st_ino)
 
 
 def _create(folder: Path) -> tuple[int, Path]:
