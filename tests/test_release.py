@@ -332,17 +332,8 @@ def test_an_exercise_that_is_a_solution_is_never_handed_out(
         exercise.symlink_to(solution)
     else:
         shutil.copyfile(solution, exercise)
-    spec["exercise"] = str(exercise)
-    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
-    monkeypatch.chdir(tmp_path)
-    out = tmp_path / "bundle"
-    result = CliRunner().invoke(
-        main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
-    )
-    assert result.exit_code == 2
-    said = result.stderr.strip().splitlines()
-    assert len(said) == 1 and f"assignments.{AID}.exercise: {exercise} is {solution}" in said[0]
-    assert not out.exists()
+    said = _refused_release(tmp_path, raw, exercise, monkeypatch)
+    assert f"assignments.{AID}.exercise: {exercise} is {solution}" in said
 
 
 def test_the_ci_templates_run_from_the_bundle(
@@ -453,6 +444,24 @@ def test_an_out_folder_that_cannot_be_made_is_one_line(
     assert said == [f"Error: --out {out}: cannot write {out} (Not a directory)"]
 
 
+def _refused_release(
+    tmp_path: Path, raw: dict[str, Any], exercise: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Release the course `raw` with `exercise` as its exercise: it must be refused in one
+    line (exit 2) before anything is written; that line."""
+    raw["assignments"][AID]["exercise"] = str(exercise)
+    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(
+        main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1 and not out.exists()
+    return said[0]
+
+
 def test_a_copy_of_the_solution_saved_again_is_never_handed_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -466,15 +475,6 @@ def test_a_copy_of_the_solution_saved_again_is_never_handed_out(
     exercise = tmp_path / "course" / "exercises" / "self_attention.ipynb"
     exercise.parent.mkdir(parents=True)
     exercise.write_text(json.dumps(notebook, indent=2))
-    spec["exercise"] = str(exercise)
-    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
-    monkeypatch.chdir(tmp_path)
-    out = tmp_path / "bundle"
-    result = CliRunner().invoke(
-        main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
-    )
-    assert result.exit_code == 2
-    said = result.stderr.strip().splitlines()
+    said = _refused_release(tmp_path, raw, exercise, monkeypatch)
     first = load_config(tmp_path / "course" / "config.yaml").assignment(AID).targets[0].name
-    assert len(said) == 1 and f"holds the solution's `{first}` as it is" in said[0]
-    assert not out.exists()
+    assert f"holds the solution's `{first}` as it is" in said
