@@ -462,6 +462,36 @@ def _refused_release(
     return said[0]
 
 
+def test_a_release_removes_what_the_last_one_wrote_and_it_no_longer_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exercise renamed (or a file once handed out by mistake) does not stay in the
+    handout; what else the folder holds is not touched."""
+    raw = repo_config_raw()
+    spec = raw["assignments"][AID]
+    raw["assignments"] = {AID: spec}
+    folder = tmp_path / "course" / "exercises"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bundle"
+    for name in ("draft.ipynb", "self_attention.ipynb"):
+        shutil.copyfile(REPO / "exercises" / f"{AID}.ipynb", folder / name)
+        spec["exercise"] = str(folder / name)
+        (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+        result = CliRunner().invoke(
+            main, ["release", "--course", str(tmp_path / "course"), "--out", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        if name == "draft.ipynb":
+            assert (out / "exercises" / "draft.ipynb").is_file()
+            (out / "README.md").write_text("the instructor's own")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "README.md",
+        "exercises/self_attention.ipynb",
+        BUNDLE_NAME,
+    ]
+
+
 def test_a_copy_of_the_solution_saved_again_is_never_handed_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

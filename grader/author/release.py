@@ -10,12 +10,12 @@ import ast
 import shutil
 from dataclasses import replace
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 
-from grader.course.bundle import BUNDLE_NAME, write_data
+from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.notebook import load_submission
@@ -92,6 +92,7 @@ def release(
     for spec in specs:  # every exercise checked before a file is written
         _check_exercise(config, spec)
     root = config.path.resolve().parent
+    before = _released_before(out)
     entries: list[dict[str, Any]] = []
     numbers: dict[str, Any] = {}
     arrays: list[np.ndarray] = []
@@ -111,7 +112,53 @@ def release(
         "grader": version,
     }
     write_data(data, manifest, arrays)
+    _remove_stale(out, before - _released_names(manifest))
     return data
+
+
+def _released_names(manifest: dict[str, Any]) -> set[str]:
+    """The files a bundle's manifest says its release wrote (each exercise notebook and
+    data file, relative to the bundle's folder); only plain relative paths, none that
+    climbs out with `..`."""
+    names: set[str] = set()
+    entries = manifest.get("assignments")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        files = entry.get("files")
+        for name in [entry.get("exercise"), *(files if isinstance(files, list) else [])]:
+            if isinstance(name, str) and name and _plain(name):
+                names.add(name)
+    return names
+
+
+def _plain(name: str) -> bool:
+    """A relative path that stays inside its folder (no root, no `..`, no backslash)."""
+    path = PurePosixPath(name)
+    return not path.is_absolute() and ".." not in path.parts and "\\" not in name
+
+
+def _released_before(out: Path) -> set[str]:
+    """What the bundle already in `out` (if any) wrote there: none when there is none, or
+    it cannot be read."""
+    data = out / BUNDLE_NAME
+    if not data.is_file():
+        return set()
+    try:
+        manifest, _ = read_data(data)
+    except ConfigError:
+        return set()
+    return _released_names(manifest)
+
+
+def _remove_stale(out: Path, names: set[str]) -> None:
+    """Remove what the last release into `out` wrote and this one no longer does (an
+    exercise renamed, or a file handed out by mistake): a handout holds this release only.
+    Nothing else in `out` is touched."""
+    for name in sorted(names):
+        path = out / name
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
 
 
 def _student_spec(config: Config, spec: AssignmentSpec, student: str | None) -> AssignmentSpec:
