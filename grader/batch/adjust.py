@@ -79,9 +79,13 @@ def _check_target(spec: AssignmentSpec, target: str) -> None:
         )
 
 
-def _check_points(points: float | None) -> None:
+def _importable(points: float) -> bool:
     """Points an LMS can import, as `grader serve` takes them: a finite number ≥ 0."""
-    if points is not None and not (math.isfinite(points) and points >= 0):
+    return math.isfinite(points) and points >= 0
+
+
+def _check_points(points: float | None) -> None:
+    if points is not None and not _importable(points):
         raise UsageError(f"points {points!r} is not a finite number ≥ 0")
 
 
@@ -205,7 +209,7 @@ def read_changes(path: Path) -> list[Change]:
             value = float(points) if points else None
         except ValueError:
             raise UsageError(f"{where}: points {points!r} is not a number") from None
-        if value is not None and not (math.isfinite(value) and value >= 0):
+        if value is not None and not _importable(value):
             raise UsageError(f"{where}: points {points!r} is not a finite number ≥ 0")
         target = (row.get("target") or "").strip()
         changes.append(Change(student, target, value, (row.get("comment") or "").strip()))

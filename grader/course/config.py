@@ -216,31 +216,26 @@ def validate_raw(raw: Any, path: Path) -> None:
     """Check the parsed YAML against the schema and the case builders that exist."""
     if not _passes(raw):
         _explain(raw, path)
-    _refuse_nan(raw, path, "")
+    _refuse_non_finite(raw, path, "")
     for aid, assignment in raw["assignments"].items():
         _check_deadline(assignment, f"{path}: assignments.{aid}")
     check_inputs(raw, path, find_course_cases(raw, path))
 
 
-def _refuse_nan(raw: Any, path: Path, where: str) -> None:
+def _refuse_non_finite(raw: Any, path: Path, where: str) -> None:
     """YAML's `.nan` passes every bound of the schema (no comparison with NaN is false), so
     it is refused here, with its key path: a NaN percent or point makes every total NaN. So is
     `.inf` (or 1e400), which passes every bound but a maximum: points of inf make 0 × inf, a
     NaN total, for a student who passes nothing."""
     if isinstance(raw, dict):
         for key, value in raw.items():
-            _refuse_nan(value, path, f"{where}.{key}" if where else str(key))
+            _refuse_non_finite(value, path, f"{where}.{key}" if where else str(key))
     elif isinstance(raw, list):
         for index, value in enumerate(raw):
-            _refuse_nan(value, path, f"{where}.{index}")
-    elif isinstance(raw, float) and raw != raw:
-        raise ConfigError(
-            f"{path} is not a valid grader config: {where}: must be a number, not nan"
-        )
-    elif isinstance(raw, float) and raw in (math.inf, -math.inf):  # .inf, or 1e400
-        raise ConfigError(
-            f"{path} is not a valid grader config: {where}: must be a finite number, not {raw}"
-        )
+            _refuse_non_finite(value, path, f"{where}.{index}")
+    elif isinstance(raw, float) and not math.isfinite(raw):
+        said = "a number, not nan" if raw != raw else f"a finite number, not {raw}"
+        raise ConfigError(f"{path} is not a valid grader config: {where}: must be {said}")
 
 
 def _check_deadline(assignment: Mapping[str, Any], where: str) -> None:

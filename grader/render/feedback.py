@@ -10,7 +10,7 @@ from pathlib import Path
 from grader.course.notebook import Submission
 from grader.render.escape import safe_name
 from grader.render.html import render_template
-from grader.render.whole_file import write_bytes
+from grader.render.whole_file import ends_with, write_bytes
 from grader.report import Report, TargetResult
 
 CONTEXT_LINES = 3
@@ -94,13 +94,6 @@ PAGE_END = b"</html>"  # how every page `feedback_page` renders ends
 def page_is_whole(path: Path) -> bool:
     """Whether the page at `path` is there and ends as every page ends. Pages are written
     whole (grader/render/whole_file.py), but one cut off by a grader killed mid-write before
-    they were may be there: a rerun rewrites it, though its student is kept."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:  # missing (or unreadable: writing it again says why)
-        return False
-    try:
-        end = os.fstat(fd).st_size - len(PAGE_END)
-        return end >= 0 and os.pread(fd, len(PAGE_END), end) == PAGE_END
-    finally:
-        os.close(fd)
+    they were may be there: a rerun rewrites it, though its student is kept (missing or
+    unreadable: False, and writing it again says why)."""
+    return ends_with(path, PAGE_END)

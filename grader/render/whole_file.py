@@ -13,6 +13,7 @@ import errno
 import itertools
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 # What open(path, "w") asks of the system, less Python's text and buffer layers, and never
@@ -77,12 +78,28 @@ def write_text(path: Path, text: str, newline: str | None = None) -> None:
 
 def holds(path: Path, data: bytes) -> bool:
     """Whether the file at `path` holds exactly `data` (False when it cannot be read)."""
+    return _reads(path, lambda fd: os.pread(fd, len(data) + 1, 0) == data)
+
+
+def ends_with(path: Path, end: bytes) -> bool:
+    """Whether the file at `path` is there and its last bytes are `end` (False when it
+    cannot be read)."""
+
+    def test(fd: int) -> bool:
+        at = os.fstat(fd).st_size - len(end)
+        return at >= 0 and os.pread(fd, len(end), at) == end
+
+    return _reads(path, test)
+
+
+def _reads(path: Path, test: Callable[[int], bool]) -> bool:
+    """`test` of the file at `path`, opened for reading (False when it cannot be opened)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
     try:
-        return os.pread(fd, len(data) + 1, 0) == data
+        return test(fd)
     finally:
         os.close(fd)
 
