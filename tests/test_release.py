@@ -508,3 +508,71 @@ def test_a_copy_of_the_solution_saved_again_is_never_handed_out(
     said = _refused_release(tmp_path, raw, exercise, monkeypatch)
     first = load_config(tmp_path / "course" / "config.yaml").assignment(AID).targets[0].name
     assert f"holds the solution's `{first}` as it is" in said
+
+
+def test_no_exercise_of_the_course_hands_out_a_solution(config: Config) -> None:
+    # multihead_attention's exercise gave `softmax_cols` and `one_head` as they are: the
+    # self_attention solution's `softmax_cols` and `scaled_dot_product_self_attention`,
+    # handed to every student of a whole-course release.
+    from grader.author.release import given_away
+
+    with_exercises = [a for a in config.assignments.values() if a.exercise is not None]
+    assert len(with_exercises) >= 4
+    for spec in with_exercises:
+        assert given_away(config, spec) == [], spec.id
+
+
+def _handing_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A course of self_attention and multihead_attention whose multihead exercise hands
+    out self_attention's `scaled_dot_product_self_attention` as its `one_head` (the body
+    copied from the solution): (the course folder, that exercise)."""
+    raw = repo_config_raw()
+    raw["assignments"] = {a: raw["assignments"][a] for a in (AID, "multihead_attention")}
+    solution = load_submission(Path(raw["assignments"][AID]["solution"]))
+    from grader.judge.static import find_function
+
+    found = find_function(solution, "scaled_dot_product_self_attention")
+    assert found is not None
+    given = ast.unparse(found.node).replace("scaled_dot_product_self_attention", "one_head", 1)
+    notebook = json.loads((REPO / "exercises" / "multihead_attention.ipynb").read_text())
+    cell = next(c for c in notebook["cells"] if "".join(c["source"]).startswith("def one_head"))
+    cell["source"] = given
+    course = tmp_path / "course"
+    exercise = course / "exercises" / "multihead_attention.ipynb"
+    exercise.parent.mkdir(parents=True)
+    exercise.write_text(json.dumps(notebook))
+    raw["assignments"]["multihead_attention"]["exercise"] = str(exercise)
+    (course / "config.yaml").write_text(json.dumps(raw))
+    monkeypatch.chdir(tmp_path)
+    return course, exercise
+
+
+def test_an_exercise_handing_out_another_s_solution_is_refused_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course, exercise = _handing_out(tmp_path, monkeypatch)
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(main, ["release", "--course", str(course), "--out", str(out)])
+    assert result.exit_code == 2
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1 and not out.exists()
+    assert (
+        f"{exercise} hands out {AID}'s solution of `scaled_dot_product_self_attention` "
+        f"(as `one_head`), and {AID} is in this release" in said[0]
+    )
+
+
+def test_on_its_own_it_is_released_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once self_attention is due, its answers are the next assignment's given helpers.
+    course, exercise = _handing_out(tmp_path, monkeypatch)
+    out = tmp_path / "bundle"
+    argv = ["release", "--course", str(course), "--assignment", "multihead_attention"]
+    result = CliRunner().invoke(main, [*argv, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"note: {exercise} hands out {AID}'s solution of `scaled_dot_product_self_attention` "
+        f"(as `one_head`): hand it out only once {AID} is due"
+    ]
+    assert (out / "exercises" / "multihead_attention.ipynb").is_file()

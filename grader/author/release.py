@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import shutil
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -76,12 +76,15 @@ def release(
     assignment: str | None = None,
     sandbox: Mode | None = None,
     student: str | None = None,
+    notes: list[str] | None = None,
 ) -> Path:
     """Write the student bundle of the course (or of one assignment) into `out`; returns
     its data file. `student`: whose bundle it is, for assignments with per-student inputs
     (their public cases are that student's own). ConfigError (exit 2) for a broken course,
-    a missing exercise, per-student inputs without a student, or a course that is itself
-    a bundle."""
+    a missing exercise, an exercise that hands out a solution of an assignment in this
+    release, per-student inputs without a student, or a course that is itself a bundle.
+    `notes` gets a line for each solution of an assignment outside this release that an
+    exercise hands out (as a later assignment's helper: fine once that one is due)."""
     if config.path.name == BUNDLE_NAME:
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
@@ -89,8 +92,16 @@ def release(
         specs = [spec for spec in specs if spec.exercise is not None]
         if not specs:
             raise ConfigError(f"{config.path}: no assignment has an `exercise:` to hand out")
+    released = {spec.id for spec in specs}
     for spec in specs:  # every exercise checked before a file is written
-        _check_exercise(config, spec)
+        _check_exercise(config, spec, released)
+        for given in given_away(config, spec):
+            if notes is not None and given.assignment not in released:
+                notes.append(
+                    f"{spec.exercise} hands out {given.assignment}'s solution of "
+                    f"`{given.target}`{given.named}: hand it out only once "
+                    f"{given.assignment} is due"
+                )
     root = config.path.resolve().parent
     before = _released_before(out)
     entries: list[dict[str, Any]] = []
@@ -172,8 +183,9 @@ def _student_spec(config: Config, spec: AssignmentSpec, student: str | None) -> 
     return replace(for_student(spec, student, course_secret(config)), per_student_inputs=False)
 
 
-def _check_exercise(config: Config, spec: AssignmentSpec) -> Path:
-    """The assignment's exercise notebook; ConfigError unless it is there to hand out."""
+def _check_exercise(config: Config, spec: AssignmentSpec, released: set[str]) -> Path:
+    """The assignment's exercise notebook; ConfigError unless it is there to hand out and
+    hands out no solution of an assignment in this release (`released`, their ids)."""
     where = f"{config.path}: assignments.{spec.id}.exercise"
     if spec.exercise is None:
         raise ConfigError(f"{where}: not set, so there is no notebook to hand out")
@@ -194,26 +206,65 @@ def _check_exercise(config: Config, spec: AssignmentSpec) -> Path:
                     f"{where}: {spec.exercise} is {kept} (or a copy of it), which students must "
                     f"never see; write the exercise with `grader assign --assignment {spec.id}`"
                 )
-    if (target := _solved_target(spec)) is not None:
-        raise ConfigError(
-            f"{where}: {spec.exercise} holds the solution's `{target}` as it is (a copy of "
-            f"{spec.solution} saved again?), which students must never see; write the "
-            f"exercise with `grader assign --assignment {spec.id}`"
-        )
+    for given in given_away(config, spec):
+        named = given.named
+        if given.assignment == spec.id:
+            raise ConfigError(
+                f"{where}: {spec.exercise} holds the solution's `{given.target}` as it is"
+                f"{named} (a copy of {spec.solution} saved again?), which students must never "
+                f"see; write the exercise with `grader assign --assignment {spec.id}`"
+            )
+        if given.assignment in released:
+            raise ConfigError(
+                f"{where}: {spec.exercise} hands out {given.assignment}'s solution of "
+                f"`{given.target}`{named}, and {given.assignment} is in this release: release "
+                f"{spec.id} on its own once {given.assignment} is due (--assignment {spec.id}), "
+                f"or mark `{given.function}`'s body `# BEGIN SOLUTION` in {spec.solution} and "
+                "run `grader assign`"
+            )
     return spec.exercise
 
 
-def _solved_target(spec: AssignmentSpec) -> str | None:
-    """A target whose function the exercise defines with the solution's own body (a copy of
-    the solution that Jupyter saved again differs from it in bytes only), else None."""
-    if spec.exercise is None or spec.solution is None:
-        return None
-    exercise, solution = load_submission(spec.exercise), load_submission(spec.solution)
-    for target in spec.targets:
-        handed, solved = find_function(exercise, target.name), find_function(solution, target.name)
-        if handed is not None and solved is not None and _body(handed.node) == _body(solved.node):
-            return target.name
-    return None
+@dataclass(frozen=True)
+class GivenAway:
+    """A function an exercise hands out that is, as code, a solution's graded function."""
+
+    function: str  # its name in the exercise
+    assignment: str  # whose solution it is
+    target: str  # the graded function it is
+
+    @property
+    def named(self) -> str:
+        """Words for the exercise's name of it, when that is not the target's."""
+        return "" if self.function == self.target else f" (as `{self.function}`)"
+
+
+def given_away(config: Config, spec: AssignmentSpec) -> list[GivenAway]:
+    """Each function of the assignment's exercise whose body is the body of a graded
+    function of a solution (this assignment's or another's), under any name: a copy of
+    the solution saved again, or a later assignment that hands out an earlier one's answer
+    as its given helper. Bodies are compared as code (docstrings aside), so layout and
+    comments do not hide a copy."""
+    if spec.exercise is None or not spec.exercise.is_file():
+        return []
+    # a body -> (its place among the solutions' targets, assignment, target); own first
+    solved: dict[str, tuple[int, str, str]] = {}
+    for other in sorted(config.assignments.values(), key=lambda a: a.id != spec.id):
+        if other.solution is None or not other.solution.is_file():
+            continue
+        solution = load_submission(other.solution)
+        for target in other.targets:
+            found = None if target.variable else find_function(solution, target.name)
+            if found is not None:
+                solved.setdefault(_body(found.node), (len(solved), other.id, target.name))
+    exercise = load_submission(spec.exercise)
+    found_here: list[tuple[int, GivenAway]] = []
+    for cell in exercise.cells:
+        tree = exercise.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef) and (at := solved.get(_body(node))):
+                found_here.append((at[0], GivenAway(node.name, at[1], at[2])))
+    return [given for _, given in sorted(found_here, key=lambda pair: pair[0])]
 
 
 def _body(node: ast.FunctionDef) -> str:
@@ -234,7 +285,7 @@ def _assignment(
     arrays: list[np.ndarray],
 ) -> dict[str, Any]:
     """Check one assignment, write its files into `out` and its numbers into `numbers`."""
-    notebook = _check_exercise(config, spec)
+    notebook = _check_exercise(config, spec, {spec.id})
     workers = shared_workers(require(sandbox or config.sandbox), spec.files, spec.preload)
     preflight(config, replace(spec, public_seed=None), workers)  # the course's own cases
     public = spec.public()

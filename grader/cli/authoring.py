@@ -154,18 +154,27 @@ def release_command(
     from grader.batch.roster import load_roster
 
     config = _course(config_path)
+    notes: list[str] = []
     if roster is None:
         with _writing(out):
-            written = release(config, out, assignment, sandbox)
+            written = release(config, out, assignment, sandbox, notes=notes)
+        _tell_notes(notes)
         click.echo(f"wrote {written} and the exercise notebooks in {out}")
         return
     students = load_roster(roster)
     folders = [student_folder(out, s.id) for s in students]  # every id checked first
     for student, folder in zip(students, folders, strict=True):
         with _writing(out):
-            release(config, folder, assignment, sandbox, student.id)
+            release(config, folder, assignment, sandbox, student.id, notes=notes)
+    _tell_notes(notes)
     noun = "bundle" if len(folders) == 1 else "bundles"
     click.echo(f"wrote {len(folders)} student {noun} in {out}/<student id>/")
+
+
+def _tell_notes(notes: list[str]) -> None:
+    """Each note once, on standard error (a roster's bundles repeat them)."""
+    for note in dict.fromkeys(notes):
+        click.echo(f"note: {note}", err=True)
 
 
 @main.command("init")
