@@ -268,9 +268,11 @@ def test_a_batch_killed_mid_page_leaves_no_cut_page_and_a_rerun_completes_it(
     assert recorded  # the killed page's student is in the gradebook: a rerun keeps them
     pages = [p for p in (out / "feedback").glob("*.html")]
     assert all(feedback.page_is_whole(p) for p in pages), [p.name for p in pages]
+    assert leftovers(out / "feedback")  # the killed page's temporary: no handler ran
     subprocess.run(
         [sys.executable, "-m", "grader", "grade", *command], capture_output=True, check=False
     )
+    assert leftovers(out) == leftovers(out / "feedback") == []  # the rerun swept it
     expected = graded / "out" / "feedback"
     written = sorted(p.name for p in (out / "feedback").glob("*.html"))
     assert written == sorted(p.name for p in expected.glob("*.html"))
@@ -405,3 +407,27 @@ def test_a_folder_the_user_may_not_write_in_is_named_by_the_file_asked_for() -> 
         assert not asked.exists()
     finally:
         shutil.rmtree(folder)
+
+
+def test_a_sweep_removes_only_temporaries_of_processes_that_are_gone(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # its pid names no process now
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        names = {
+            "dead": f"{whole_file.PREFIX}{gone.pid}-3.part",
+            "running": f"{whole_file.PREFIX}{running.pid}-0.part",
+            "ours": f"{whole_file.PREFIX}{os.getpid()}-7.part",
+            "not ours": f"{whole_file.PREFIX}notes.txt",
+            "page": "bruno.html",
+        }
+        for name in names.values():
+            (tmp_path / name).write_text("x")
+        assert whole_file.sweep(tmp_path) == [tmp_path / names["dead"]]
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            n for k, n in names.items() if k != "dead"
+        )
+    finally:
+        running.kill()
+        running.wait()
+    assert whole_file.sweep(tmp_path / "missing") == []

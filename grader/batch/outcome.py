@@ -16,6 +16,7 @@ from grader.batch.entries import Batch, Entry
 from grader.batch.grades_csv import write_csv
 from grader.course.config import AssignmentSpec, Config
 from grader.errors import NothingGraded, UsageError
+from grader.render.whole_file import sweep
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def write_outputs(
     PostgreSQL URL, shown without its password)."""
     grades = write_csv(outcome.entries, outcome.spec, out, batch.roster, database)
     gradebook = shown(database) if database else out / "gradebook.sqlite"
+    for folder in (out, out / "feedback"):  # what a grader killed mid-write left there
+        sweep(folder)
     return [grades, gradebook, write_report(out, outcome.spec.id, database)]
 
 

@@ -138,6 +138,41 @@ def _create(folder: Path) -> tuple[int, Path]:
             continue
 
 
+def sweep(folder: Path) -> list[Path]:
+    """Remove the temporaries a killed writer left in `folder` (SIGKILL, out of memory: no
+    handler ran): each of our names whose process is gone. A name of a process still
+    running (this one, or another grader writing there now) is left alone, and so is
+    anything else. Returns what was removed; a folder that cannot be listed is skipped."""
+    removed: list[Path] = []
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.startswith(PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        pid, _, rest = name[len(PREFIX) :].partition("-")
+        if not (pid.isdigit() and rest.endswith(".part") and rest[: -len(".part")].isdigit()):
+            continue
+        if _running(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
+            removed.append(folder / name)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process with this pid runs (one of another user's counts as running)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
 def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
     """The replaced file's owner (where this process may give it) and mode on the new one."""
     if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
