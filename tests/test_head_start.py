@@ -108,6 +108,20 @@ def test_a_plan_cannot_name_a_file_outside_its_own(own_cache: Path) -> None:
     assert head_start._planned(ARGV) == []
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000, '[{"init": 1}', "\udc80", ""])
+def test_a_damaged_plan_starts_nothing_and_never_raises(own_cache: Path, text: str) -> None:
+    # A plan nested too deep raised RecursionError from `start`: a traceback before any
+    # command ran (the plan is the cache's: a disk error, or an edit by hand).
+    head_start.start(ARGV)
+    head_start.adopt(plain_view_launch([]), INIT, [])
+    path = head_start._plan_path(ARGV)
+    assert path is not None
+    path.write_text(text, errors="surrogateescape")
+    head_start._NOTED.clear()
+    head_start.start(ARGV)
+    assert head_start._EARLY == [] and head_start._REPLACED == []
+
+
 def test_a_plan_holds_what_the_last_run_asked_for_only() -> None:
     head_start.start(ARGV)
     head_start.adopt(plain_view_launch([]), INIT, [])

@@ -139,7 +139,7 @@ def _read_plan(plan: Path) -> Any:
     """The plan at `plan` as JSON, read once; None when it is missing or unreadable."""
     try:
         return json.loads(plan.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
         return None
 
 
