@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.adjust import book_assignment, open_book, spec_total
+from grader.batch.adjust import book_assignment, open_book, refuse_non_finite, spec_total
 from grader.batch.standing import Standing, from_gradebook
 from grader.course.config import AssignmentSpec, Config
 from grader.render.formats import GRADES_FORMATS
@@ -38,13 +38,15 @@ def export(
     database: str | None = None,
 ) -> Path:
     """Write the gradebook in OUT (or the PostgreSQL `database`) as `fmt` to `dest`; one row
-    per student (per roster student with a roster), totals with overrides applied."""
+    per student (per roster student with a roster), totals with overrides applied; a total
+    that is not a finite number is refused (UsageError), never exported."""
     book = open_book(out, database)
     try:
         spec = config.assignment(book_assignment(book, assignment))
         rows = from_gradebook(book, spec.id)
     finally:
         book.close()
+    refuse_non_finite(rows)
     dest.parent.mkdir(parents=True, exist_ok=True)
     write_text(dest, render(fmt, rows, spec), newline="")
     return dest
