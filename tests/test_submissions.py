@@ -189,3 +189,20 @@ def test_ids_windows_reserves_for_devices_get_a_page_name_windows_can_create() -
 WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL"} | {
     f"{port}{n}" for port in ("COM", "LPT") for n in "0123456789¹²³"
 }
+
+
+def test_a_hidden_notebook_in_the_class_folder_is_skipped_with_a_line(tmp_path: Path) -> None:
+    # `.x.ipynb` was passed over without a word, unlike every other file not graded.
+    (tmp_path / "ada.ipynb").write_text("{}")
+    (tmp_path / ".bo.ipynb").write_text("{}")
+    (tmp_path / ".cy.py").write_text("")
+    (tmp_path / "._ada.ipynb").write_bytes(b"\x00\x05\x16\x07")  # macOS's metadata twin
+    (tmp_path / ".DS_Store").write_bytes(b"\x00")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "ada-checkpoint.ipynb").write_text("{}")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [s for s, _ in found.submissions] == ["ada"]
+    assert found.problems == [
+        f"{name}: a hidden file (its name starts with '.'); skipped: rename it to grade it"
+        for name in (".bo.ipynb", ".cy.py")
+    ]
