@@ -159,3 +159,30 @@ def test_moodle_feedback_of_an_unreadable_notebook_names_no_folder_of_the_gradin
     with (out / "grades.csv").open(newline="") as handle:  # the instructor's file: the path
         problem = {row["student"]: row["problem"] for row in csv.DictReader(handle)}
     assert problem["bruno"].startswith(f"{folder / 'bruno.ipynb'}: not a Jupyter notebook")
+
+
+@pytest.mark.slow
+def test_export_to_a_dash_prints_the_file_on_standard_output_and_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--out -` once wrote a file named "-" (and said "wrote -").
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    out = tmp_path / "out"
+    where = ["--course", str(course), "-a", "self_attention", "--results", str(out)]
+    assert (
+        CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where[:4]]).exit_code
+        == 0
+    )
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("canvas", "moodle", "blackboard", "csv"):
+        dest = tmp_path / f"{fmt}.csv"
+        command = ["export", "--format", fmt, *where]
+        assert CliRunner().invoke(main, [*command, "--out", str(dest)]).exit_code == 0
+        done = CliRunner().invoke(main, [*command, "--out", "-"])
+        assert done.exit_code == 0, done.output
+        assert done.stdout_bytes == dest.read_bytes(), fmt  # the file's bytes, nothing more
+        assert not (tmp_path / "-").exists()
