@@ -15,6 +15,7 @@ from grader.batch.records import Override
 from grader.batch.standing import Standing
 from grader.cli import main
 from grader.course.config import Config, load_config
+from grader.course.deadline import Late
 
 import students
 from conftest import write_fast_course, write_notebook
@@ -111,3 +112,77 @@ def test_exports_of_a_graded_class_cover_the_roster_with_the_reports_totals(
         main, ["export", "--format", "canvas", "--results", str(tmp_path), "--out", "x.csv"]
     )
     assert missing.exit_code == 2 and "no gradebook.sqlite here" in missing.stderr
+
+
+def test_moodle_feedback_has_no_empty_part_and_names_a_file_without_its_folder(
+    config: Config, tmp_path: Path
+) -> None:
+    spec = config.assignment("self_attention")
+    cap = Override("s1", "self_attention", "", 6.5, "fair", "prof", 0.0)
+    late = Late(90.0, 10.0, "handed in 90 min late: 10 % off")
+    where = tmp_path / "class" / "s2" / "hw.ipynb"
+    problem = f"{where}: not a Jupyter notebook (no 'nbformat' field)"
+    standings = [
+        Standing("s1", None, "", "Ada Lovelace", overrides=(cap,), late=late),
+        Standing("s2", None, problem, "Bo Chen", problem_file=str(where)),
+    ]
+    moodle = parse(render("moodle", standings, spec))
+    feedback = [line[5] for line in moodle[1:]]
+    assert feedback[0] == f"{cap.describe()}; {late.note}"  # was "…; ; …"
+    assert feedback[1] == "hw.ipynb: not a Jupyter notebook (no 'nbformat' field)"
+    assert str(tmp_path) not in render("moodle", standings, spec)
+    grades_csv = render("csv", standings, spec)  # the instructor's own file keeps the path
+    assert problem in grades_csv
+
+
+@pytest.mark.slow
+def test_moodle_feedback_of_an_unreadable_notebook_names_no_folder_of_the_grading_machine(
+    tmp_path: Path,
+) -> None:
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    (folder / "bruno.ipynb").write_text("{not json")
+    out = tmp_path / "out"
+    where = ["--course", str(course), "-a", "self_attention", "--results", str(out)]
+    done = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where[:4]])
+    assert done.exit_code == 1  # bruno's notebook could not be graded
+    dest = tmp_path / "moodle.csv"
+    done = CliRunner().invoke(main, ["export", "--format", "moodle", *where, "--out", str(dest)])
+    assert done.exit_code == 0, done.output
+    with dest.open(newline="") as handle:
+        feedback = {row["ID number"]: row["Feedback"] for row in csv.DictReader(handle)}
+    assert feedback["bruno"].startswith("bruno.ipynb: not a Jupyter notebook: invalid JSON")
+    assert str(tmp_path) not in dest.read_text() and feedback["ada"] == ""
+    with (out / "grades.csv").open(newline="") as handle:  # the instructor's file: the path
+        problem = {row["student"]: row["problem"] for row in csv.DictReader(handle)}
+    assert problem["bruno"].startswith(f"{folder / 'bruno.ipynb'}: not a Jupyter notebook")
+
+
+@pytest.mark.slow
+def test_export_to_a_dash_prints_the_file_on_standard_output_and_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--out -` once wrote a file named "-" (and said "wrote -").
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    out = tmp_path / "out"
+    where = ["--course", str(course), "-a", "self_attention", "--results", str(out)]
+    assert (
+        CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where[:4]]).exit_code
+        == 0
+    )
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("canvas", "moodle", "blackboard", "csv"):
+        dest = tmp_path / f"{fmt}.csv"
+        command = ["export", "--format", fmt, *where]
+        assert CliRunner().invoke(main, [*command, "--out", str(dest)]).exit_code == 0
+        done = CliRunner().invoke(main, [*command, "--out", "-"])
+        assert done.exit_code == 0, done.output
+        assert done.stdout_bytes == dest.read_bytes(), fmt  # the file's bytes, nothing more
+        assert not (tmp_path / "-").exists()

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.records import overrides
+from grader.batch.records import clear_override, overrides
 from grader.cli import main
 from grader.course.config import load_config
 
@@ -144,3 +144,45 @@ def test_points_that_are_no_finite_number_at_least_0_are_refused_in_one_line(
     book = Gradebook(out / "gradebook.sqlite")
     assert overrides(book, "self_attention") == {}  # nothing was applied
     book.close()
+
+
+@pytest.mark.slow
+def test_overrides_whose_total_is_no_finite_number_are_refused_and_never_exported(
+    graded: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
+    # Two targets at 1e308 points each, both finite, once made a total of inf: grades.csv
+    # and every LMS export carried `inf`.
+    out, course, _ = graded
+    where = ["--results", str(out), "--course", str(course)]
+    big = "1e308"
+    assert run("override", "bruno", "softmax", "--points", big, *where).exit_code == 0
+    before = grades(out)["bruno"]
+    done = run("override", "bruno", "attention_loop", "--points", big, *where)
+    assert done.exit_code == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("Error: bruno: ")
+    assert "not a finite number" in done.stderr
+    assert grades(out)["bruno"] == before  # nothing applied, nothing written again
+    sheet = tmp_path / "regrades.csv"
+    sheet.write_text(f"student,target,points,comment\nada,,7,cap\nbruno,attention_loop,{big},\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 2 and done.stderr.splitlines()[-1].startswith("Error: bruno: ")
+    book = Gradebook(out / "gradebook.sqlite")
+    assert set(overrides(book, "self_attention")) == {"bruno"}  # ada's line was not applied
+    book.close()
+    # Once the total is set (finite), the targets' sum no longer counts: allowed.
+    total = run("override", "bruno", "--points", "9", *where)
+    assert total.exit_code == 0, total.output
+    assert run("override", "bruno", "attention_loop", "--points", big, *where).exit_code == 0
+    assert float(grades(out)["bruno"]["total"]) == 9
+    # A gradebook that holds such a total anyway (written by another front end) is not
+    # exported: one line naming the student, exit 2, no file.
+    assert run("override", "bruno", "--clear", *where).exit_code == 2
+    book = Gradebook(out / "gradebook.sqlite")
+    clear_override(book, "bruno", "self_attention", "")
+    book.close()
+    for fmt in ("canvas", "moodle", "blackboard", "csv"):
+        dest = tmp_path / f"{fmt}.csv"
+        done = run("export", "--format", fmt, *where, "--out", str(dest))
+        assert done.exit_code == 2, (fmt, done.output)
+        assert done.stderr.splitlines()[-1].startswith("Error: bruno: ")
+        assert not dest.exists()

@@ -116,3 +116,15 @@ def test_gradebook_table_lines_up_names_in_any_script(hostile: Report) -> None:
     assert [display_width(line) for line in graded] == [display_width(header)] * 3
     assert display_width("王伟") == 4 and display_width("José") == 4
     assert display_width("Jose\u0301") == 4  # a combining accent takes no column
+
+
+def test_gradebook_table_lines_up_names_holding_a_tab_or_other_control(hostile: Report) -> None:
+    # A tab in a name jumped to the terminal's next tab stop: that row no longer lined up.
+    rows = [("Ann\tLee", hostile, ""), ("ada", hostile, ""), ("Bo\x0bChen\x1b[2J", hostile, "")]
+    rows.append(("Cy\tDiaz", None, "not\ta notebook"))
+    table = render_table(rows, ["softmax", "self_attention"])
+    assert "\t" not in table and "\x0b" not in table and "\x1b" not in table
+    header, _, *graded = table.splitlines()
+    assert [display_width(line) for line in graded[:3]] == [display_width(header)] * 3
+    assert graded[0].startswith("Ann Lee ") and graded[3].startswith("Cy Diaz ")
+    assert graded[2].startswith("Bo?Chen?[2J ")  # the others are shown as "?", as before

@@ -168,3 +168,41 @@ def test_links_inside_a_students_folder_are_not_followed(tmp_path: Path) -> None
     refused = [p.split(":")[0] for p in found.problems if "symbolic link" in p]
     assert refused == ["bob/hw.ipynb", "cy/hw.ipynb"]
     assert "dee/: no notebook inside; skipped" in found.problems  # its linked folder: not entered
+
+
+def test_ids_windows_reserves_for_devices_get_a_page_name_windows_can_create() -> None:
+    # `CON.html` (also `con.x.html`, `LPT1.html`, …) cannot be created on Windows, where an
+    # instructor may copy OUT: Windows takes the part before the first dot for a device.
+    reserved = ["CON", "con", "Nul", "nul.txt", "AUX.tar.gz", "PRN", "COM1", "lpt9", "COM¹"]
+    reserved += ["LPT0", "com0"]
+    for student in reserved:
+        page = f"{safe_name(student)}.html"
+        stem = page.split(".")[0].upper()
+        assert stem not in WINDOWS_DEVICES, page
+        assert safe_name(student).lower().startswith(student.split(".")[0].lower())
+    ordinary = ["CONS", "console", "COM10", "LPT", "com", "nulla", "aux_1", "prn-2", "ada"]
+    assert [safe_name(s) for s in ordinary] == ordinary  # names as before
+    pages = [safe_name(s) for s in [*reserved, *ordinary, "CON_", "con_.x"]]
+    assert len({p.lower() for p in pages}) == len(pages)  # one page each, on Windows too
+
+
+WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL"} | {
+    f"{port}{n}" for port in ("COM", "LPT") for n in "0123456789¹²³"
+}
+
+
+def test_a_hidden_notebook_in_the_class_folder_is_skipped_with_a_line(tmp_path: Path) -> None:
+    # `.x.ipynb` was passed over without a word, unlike every other file not graded.
+    (tmp_path / "ada.ipynb").write_text("{}")
+    (tmp_path / ".bo.ipynb").write_text("{}")
+    (tmp_path / ".cy.py").write_text("")
+    (tmp_path / "._ada.ipynb").write_bytes(b"\x00\x05\x16\x07")  # macOS's metadata twin
+    (tmp_path / ".DS_Store").write_bytes(b"\x00")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "ada-checkpoint.ipynb").write_text("{}")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [s for s, _ in found.submissions] == ["ada"]
+    assert found.problems == [
+        f"{name}: a hidden file (its name starts with '.'); skipped: rename it to grade it"
+        for name in (".bo.ipynb", ".cy.py")
+    ]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.batch.classreport import write_report
@@ -89,6 +89,37 @@ def _check_points(points: float | None) -> None:
         raise UsageError(f"points {points!r} is not a finite number ≥ 0")
 
 
+def refuse_non_finite(rows: Iterable[Standing]) -> None:
+    """A UsageError naming the first student whose total is not a finite number: each
+    override is finite, but two of 1e308 points add up to inf, which no LMS imports."""
+    for row in rows:
+        if not math.isfinite(row.total):
+            raise UsageError(
+                f"{row.student}: the overrides make a total of {row.total!r} points, not a "
+                "finite number; give the functions smaller points, or set the total"
+            )
+
+
+def _check_totals(book: Gradebook, aid: str, changes: Sequence[Change]) -> None:
+    """Refuse `changes` (before any is made) when they would leave a student a total that
+    is not a finite number."""
+    students = dict.fromkeys(c.student for c in changes)
+    rows = [r for r in from_gradebook(book, aid, whole=False) if r.student in students]
+    refuse_non_finite(replace(row, overrides=_after(row, aid, changes)) for row in rows)
+
+
+def _after(row: Standing, aid: str, changes: Sequence[Change]) -> tuple[Override, ...]:
+    """A student's overrides once `changes` are made (a later change of a target wins)."""
+    kept = {o.target: o for o in row.overrides}
+    for change in (c for c in changes if c.student == row.student):
+        if change.points is None:
+            kept.pop(change.target, None)
+        else:
+            points = change.points
+            kept[change.target] = Override(row.student, aid, change.target, points, "", "", 0.0)
+    return tuple(kept.values())
+
+
 @dataclass(frozen=True)
 class Change:
     """One override to set (points) or clear (points None)."""
@@ -118,6 +149,7 @@ def apply(
             _check_student(book, change.student)
             _check_target(spec, change.target)
             _check_points(change.points)
+        _check_totals(book, aid, changes)
         for change in changes:
             if change.points is None:
                 clear_override(book, change.student, aid, change.target)

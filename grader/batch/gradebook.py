@@ -196,8 +196,13 @@ class Gradebook:
 
     def problems(self) -> list[tuple[str, str]]:
         """(student, problem) for each submission recorded as unreadable."""
+        return [(student, problem) for student, _, problem in self.unreadable()]
+
+    def unreadable(self) -> list[tuple[str, str, str]]:
+        """(student, path, problem) for each submission recorded as unreadable."""
         self.flush()
-        return [(r[0], r[1]) for r in self.db.execute("SELECT student, problem FROM unreadable")]
+        rows = self.db.execute("SELECT student, path, problem FROM unreadable")
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def count(self) -> int:
         """How many graded submissions the gradebook holds, queued ones included."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.adjust import book_assignment, open_book, spec_total
+from grader.batch.adjust import book_assignment, open_book, refuse_non_finite, spec_total
 from grader.batch.standing import Standing, from_gradebook
 from grader.course.config import AssignmentSpec, Config
 from grader.render.formats import GRADES_FORMATS
@@ -18,7 +18,7 @@ from grader.render.grades import Grades
 from grader.render.lms import split_name
 from grader.render.whole_file import write_text
 
-__all__ = ["FORMATS", "export", "render", "split_name"]
+__all__ = ["FORMATS", "export", "exported", "render", "split_name"]
 
 FORMATS: tuple[str, ...] = tuple(GRADES_FORMATS)
 
@@ -29,6 +29,22 @@ def render(fmt: str, rows: Sequence[Standing], spec: AssignmentSpec) -> str:
     return GRADES_FORMATS[fmt].render(grades)
 
 
+def exported(
+    out: Path, config: Config, fmt: str, assignment: str | None, database: str | None = None
+) -> str:
+    """The gradebook in OUT (or the PostgreSQL `database`) as `fmt`; one row per student
+    (per roster student with a roster), totals with overrides applied; a total that is not
+    a finite number is refused (UsageError), never exported."""
+    book = open_book(out, database)
+    try:
+        spec = config.assignment(book_assignment(book, assignment))
+        rows = from_gradebook(book, spec.id)
+    finally:
+        book.close()
+    refuse_non_finite(rows)
+    return render(fmt, rows, spec)
+
+
 def export(
     out: Path,
     config: Config,
@@ -37,14 +53,8 @@ def export(
     assignment: str | None,
     database: str | None = None,
 ) -> Path:
-    """Write the gradebook in OUT (or the PostgreSQL `database`) as `fmt` to `dest`; one row
-    per student (per roster student with a roster), totals with overrides applied."""
-    book = open_book(out, database)
-    try:
-        spec = config.assignment(book_assignment(book, assignment))
-        rows = from_gradebook(book, spec.id)
-    finally:
-        book.close()
+    """Write the gradebook in OUT (or `database`) as `fmt` to `dest` (see `exported`)."""
+    text = exported(out, config, fmt, assignment, database)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    write_text(dest, render(fmt, rows, spec), newline="")
+    write_text(dest, text, newline="")
     return dest

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.lateness import stored_late
@@ -41,6 +41,15 @@ class Standing:
     overrides: tuple[Override, ...] = ()
     comments: tuple[Comment, ...] = ()
     late: Late | None = None
+    problem_file: str = ""  # the file the problem is about, as the gradebook stored it
+
+    @property
+    def shown_problem(self) -> str:
+        """Why there is no grade, as a student may read it (an LMS's feedback): the file
+        named by its name only, never with the folders it lay in on the grading machine."""
+        if not self.problem_file:
+            return self.problem
+        return self.problem.replace(self.problem_file, PurePath(self.problem_file).name)
 
     @property
     def autograded(self) -> float:
@@ -102,12 +111,15 @@ def standings(
     overridden: Mapping[str, Sequence[Override]] | None = None,
     commented: Mapping[str, Sequence[Comment]] | None = None,
     late: Mapping[str, Late] | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> list[Standing]:
     """(student, report or None, problem) triples made into standings: with a roster, one
-    per roster student in its order, those without a result marked "no submission"."""
+    per roster student in its order, those without a result marked "no submission";
+    `files`: the file each problem is about, by student."""
     overridden = overridden or {}
     commented = commented or {}
     late = late or {}
+    files = files or {}
     found = {student: (report, problem) for student, report, problem in results}
 
     def one(student: str, report: Report | None, problem: str, who: Student | None) -> Standing:
@@ -122,6 +134,7 @@ def standings(
             tuple(overridden.get(student, ())),
             tuple(commented.get(student, ())),
             late.get(student) if report is not None else None,
+            files.get(student, "") if report is None else "",
         )
 
     if roster is None:
@@ -141,8 +154,9 @@ def from_gradebook(
     total needs, so a class of thousands fits in little memory. `latest`: those latest
     reports when the caller has read them already (`book.each_latest(assignment)`, scores
     only with `whole=False`), so that they are not read and decoded again."""
+    unreadable = book.unreadable()
     results: dict[str, tuple[str, Report | None, str]] = {
-        student: (student, None, problem) for student, problem in book.problems()
+        student: (student, None, problem) for student, _, problem in unreadable
     }
     for student, report in book.each_latest(assignment) if latest is None else latest:
         results[student] = (student, report if whole else scores_only(report), "")
@@ -152,6 +166,7 @@ def from_gradebook(
         overrides(book, assignment),
         comments(book, assignment),
         stored_late(book, assignment),
+        {student: path for student, path, _ in unreadable},
     )
 
 

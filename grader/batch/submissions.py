@@ -104,6 +104,8 @@ def find_submissions(
     ours = _written_by_us(source, out)
     for item in sorted(source.iterdir()):
         if item.name.startswith((".", "__MACOSX")) or ours(item):
+            if _hidden_notebook(item):
+                problems.append(f"{valid_text(item.name)}: {HIDDEN}")
             continue
         if has_invalid_text(item.name):
             problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
@@ -147,6 +149,21 @@ def find_submissions(
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
     return Found(chosen, problems, others)
+
+
+HIDDEN = "a hidden file (its name starts with '.'); skipped: rename it to grade it"
+
+
+def _hidden_notebook(item: Path) -> bool:
+    """A notebook or script of the class folder that is hidden (`.x.ipynb`): skipped, but
+    said, as a student's file may be. Hidden folders (`.git`, checkpoints), other hidden
+    files and macOS's `._x.ipynb` metadata twins are nobody's submission: passed over."""
+    return (
+        item.name.startswith(".")
+        and not item.name.startswith("._")
+        and item.suffix in SUFFIXES
+        and item.is_file()
+    )
 
 
 def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:

@@ -131,9 +131,9 @@ def comment_command(
 @click.option(
     "--out",
     "dest",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     required=True,
-    help="The file to write.",
+    help="The file to write (-: standard output).",
 )
 @GRADEBOOK_OPTIONS
 @_errors_to_exit_codes
@@ -154,12 +154,17 @@ def export_command(
       grader export --format moodle --results results/ --out moodle.csv
       grader export --format blackboard --results results/ --out blackboard.csv
       grader export --format canvas --results results/ --out canvas.csv --db postgresql://…
+      grader export --format csv --results results/ --out - | head   # to standard output
     Columns and how each LMS reads them: docs/instructor.md.
     Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment, an --out it cannot write.
     """
-    from grader.batch.lms import export
+    from grader.batch.lms import export, exported
 
     _database_option(database, out)
     config = _course(config_path)
+    if str(dest) == "-":  # the file's bytes, as it would hold them, and nothing else
+        text = exported(out, config, fmt, assignment, database)
+        click.echo(text.encode("utf-8"), nl=False)
+        return
     _output_file(dest)
     click.echo(f"wrote {export(out, config, fmt, dest, assignment, database)}")

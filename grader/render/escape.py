@@ -126,14 +126,26 @@ def spreadsheet_row(values: Iterable[object]) -> list[object]:
 MAX_READABLE = 100
 
 
+# Names Windows keeps for devices, with any extension (`CON`, `nul.txt`): no file may have
+# one, so an instructor who copies OUT to Windows would lose that student's page.
+_WINDOWS_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL"]
+    + [f"{port}{n}" for port in ("COM", "LPT") for n in "0123456789\u00b9\u00b2\u00b3"]
+)
+
+
 def safe_name(student: str) -> str:
     """A file name for a student's feedback page, never the same for two students: the name
     itself when it is a file name already (letters of any script, digits, `.`, `_`, `-`),
     else what is left of it once every other character is `_`, plus a short hash of the
-    whole name (`Kim Park` → `Kim_Park-…`, so that `Kim_Park` keeps a page of its own)."""
+    whole name (`Kim Park` → `Kim_Park-…`, so that `Kim_Park` keeps a page of its own).
+    A name Windows keeps for a device is not a file name there: `CON` → `CON_-…`."""
     kept = "".join(c if c.isalnum() or c in "._-" else "_" for c in student)
     readable = kept.strip("._")[:MAX_READABLE]
-    if readable and readable == student:
+    stem, dot, rest = readable.partition(".")
+    if stem.upper() in _WINDOWS_DEVICES:
+        readable = f"{stem}_{dot}{rest}"
+    elif readable and readable == student:
         return readable
     digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{readable or 'student'}-{digest}"

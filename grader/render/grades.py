@@ -42,6 +42,11 @@ class GradeRow(Protocol):
         ...
 
     @property
+    def shown_problem(self) -> str:
+        """Why there is no grade, for a student's eyes: files by their names, no folders."""
+        ...
+
+    @property
     def name(self) -> str:
         """The roster's name (empty without a roster)."""
         ...

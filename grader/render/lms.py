@@ -54,9 +54,8 @@ def _moodle(grades: Grades) -> Lines:
     yield [*MOODLE_COLUMNS, grades.assignment, "Feedback"]
     for row in grades.rows:
         first, last = split_name(row.name or row.student)
-        feedback = "; ".join(
-            [*(o.describe() for o in row.overrides), row.problem, row.lateness]
-        ).strip("; ")
+        parts = [*(o.describe() for o in row.overrides), row.shown_problem, row.lateness]
+        feedback = "; ".join(part for part in parts if part)
         yield [first, last, row.student, row.email, _score(row), feedback]
 
 

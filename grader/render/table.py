@@ -40,8 +40,9 @@ def render(table: Table) -> str:
 
 def render_table(rows: Sequence[Row], targets: Sequence[str]) -> str:
     """Rows are (student, report or None, problem); short column names keep it narrow.
-    Names and problems are put on one printable line each (they come from file names)."""
-    rows = [(one_line(student), report, one_line(problem)) for student, report, problem in rows]
+    Names and problems are put on one printable line each (they come from file names), a
+    tab as a space: a terminal would move it to its next tab stop, out of the column."""
+    rows = [(_cell(student), report, _cell(problem)) for student, report, problem in rows]
     short = [_abbreviate(t) for t in targets]
     width = max([len("student"), *(display_width(s) for s, _, _ in rows)])
     cols = [max(len(s), 5) for s in short]
@@ -68,6 +69,10 @@ def render_table(rows: Sequence[Row], targets: Sequence[str]) -> str:
     if legend:
         lines.append(f"({legend})")
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return one_line(text).replace("\t", " ")
 
 
 def _abbreviate(name: str) -> str:
