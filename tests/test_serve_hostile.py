@@ -1,0 +1,57 @@
+"""`grader serve` against what a careless instructor or a hostile student sends: a tokens
+export that must never lose the last one, a token pasted with spaces around it, and a
+launch whose claims are not of the form the standard gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.serve.store import Store
+
+
+def _tokens(tmp_path: Path, *args: str) -> tuple[int, str]:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["serve", "tokens", "--out", str(out), *args])
+    return result.exit_code, result.stderr
+
+
+def test_a_refused_roster_leaves_the_last_tokens_export_as_it_was(tmp_path: Path) -> None:
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\nbob,Bob\n")
+    export = tmp_path / "tokens.csv"
+    code, said = _tokens(tmp_path, "--roster", str(roster), "--export", str(export))
+    assert code == 0 and "wrote 2 tokens" in said
+    issued = export.read_bytes()
+    rows = issued.decode().splitlines()
+    assert rows[0] == "id,name,role,token,link" and len(rows) == 3
+    bad = tmp_path / "bad.csv"
+    bad.write_text("student,name\nalice,Alice\n")
+    code, said = _tokens(tmp_path, "--roster", str(bad), "--export", str(export))
+    assert code == 2 and "columns id and name" in said
+    assert export.read_bytes() == issued  # the only copy of the tokens is still there
+    store = Store(tmp_path / "out")
+    try:
+        token = rows[1].split(",")[3]
+        assert store.person_for_token(token) is not None
+    finally:
+        store.close()
+
+
+def test_an_export_into_a_missing_folder_is_one_line_and_issues_nothing(tmp_path: Path) -> None:
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\n")
+    export = tmp_path / "tokens.csv"
+    assert _tokens(tmp_path, "--roster", str(roster), "--export", str(export))[0] == 0
+    token = export.read_text().splitlines()[1].split(",")[3]
+    for where in (tmp_path / "missing" / "tokens.csv", tmp_path / "roster.csv" / "t.csv"):
+        code, said = _tokens(tmp_path, "--roster", str(roster), "--export", str(where))
+        assert code == 2 and said.startswith(f"Error: --export {where}: cannot write")
+        assert len(said.strip().splitlines()) == 1 and "Traceback" not in said
+    store = Store(tmp_path / "out")
+    try:
+        assert store.person_for_token(token) is not None  # the old token still signs in
+    finally:
+        store.close()
