@@ -7,9 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
+from starlette.testclient import TestClient
 
 from grader.cli import main
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
 from grader.serve.store import Store
+
+from serving import csrf, issue
 
 
 def _tokens(tmp_path: Path, *args: str) -> tuple[int, str]:
@@ -53,5 +58,25 @@ def test_an_export_into_a_missing_folder_is_one_line_and_issues_nothing(tmp_path
     store = Store(tmp_path / "out")
     try:
         assert store.person_for_token(token) is not None  # the old token still signs in
+    finally:
+        store.close()
+
+
+def test_a_token_pasted_with_spaces_around_it_signs_in(tmp_path: Path) -> None:
+    store = Store(tmp_path / "out")
+    try:
+        app = make_app(Service(store, Limits(), None))
+        tokens = issue(store)
+        for pasted in (f" {tokens['alice']} ", f"{tokens['alice']}\r\n", f"\t{tokens['alice']}"):
+            client = TestClient(app, follow_redirects=False)
+            form = csrf(client.get("/").text)
+            answer = client.post("/login", data={"csrf": form, "token": pasted})
+            assert answer.status_code == 303, answer.text[-300:]
+            assert "Alice Liddell" in client.get("/").text
+        client = TestClient(app, follow_redirects=False)
+        assert client.get(f"/t/{tokens['bob']}%20").status_code == 303
+        inner = tokens["alice"][:5] + " " + tokens["alice"][5:]
+        form = csrf(client.get("/").text)
+        assert client.post("/login", data={"csrf": form, "token": inner}).status_code == 401
     finally:
         store.close()

@@ -158,7 +158,9 @@ class Store:
         return issued
 
     def person_for_token(self, token: str) -> Person | None:
-        """Who this token signs in, if anyone."""
+        """Who this token signs in, if anyone. The spaces and line ends around it are not
+        part of it (a token never holds any): they come with a token copied from a mail."""
+        token = token.strip()
         wanted = token_hash(token)
         with self.lock:
             row = self.db.execute(
