@@ -106,7 +106,7 @@ async def adjust_student(request: Request) -> Response:
     points = float(values["points"]) if values["points"] else None
     await run_in_threadpool(
         adjust,
-        service.store.out,
+        service.store.gradebook(),
         student.id,
         values["assignment"],
         values["target"],

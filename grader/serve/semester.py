@@ -142,12 +142,12 @@ def record_late(
         save_late(book, student, spec.id, Handed(when, "uploaded to grader serve"), late)
 
 
-def instructor_notes(out: Path, student: str, assignment: str) -> list[str]:
-    """The overrides and comments on a student's assignment, one line each."""
-    path = out / "gradebook.sqlite"
-    if not path.is_file():
+def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> list[str]:
+    """The overrides and comments on a student's assignment, one line each, from the served
+    class's gradebook (`Store.gradebook`: OUT's SQLite file, or the PostgreSQL database)."""
+    if isinstance(gradebook, Path) and not gradebook.is_file():
         return []
-    book = Gradebook(path)
+    book = Gradebook(gradebook)
     try:
         found = [o.describe() for o in overrides(book, assignment).get(student, [])]
         return found + [c.describe() for c in comments(book, assignment).get(student, [])]
@@ -161,10 +161,18 @@ def notes_html(lines: list[str]) -> str:
 
 
 def adjust(
-    out: Path, student: str, assignment: str, target: str, points: float | None, text: str, by: str
+    gradebook: Path | str,
+    student: str,
+    assignment: str,
+    target: str,
+    points: float | None,
+    text: str,
+    by: str,
 ) -> None:
-    """Set an override (points given; target "" is the total) or add a comment."""
-    book = Gradebook(out / "gradebook.sqlite")
+    """Set an override (points given; target "" is the total) or add a comment, in the
+    served class's gradebook (`Store.gradebook`), where `grader report` and the exports read
+    it."""
+    book = Gradebook(gradebook)
     try:
         if points is None:
             add_comment(book, Comment(student, assignment, text, by, time.time()))
