@@ -4,14 +4,18 @@ launch whose claims are not of the form the standard gives."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
+from test_serve_lti import Served
 
 from grader.cli import main
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
+from grader.serve.lti import LIS
 from grader.serve.store import Store
 
 from serving import csrf, issue
@@ -80,3 +84,20 @@ def test_a_token_pasted_with_spaces_around_it_signs_in(tmp_path: Path) -> None:
         assert client.post("/login", data={"csrf": form, "token": inner}).status_code == 401
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("lis", ["canvas-user-17", ["canvas-user-17"], None, 17])
+def test_a_launch_whose_lis_claim_is_no_object_is_refused_with_a_page(
+    tmp_path: Path, lis: object
+) -> None:
+    served = Served(tmp_path, match="lms_id")
+    try:
+        client = TestClient(served.app, follow_redirects=False)
+        query = served.login(client)
+        claims = {"sub": "someone-else", LIS: lis}
+        token = served.platform.id_token(query["nonce"], **claims)
+        answer = served.launch(client, query["state"], token)
+        assert answer.status_code == 403, answer.text[-300:]
+        assert "not on this course's roster" in html.unescape(answer.text)
+    finally:
+        served.store.close()

@@ -250,7 +250,9 @@ def roster_student(
         email = str(claims.get("email") or "").strip().lower()
         found = [s for s in roster if email and s.email.strip().lower() == email]
     else:
-        ids = {str(claims.get("sub") or ""), str(claims.get(LIS, {}).get("person_sourcedid", ""))}
+        lis = claims.get(LIS)  # an object by the standard: anything else names no one
+        sourced = lis.get("person_sourcedid") if isinstance(lis, dict) else None
+        ids = {str(claims.get("sub") or ""), str(sourced or "")}
         found = [s for s in roster if s.lms_id and s.lms_id in ids - {""}]
     if len(found) != 1:
         return None
