@@ -26,7 +26,7 @@ from grader.report import Report
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
 from grader.serve.checks import graded_as
-from grader.serve.semester import graded_view, record_late
+from grader.serve.semester import extensions_problem, graded_view, record_late
 from grader.serve.store import Store, Upload, View
 
 IN_FLIGHT_PER_WORKER = 2
@@ -70,6 +70,7 @@ class Grading:
         self.stopping = threading.Event()
         self.ready = threading.Event()
         self.failed = ""
+        self.extensions = ""  # why the extensions cannot be read, while they cannot
         self.unprepared: set[str] = set()
         self.grace = 0.0
         self.started = False
@@ -255,6 +256,8 @@ class Grading:
             report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
             report = with_choice(report, done.chosen)
             course, student, received = self.config.path.parent, upload.student, upload.received_at
+            if spec.late is not None:
+                self.extensions = extensions_problem(course)
             page, view = graded_view(course, student, spec, report, done.submission, received)
             return Outcome(report.score, report.max_score, page, "", report, view, spec)
         except Exception as exc:  # one upload's grader fault must not stop the service

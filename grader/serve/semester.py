@@ -103,9 +103,22 @@ def upload_late(
     try:
         extension = load_extensions(course).get(student, 0.0)
     except GraderError:
-        extension = 0.0  # an unreadable extensions.csv: `grader grade` says so, exit 2
+        extension = 0.0  # an unreadable extensions.csv: the class page says so (below)
     when = datetime.fromtimestamp(received_at, UTC)
     return late_of(spec.late, Handed(when, "uploaded to grader serve"), extension)
+
+
+def extensions_problem(course: Path) -> str:
+    """What the class page says while the course's extensions cannot be read ("" when they
+    can): until then every upload is graded as if no student had an extension."""
+    try:
+        load_extensions(course)
+    except GraderError as exc:
+        return (
+            f"the extensions cannot be read ({exc}): uploads graded meanwhile count no "
+            "extension; fix the file, then Regrade"
+        )
+    return ""
 
 
 def graded_view(
