@@ -101,3 +101,17 @@ def test_a_launch_whose_lis_claim_is_no_object_is_refused_with_a_page(
         assert "not on this course's roster" in html.unescape(answer.text)
     finally:
         served.store.close()
+
+
+@pytest.mark.parametrize(
+    "twin", ["Alice", "ALICE", "alice ", "e\u0301ve"], ids=["case", "upper", "space", "nfd"]
+)
+def test_ids_that_differ_only_in_case_or_unicode_form_are_one_student(
+    tmp_path: Path, twin: str
+) -> None:
+    first = "\u00e9ve" if twin.startswith("e\u0301") else "alice"
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,name\n{first},One\n{twin},Two\n", encoding="utf-8")
+    code, said = _tokens(tmp_path, "--roster", str(roster))
+    assert code == 2 and "an id of its own" in said, said
+    assert len(said.strip().splitlines()) == 1
