@@ -1,6 +1,7 @@
 """`--cluster ADDRESS` where no Dask scheduler answers but something else does (a web
 server, a port that takes connections and says nothing): one line, exit 2, in bounded time,
-never a traceback nor a command that waits for ever."""
+never a traceback nor a command that waits for ever; `grader serve --cluster` at an address
+it cannot use says so on the terminal, not only on the class page."""
 
 from __future__ import annotations
 
@@ -8,14 +9,20 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from grader.batch import cluster as cluster_module
 from grader.cli import main
+from grader.course.config import Config
+from grader.engine import require
+from grader.serve.grading import Grading
+from grader.serve.store import Store
 
 from conftest import REPO
+from serving import free_port
 
 DEMO = REPO / "demo" / "submissions"
 WEB_ANSWER = b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nInvalid HTTP request.\n"
@@ -81,3 +88,25 @@ def test_an_address_where_no_scheduler_answers_is_one_line_in_bounded_time(
     assert len(errors) == 1 and "Traceback" not in result.output, result.output
     assert errors[0].startswith(f"Error: --cluster {address}: "), errors[0]
     assert time.monotonic() - began < 30
+
+
+@pytest.mark.slow
+def test_a_service_whose_cluster_cannot_be_reached_says_so_on_the_terminal(
+    tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster_module, "CONNECT_SECONDS", 1.0)
+    address = f"tcp://127.0.0.1:{free_port()}"
+    store = Store(tmp_path / "out")
+    try:
+        grading = Grading(config, store, require("auto"), jobs=1, cluster=address)
+        said: list[str] = []
+        grading.announce = said.append
+        grading.start()
+        assert grading.ready.wait(60)
+        grading.stop(0)
+        assert grading.failed.startswith("the grading workers could not start: --cluster")
+        (line,) = said
+        assert line.startswith(f"Error: the grading workers could not start: --cluster {address}")
+        assert "uploads wait in the queue" in line and "\n" not in line
+    finally:
+        store.close()

@@ -22,6 +22,7 @@ from grader.course.per_student import course_secret, needs_secret
 from grader.engine import finish, with_choice
 from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
+from grader.render.escape import one_line
 from grader.report import Report
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
@@ -114,7 +115,7 @@ class Grading:
                 "when the last server stopped)"
             )
         except Exception as exc:  # the service stays up and says so on the class page
-            self.failed = f"the grading workers could not start: {exc}"
+            self._fail(f"the grading workers could not start: {exc}")
             self.ready.set()
             return
         book = None
@@ -129,15 +130,21 @@ class Grading:
             self.ready.set()
             self._loop(pool, prepared, book, settings)
         except PoolLost as exc:  # the uploads in hand are queued again for the next start
-            self.failed = f"grading stopped: {exc}"
+            self._fail(f"grading stopped: {exc}")
         except Exception as exc:
-            self.failed = f"grading stopped (grader fault: {exc!r:.200})"
+            self._fail(f"grading stopped (grader fault: {exc!r:.200})")
             log_fault(self.store.out, Entry("(service)", None, None, fault=traceback.format_exc()))
         finally:
             self.ready.set()
             pool.close()
             if book is not None:
                 book.close()
+
+    def _fail(self, why: str) -> None:
+        """Grading stopped or never started: said on the class page and on the terminal
+        (where the instructor who started the service with a mistyped --cluster looks)."""
+        self.failed = why
+        self.announce(f"Error: {one_line(why)}; uploads wait in the queue for the next start")
 
     def _pool(self, assignments: list[AssignmentSpec]) -> Pool:
         if self.cluster is None:
