@@ -204,9 +204,16 @@ class Grading:
                     outcome.counts,
                 )
                 self.timings.setdefault("first", time.monotonic())
-                if recorded and outcome.report is not None:
+                report = outcome.report
+                # The gradebook's latest is the student's last upload, as the class page's: one
+                # graded after a later upload of theirs was (out of order) is not written there.
+                if (
+                    recorded
+                    and report is not None
+                    and not self.store.superseded(upload.id, report.assignment)
+                ):
                     path = Path(upload.filename)
-                    book.record(upload.student, path, upload.content_hash, settings, outcome.report)
+                    book.record(upload.student, path, upload.content_hash, settings, report)
                     if outcome.spec is not None:
                         course = self.config.path.parent
                         record_late(book, course, upload.student, outcome.spec, upload.received_at)

@@ -375,6 +375,19 @@ class Store:
                 == 1
             )
 
+    def superseded(self, upload_id: int, assignment: str) -> bool:
+        """Whether a later upload of the same student, of this assignment, is graded already:
+        graded out of order (an early upload slow, a later one quick), this one is not the
+        student's latest, and the gradebook keeps the later one as its latest."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT 1 FROM uploads u JOIN views v ON v.upload = u.id WHERE u.student ="
+                " (SELECT student FROM uploads WHERE id=?) AND u.id > ? AND u.status='graded'"
+                " AND v.assignment=? LIMIT 1",
+                (upload_id, upload_id, assignment),
+            ).fetchone()
+        return row is not None
+
     def view(self, upload_id: int) -> View | None:
         """A graded upload's view (None: not graded, or graded before views were kept)."""
         with self.lock:
