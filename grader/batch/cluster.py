@@ -19,6 +19,7 @@ import contextlib
 import logging
 import shutil
 import tempfile
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ from grader.run.sandbox import ChildRun
 from grader.run.workers import Plan, WorkerLost, Workers, checked_run, lost_run
 
 CONNECT_SECONDS = 10.0  # to reach the scheduler (again, once lost: then the batch stops)
+ANSWER_SECONDS = 2 * CONNECT_SECONDS  # for it to answer, once reached
 WORKERS_SECONDS = 30.0  # for a first worker to join it
 CLOSE_SECONDS = 5.0
 IN_FLIGHT_PER_SLOT = 4  # tasks handed out per Dask thread: none waits for the next job
@@ -238,15 +240,45 @@ def _connect(address: str) -> Client:
     for name in ["distributed", *logging.root.manager.loggerDict]:
         if name.split(".")[0] == "distributed":
             logging.getLogger(name).setLevel(logging.CRITICAL)
-    try:
-        client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(
-            f"--cluster {address}: cannot reach a Dask scheduler there ({exc})"
-        ) from None
+    client = _client(address)
     try:
         client.wait_for_workers(1, timeout=WORKERS_SECONDS)
     except (OSError, TimeoutError) as exc:
         client.close()
         raise UsageError(f"--cluster {address}: no Dask worker joined it ({exc})") from None
     return client
+
+
+def _client(address: str) -> Client:
+    """A client connected to the scheduler at `address`; UsageError (one line) when there is
+    none there, within ANSWER_SECONDS even where something else answers (Dask's handshake
+    waits for ever on a server that never says a word, and takes a web server's answer for
+    the size of a frame): the client is made in a thread of its own, left behind if late."""
+    made: list[Client] = []
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(Client(address, timeout=CONNECT_SECONDS, set_as_default=False))
+        except BaseException as exc:  # said by the caller, in one line
+            failed.append(exc)
+
+    thread = threading.Thread(target=connect, name="grader-dask-connect", daemon=True)
+    thread.start()
+    thread.join(ANSWER_SECONDS)
+    if made:
+        return made[0]
+    if not failed:
+        raise UsageError(
+            f"--cluster {address}: no Dask scheduler answered there in {ANSWER_SECONDS:g} s "
+            "(is it the scheduler's address and port?)"
+        )
+    exc = failed[0]
+    if isinstance(exc, (OSError, TimeoutError, ValueError)):
+        raise UsageError(f"--cluster {address}: cannot reach a Dask scheduler there ({exc})")
+    if isinstance(exc, Exception):  # e.g. MemoryError: a web server's answer read as a size
+        raise UsageError(
+            f"--cluster {address}: what answers there is not a Dask scheduler "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+        )
+    raise exc  # Ctrl-C and the like

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -204,6 +206,20 @@ def serve_tokens(
     if export is None:
         issue_tokens(out, roster, instructors, base_url, database=database)
         return
-    with export.open("w", newline="", encoding="utf-8") as handle:
-        count = issue_tokens(out, roster, instructors, base_url, handle, database)
+    from grader.render.whole_file import write_text
+
+    # Checked before any token is issued (an issued token makes the old one stop working),
+    # and written whole once they are: a refused roster leaves the last export as it was.
+    folder = export.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--export {export}: cannot write a file there")
+    handle = io.StringIO(newline="")
+    count = issue_tokens(out, roster, instructors, base_url, handle, database)
+    try:
+        write_text(export, handle.getvalue(), newline="")
+    except OSError as exc:
+        raise UsageError(
+            f"--export {export}: cannot write it ({exc.strerror or exc}); the tokens just "
+            "issued are lost: run the command again to issue new ones"
+        ) from None
     click.echo(f"wrote {count} tokens to {export}", err=True)

@@ -179,7 +179,7 @@ async def submission(request: Request) -> Response:
         back = f'<nav><a href="/">← back</a> · submission {found.id}, {stamp}</nav>\n'
         if view is not None:
             lines = await run_in_threadpool(
-                instructor_notes, service.store.out, found.student, view.assignment
+                instructor_notes, service.store.gradebook(), found.student, view.assignment
             )
             back += notes_html(lines)
         return HTMLResponse(body.replace("<body>\n", f"<body>\n{back}", 1))

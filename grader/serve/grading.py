@@ -22,11 +22,12 @@ from grader.course.per_student import course_secret, needs_secret
 from grader.engine import finish, with_choice
 from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
+from grader.render.escape import one_line
 from grader.report import Report
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
 from grader.serve.checks import graded_as
-from grader.serve.semester import graded_view, record_late
+from grader.serve.semester import extensions_problem, graded_view, record_late
 from grader.serve.store import Store, Upload, View
 
 IN_FLIGHT_PER_WORKER = 2
@@ -70,6 +71,7 @@ class Grading:
         self.stopping = threading.Event()
         self.ready = threading.Event()
         self.failed = ""
+        self.extensions = ""  # why the extensions cannot be read, while they cannot
         self.unprepared: set[str] = set()
         self.grace = 0.0
         self.started = False
@@ -113,7 +115,7 @@ class Grading:
                 "when the last server stopped)"
             )
         except Exception as exc:  # the service stays up and says so on the class page
-            self.failed = f"the grading workers could not start: {exc}"
+            self._fail(f"the grading workers could not start: {exc}")
             self.ready.set()
             return
         book = None
@@ -128,15 +130,21 @@ class Grading:
             self.ready.set()
             self._loop(pool, prepared, book, settings)
         except PoolLost as exc:  # the uploads in hand are queued again for the next start
-            self.failed = f"grading stopped: {exc}"
+            self._fail(f"grading stopped: {exc}")
         except Exception as exc:
-            self.failed = f"grading stopped (grader fault: {exc!r:.200})"
+            self._fail(f"grading stopped (grader fault: {exc!r:.200})")
             log_fault(self.store.out, Entry("(service)", None, None, fault=traceback.format_exc()))
         finally:
             self.ready.set()
             pool.close()
             if book is not None:
                 book.close()
+
+    def _fail(self, why: str) -> None:
+        """Grading stopped or never started: said on the class page and on the terminal
+        (where the instructor who started the service with a mistyped --cluster looks)."""
+        self.failed = why
+        self.announce(f"Error: {one_line(why)}; uploads wait in the queue for the next start")
 
     def _pool(self, assignments: list[AssignmentSpec]) -> Pool:
         if self.cluster is None:
@@ -196,9 +204,16 @@ class Grading:
                     outcome.counts,
                 )
                 self.timings.setdefault("first", time.monotonic())
-                if recorded and outcome.report is not None:
+                report = outcome.report
+                # The gradebook's latest is the student's last upload, as the class page's: one
+                # graded after a later upload of theirs was (out of order) is not written there.
+                if (
+                    recorded
+                    and report is not None
+                    and not self.store.superseded(upload.id, report.assignment)
+                ):
                     path = Path(upload.filename)
-                    book.record(upload.student, path, upload.content_hash, settings, outcome.report)
+                    book.record(upload.student, path, upload.content_hash, settings, report)
                     if outcome.spec is not None:
                         course = self.config.path.parent
                         record_late(book, course, upload.student, outcome.spec, upload.received_at)
@@ -255,6 +270,8 @@ class Grading:
             report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
             report = with_choice(report, done.chosen)
             course, student, received = self.config.path.parent, upload.student, upload.received_at
+            if spec.late is not None:
+                self.extensions = extensions_problem(course)
             page, view = graded_view(course, student, spec, report, done.submission, received)
             return Outcome(report.score, report.max_score, page, "", report, view, spec)
         except Exception as exc:  # one upload's grader fault must not stop the service

@@ -40,7 +40,7 @@ async def class_view(request: Request) -> Response:
         attempts=service.store.attempt_counts(),
         counts=service.store.counts(),
         state=_class_state(service),
-        failed=grading.failed if grading else "",
+        failed="; ".join(filter(None, (grading.failed, grading.extensions))) if grading else "",
         released=service.released(),
         configured=service.config is not None and service.config.serve.release_hidden,
     )
@@ -106,7 +106,7 @@ async def adjust_student(request: Request) -> Response:
     points = float(values["points"]) if values["points"] else None
     await run_in_threadpool(
         adjust,
-        service.store.out,
+        service.store.gradebook(),
         student.id,
         values["assignment"],
         values["target"],

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import requests
 from pylti1p3.cookie import CookieService
 from pylti1p3.launch_data_storage.base import LaunchDataStorage
 from pylti1p3.message_launch import MessageLaunch
 from pylti1p3.oidc_login import OIDCLogin
 from pylti1p3.redirect import Redirect
 from pylti1p3.request import Request as LtiRequest
+from pylti1p3.service_connector import REQUESTS_USER_AGENT
 from pylti1p3.session import SessionService
 from pylti1p3.tool_config.dict import ToolConfDict
 
@@ -35,6 +37,9 @@ from grader.serve.store import Store
 
 COOKIE_PREFIX = "lti1p3-"
 LIS = "https://purl.imsglobal.org/spec/lti/claim/lis"
+# For the platform's keys (jwks_url), fetched at each launch: a platform that does not answer
+# refuses the launch instead of holding one of the few threads uploads are stored on.
+KEYS_SECONDS = 10.0
 
 
 class Refused(Exception):
@@ -176,6 +181,15 @@ class Login(OIDCLogin[Params, ToolConfDict, SessionService, Cookies, str]):
         return Redirector(url)
 
 
+class KeysSession(requests.Session):
+    """PyLTI1p3's HTTP session for the platform's keys, with a time limit (it gives none)."""
+
+    def request(self, *args: Any, **kwargs: Any) -> requests.Response:
+        """A request that gives up after KEYS_SECONDS without an answer."""
+        kwargs.setdefault("timeout", KEYS_SECONDS)
+        return super().request(*args, **kwargs)
+
+
 class Launch(MessageLaunch[Params, ToolConfDict, SessionService, Cookies]):
     """A message launch."""
 
@@ -220,7 +234,9 @@ def launch(
     sessions = SessionService(params)
     data = StoreData(store)
     sessions.set_data_storage(data)
-    message = Launch(params, tool_config(settings), sessions, cookies, data)
+    keys = KeysSession()
+    keys.headers["User-Agent"] = REQUESTS_USER_AGENT
+    message = Launch(params, tool_config(settings), sessions, cookies, data, keys)
     try:
         claims = message.get_launch_data()
     # PyLTI1p3 raises plain Exception too, for a client id its registrations lack: whatever
@@ -250,7 +266,9 @@ def roster_student(
         email = str(claims.get("email") or "").strip().lower()
         found = [s for s in roster if email and s.email.strip().lower() == email]
     else:
-        ids = {str(claims.get("sub") or ""), str(claims.get(LIS, {}).get("person_sourcedid", ""))}
+        lis = claims.get(LIS)  # an object by the standard: anything else names no one
+        sourced = lis.get("person_sourcedid") if isinstance(lis, dict) else None
+        ids = {str(claims.get("sub") or ""), str(sourced or "")}
         found = [s for s in roster if s.lms_id and s.lms_id in ids - {""}]
     if len(found) != 1:
         return None

@@ -7,6 +7,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch.roster import folded
 from grader.errors import UsageError
 
 
@@ -20,7 +21,8 @@ class Student:
 
 def read_roster(path: Path) -> list[Student]:
     """Students from a CSV file with at least the columns `id` and `name` (others ignored);
-    a missing file or column, an empty or repeated id is a UsageError (exit 2)."""
+    a missing file or column, an empty or repeated id (case and Unicode form aside) is a
+    UsageError (exit 2)."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.DictReader(handle))
@@ -30,7 +32,9 @@ def read_roster(path: Path) -> list[Student]:
     if not rows or not {"id", "name"} <= columns:
         raise UsageError(f"{path}: a roster needs the columns id and name, and a row per student")
     students = [Student((r["id"] or "").strip(), (r["name"] or "").strip()) for r in rows]
-    ids = [s.id for s in students]
+    # Ids that differ in case or Unicode form only are one student, as the batch's roster
+    # and the gradebook's exports match them: two tokens for them would be two people.
+    ids = [folded(s.id) for s in students]
     if "" in ids or len(set(ids)) != len(ids):
         raise UsageError(f"{path}: every row needs an id of its own")
     return students

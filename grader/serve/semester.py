@@ -103,9 +103,22 @@ def upload_late(
     try:
         extension = load_extensions(course).get(student, 0.0)
     except GraderError:
-        extension = 0.0  # an unreadable extensions.csv: `grader grade` says so, exit 2
+        extension = 0.0  # an unreadable extensions.csv: the class page says so (below)
     when = datetime.fromtimestamp(received_at, UTC)
     return late_of(spec.late, Handed(when, "uploaded to grader serve"), extension)
+
+
+def extensions_problem(course: Path) -> str:
+    """What the class page says while the course's extensions cannot be read ("" when they
+    can): until then every upload is graded as if no student had an extension."""
+    try:
+        load_extensions(course)
+    except GraderError as exc:
+        return (
+            f"the extensions cannot be read ({exc}): uploads graded meanwhile count no "
+            "extension; fix the file, then Regrade"
+        )
+    return ""
 
 
 def graded_view(
@@ -142,12 +155,12 @@ def record_late(
         save_late(book, student, spec.id, Handed(when, "uploaded to grader serve"), late)
 
 
-def instructor_notes(out: Path, student: str, assignment: str) -> list[str]:
-    """The overrides and comments on a student's assignment, one line each."""
-    path = out / "gradebook.sqlite"
-    if not path.is_file():
+def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> list[str]:
+    """The overrides and comments on a student's assignment, one line each, from the served
+    class's gradebook (`Store.gradebook`: OUT's SQLite file, or the PostgreSQL database)."""
+    if isinstance(gradebook, Path) and not gradebook.is_file():
         return []
-    book = Gradebook(path)
+    book = Gradebook(gradebook)
     try:
         found = [o.describe() for o in overrides(book, assignment).get(student, [])]
         return found + [c.describe() for c in comments(book, assignment).get(student, [])]
@@ -161,10 +174,18 @@ def notes_html(lines: list[str]) -> str:
 
 
 def adjust(
-    out: Path, student: str, assignment: str, target: str, points: float | None, text: str, by: str
+    gradebook: Path | str,
+    student: str,
+    assignment: str,
+    target: str,
+    points: float | None,
+    text: str,
+    by: str,
 ) -> None:
-    """Set an override (points given; target "" is the total) or add a comment."""
-    book = Gradebook(out / "gradebook.sqlite")
+    """Set an override (points given; target "" is the total) or add a comment, in the
+    served class's gradebook (`Store.gradebook`), where `grader report` and the exports read
+    it."""
+    book = Gradebook(gradebook)
     try:
         if points is None:
             add_comment(book, Comment(student, assignment, text, by, time.time()))

@@ -158,7 +158,9 @@ class Store:
         return issued
 
     def person_for_token(self, token: str) -> Person | None:
-        """Who this token signs in, if anyone."""
+        """Who this token signs in, if anyone. The spaces and line ends around it are not
+        part of it (a token never holds any): they come with a token copied from a mail."""
+        token = token.strip()
         wanted = token_hash(token)
         with self.lock:
             row = self.db.execute(
@@ -372,6 +374,19 @@ class Store:
                 ).rowcount
                 == 1
             )
+
+    def superseded(self, upload_id: int, assignment: str) -> bool:
+        """Whether a later upload of the same student, of this assignment, is graded already:
+        graded out of order (an early upload slow, a later one quick), this one is not the
+        student's latest, and the gradebook keeps the later one as its latest."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT 1 FROM uploads u JOIN views v ON v.upload = u.id WHERE u.student ="
+                " (SELECT student FROM uploads WHERE id=?) AND u.id > ? AND u.status='graded'"
+                " AND v.assignment=? LIMIT 1",
+                (upload_id, upload_id, assignment),
+            ).fetchone()
+        return row is not None
 
     def view(self, upload_id: int) -> View | None:
         """A graded upload's view (None: not graded, or graded before views were kept)."""

@@ -1,0 +1,58 @@
+"""`grader serve` with an extensions file it cannot read: the class page says so (every
+upload graded meanwhile counts no extension), and stops saying so once it is fixed; before,
+every extension was silently dropped and the late penalty recorded."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from test_serve_grading import wait_graded
+from test_serve_semester import course
+
+from grader.engine import require
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
+from grader.serve.grading import Grading
+from grader.serve.store import Store
+
+from conftest import REPO
+from serving import issue, sign_in
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+SOLUTION = (REPO / "solutions" / "self_attention.ipynb").read_bytes()
+
+
+def test_an_unreadable_extensions_file_is_said_on_the_class_page(tmp_path: Path) -> None:
+    config = course(tmp_path)  # self_attention was due a day ago
+    folder = config.path.parent
+    (folder / "extensions.csv").write_text("student,hours\nalice,two days\n")
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    app = make_app(Service(store, Limits(min_interval=0), grading, config=config))
+    with TestClient(app, follow_redirects=False) as student:
+        form = sign_in(student, tokens["alice"])
+        instructor = TestClient(app, follow_redirects=False)
+        sign_in(instructor, tokens["ada"])
+
+        def hand_in() -> int:
+            sent = {"notebook": ("alice.ipynb", SOLUTION)}
+            answer = student.post("/upload", data={"csrf": form}, files=sent)
+            where = answer.headers["location"]
+            assert wait_graded(student, where) == "graded"
+            return int(where.rsplit("/", 1)[1])
+
+        late = store.view(hand_in())
+        assert late is not None and late.late_percent > 0
+        page = instructor.get("/class").text
+        assert "the extensions cannot be read" in page and "extensions.csv line 2" in page
+        (folder / "extensions.csv").write_text("student,hours\nalice,48\n")
+        time.sleep(0.01)
+        on_time = store.view(hand_in())
+        assert on_time is not None and on_time.late_percent == 0
+        assert "the extensions cannot be read" not in instructor.get("/class").text
+    store.close()
