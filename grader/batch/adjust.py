@@ -100,7 +100,7 @@ def refuse_non_finite(rows: Iterable[Standing]) -> None:
             )
 
 
-def _check_totals(book: Gradebook, aid: str, changes: Sequence[Change]) -> None:
+def check_totals(book: Gradebook, aid: str, changes: Sequence[Change]) -> None:
     """Refuse `changes` (before any is made) when they would leave a student a total that
     is not a finite number."""
     students = dict.fromkeys(c.student for c in changes)
@@ -149,7 +149,7 @@ def apply(
             _check_student(book, change.student)
             _check_target(spec, change.target)
             _check_points(change.points)
-        _check_totals(book, aid, changes)
+        check_totals(book, aid, changes)
         for change in changes:
             if change.points is None:
                 clear_override(book, change.student, aid, change.target)

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from grader.errors import UsageError
 from grader.serve.pages import form_of, history, page, signed_in
 from grader.serve.semester import adjust
 from grader.serve.service import Denied, Service
@@ -104,16 +105,19 @@ async def adjust_student(request: Request) -> Response:
     if problem:
         raise Denied(400, problem)
     points = float(values["points"]) if values["points"] else None
-    await run_in_threadpool(
-        adjust,
-        service.store.gradebook(),
-        student.id,
-        values["assignment"],
-        values["target"],
-        points,
-        values["comment"],
-        instructor.id,
-    )
+    try:
+        await run_in_threadpool(
+            adjust,
+            service.store.gradebook(),
+            student.id,
+            values["assignment"],
+            values["target"],
+            points,
+            values["comment"],
+            instructor.id,
+        )
+    except UsageError as refused:  # a total that would be no finite number
+        raise Denied(400, str(refused)) from None
     return RedirectResponse(f"/class/students/{quote(student.id, safe='')}", 303)
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grader.batch.adjust import Change, check_totals
 from grader.batch.gradebook import Gradebook
 from grader.batch.lateness import Handed, late_of, load_extensions, save_late
 from grader.batch.records import (
@@ -190,6 +191,9 @@ def adjust(
         if points is None:
             add_comment(book, Comment(student, assignment, text, by, time.time()))
         else:
+            # Finite points that add up to no finite total (1e308 twice) are refused, as
+            # `grader override` refuses them: no export carries inf (UsageError).
+            check_totals(book, assignment, [Change(student, target, points)])
             override = Override(student, assignment, target, points, text, by, time.time())
             set_override(book, override)
     finally:
