@@ -10,12 +10,13 @@ notebook's metadata names the assignment so `grader check` needs no flag.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from grader.course.config import AssignmentSpec
+from grader.course.config import AssignmentSpec, Config
 from grader.errors import ConfigError
 
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
@@ -103,14 +104,72 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
     return notebook
 
 
-def write_exercise(assignment: AssignmentSpec, out: Path | None = None) -> Path:
-    """Write the student notebook to `out` (a folder gets the solution's file name), else to the
-    assignment's `exercise` path, and return where it went."""
+def course_sources(config: Config) -> dict[Path, str]:
+    """The files an exercise must never be written over, resolved, with the words for each:
+    the config, the case builders, and every assignment's solution, catalogue and data files."""
+    base = config.path.resolve().parent
+    kept = {config.path.resolve(): "the config", (base / "cases.py").resolve(): "cases.py"}
+    for spec in config.assignments.values():
+        kept[spec.solution.resolve()] = f"assignments.{spec.id}.solution"
+        if spec.mistakes is not None:
+            kept[spec.mistakes.resolve()] = f"assignments.{spec.id}.mistakes"
+        for data in spec.files:
+            kept[data.source] = f"a data file of assignments.{spec.id}.files"
+        for target in spec.targets:
+            if target.cases is not None:
+                kept[target.cases.path.resolve()] = "the course's case builders"
+    return kept
+
+
+def refuse_exercise_paths(config: Config) -> None:
+    """Each `exercise:` lies inside the course folder and is no other assignment's exercise:
+    `grader assign` writes there (ConfigError naming the key otherwise)."""
+    base = config.path.resolve().parent
+    seen: dict[Path, str] = {}
+    for aid, spec in sorted(config.assignments.items()):
+        if spec.exercise is None:
+            continue
+        where = f"{config.path}: assignments.{aid}.exercise"
+        path = spec.exercise.resolve()
+        if not path.is_relative_to(base):
+            raise ConfigError(
+                f"{where}: {spec.exercise} is outside the course folder {base}; grader assign "
+                "writes only inside it (write elsewhere with --out)"
+            )
+        if path in seen:
+            raise ConfigError(
+                f"{where}: {spec.exercise} is assignments.{seen[path]}.exercise as well; give "
+                "each assignment its own exercise notebook"
+            )
+        seen[path] = aid
+
+
+def exercise_target(
+    assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
+) -> Path:
+    """Where `write_exercise` writes: `out` (a folder gets the solution's file name), else the
+    assignment's `exercise` path. Never a file of `keep` (`course_sources`) nor the solution
+    itself: ConfigError naming the key."""
     target = out or assignment.exercise
     if target is None:
         raise ConfigError(f"assignment {assignment.id} has no `exercise` path; pass --out")
     if target.is_dir():
         target = target / assignment.solution.name
+    kept = {assignment.solution.resolve(): f"assignments.{assignment.id}.solution", **(keep or {})}
+    if target.resolve() in kept:
+        key = "--out" if out is not None else f"assignments.{assignment.id}.exercise"
+        raise ConfigError(
+            f"{key}: {target} is {kept[target.resolve()]}; grader assign would write the "
+            "student notebook over it: name another file"
+        )
+    return target
+
+
+def write_exercise(
+    assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
+) -> Path:
+    """Write the student notebook where `exercise_target` says, and return where it went."""
+    target = exercise_target(assignment, out, keep)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(nbformat.writes(exercise_notebook(assignment)) + "\n", encoding="utf-8")
     return target

@@ -97,17 +97,27 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     Without --assignment, every assignment in the config is written to its `exercise` path.
     Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
     """
-    from grader.author.assign import write_exercise
+    from grader.author.assign import (
+        course_sources,
+        exercise_target,
+        refuse_exercise_paths,
+        write_exercise,
+    )
 
     config = _whole_course(config_path, "assign")
+    if out is None:
+        refuse_exercise_paths(config)
     if out is not None and not out.is_dir():
         _output_file(out)
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped
         specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    keep = course_sources(config)
+    for spec in specs:  # every target checked first: a refusal writes nothing
+        exercise_target(spec, out, keep)
     for spec in specs:
-        click.echo(f"wrote {write_exercise(spec, out)}")
+        click.echo(f"wrote {write_exercise(spec, out, keep)}")
 
 
 @main.command("release")
