@@ -4,11 +4,14 @@ before anything is written over the course's own files or outside its folder."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from grader.author.assign import strip_solutions
 from grader.author.scaffold import init_course
 from grader.cli import main
 
@@ -88,3 +91,49 @@ def test_an_exercise_outside_the_course_or_shared_is_refused(tmp_path: Path) -> 
     said = _refused(["assign", "--course", str(course)], course)
     assert "assignments.example.exercise: " in said
     assert "is assignments.again.exercise as well" in said
+
+
+def _solution_cells(course: Path) -> tuple[Path, dict[str, Any]]:
+    path = course / "solutions" / "standardize.ipynb"
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("kind", ["markdown", "raw"])
+def test_a_solution_marker_in_a_text_cell_is_refused_not_handed_out(
+    tmp_path: Path, kind: str
+) -> None:
+    # A markdown cell's `BEGIN SOLUTION` (as nbgrader writes them) was copied to the exercise
+    # as it is: the answer between the markers, handed to every student.
+    course = _course(tmp_path)
+    path, notebook = _solution_cells(course)
+    notebook["cells"].insert(1, {"cell_type": kind, "id": "marked", "metadata": {}, "source": [
+        "### BEGIN SOLUTION\n", "Divide by the standard deviation (the answer)\n",
+        "### END SOLUTION\n"]})  # fmt: skip
+    path.write_text(json.dumps(notebook))
+    said = _refused(["assign", "--course", str(course)], course)
+    assert said.startswith(f"Error: standardize.ipynb, cell 2: a {kind} cell holds a SOLUTION")
+    assert "'solution-only'" in said
+    assert not (course / "exercises" / "standardize.ipynb").exists()
+
+
+def test_a_solution_marker_inside_a_string_is_refused(tmp_path: Path) -> None:
+    # Markers inside a string were stripped as if comments: the code between the strings
+    # (the answer) was handed out, and the stub landed inside a string.
+    course = _course(tmp_path)
+    path, notebook = _solution_cells(course)
+    cell = next(c for c in notebook["cells"] if "BEGIN SOLUTION" in "".join(c["source"]))
+    cell["source"] = (
+        'def standardize(x):\n    note = """\n    # BEGIN SOLUTION\n    """\n'
+        '    return (x - x.mean(axis=0)) / x.std(axis=0)\n    """\n    # END SOLUTION\n    """\n'
+    )
+    path.write_text(json.dumps(notebook))
+    said = _refused(["assign", "--course", str(course)], course)
+    assert said == (
+        f"Error: standardize.ipynb, cell {notebook['cells'].index(cell) + 1}, line 3: a SOLUTION"
+        " marker inside a string; a marker must be a comment line of its own"
+    )
+
+
+def test_markers_in_a_cell_with_ipython_syntax_still_work() -> None:
+    source = "%timeit 1\n!ls\ndef f(x):\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION\n"
+    assert "return x" not in strip_solutions(source, "t")

@@ -9,7 +9,9 @@ notebook's metadata names the assignment so `grader check` needs no flag.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,8 @@ from grader.errors import ConfigError
 
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
+# A marker in a markdown or raw cell (nbgrader writes them so) is never stripped.
+MARKED = re.compile(r"(BEGIN|END) SOLUTION")
 SOLUTION_ONLY = "solution-only"
 # The first code cell: "Run All" then goes on past unfinished functions to the check() cell.
 KEEP_GOING_CELL = (
@@ -43,13 +47,30 @@ def check_cell(assignment: AssignmentSpec) -> str:
     )
 
 
+def _comment_lines(source: str) -> set[int] | None:
+    """The numbers of the lines a comment starts on; None when the cell does not tokenize
+    (IPython syntax): its markers are then taken as written."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        return {t.start[0] for t in tokens if t.type == tokenize.COMMENT}
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
 def strip_solutions(source: str, where: str) -> str:
     """`source` with each BEGIN/END SOLUTION block replaced by a TODO comment and a `raise
-    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair."""
+    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair
+    or one lies inside a string (it would hand out what follows it)."""
     out: list[str] = []
     inside = False
+    comments = _comment_lines(source)
     for number, line in enumerate(source.split("\n"), start=1):
         begin = BEGIN.match(line)
+        if (begin or END.match(line)) and comments is not None and number not in comments:
+            raise ConfigError(
+                f"{where}, line {number}: a SOLUTION marker inside a string; a marker must be a "
+                "comment line of its own"
+            )
         if begin:
             if inside:
                 raise ConfigError(f"{where}, line {number}: BEGIN SOLUTION inside another")
@@ -82,6 +103,11 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
         where = f"{assignment.solution.name}, cell {index}"
         if cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(strip_solutions(cell.source, where))
+        elif MARKED.search(cell.source):
+            raise ConfigError(
+                f"{where}: a {cell.cell_type} cell holds a SOLUTION marker, but only code cells "
+                f"are stripped: students would read it; tag the cell {SOLUTION_ONLY!r} to drop it"
+            )
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(cell.source)
         else:
