@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from grader.author.assign import strip_solutions
+from grader.author.assign import strip_solutions, write_exercise
 from grader.author.scaffold import init_course
 from grader.cli import main
+from grader.course.config import load_config
 
 
 @pytest.fixture(autouse=True)
@@ -137,3 +138,25 @@ def test_a_solution_marker_inside_a_string_is_refused(tmp_path: Path) -> None:
 def test_markers_in_a_cell_with_ipython_syntax_still_work() -> None:
     source = "%timeit 1\n!ls\ndef f(x):\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION\n"
     assert "return x" not in strip_solutions(source, "t")
+
+
+def test_release_refuses_an_exercise_that_still_holds_solution_markers(tmp_path: Path) -> None:
+    # An exercise written by hand (or by an older grader) with the answer in a marked
+    # markdown cell was released as it was.
+    course = _course(tmp_path)
+    exercise = course / "exercises" / "standardize.ipynb"
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    notebook = json.loads(exercise.read_text())
+    marked = "# BEGIN SOLUTION\nthe answer\n# END SOLUTION"
+    notebook["cells"].insert(
+        1, {"cell_type": "markdown", "id": "marked", "metadata": {}, "source": marked}
+    )
+    exercise.write_text(json.dumps(notebook))
+    out = tmp_path / "handout"
+    said = _refused(["release", "--course", str(course), "--out", str(out)], course)
+    assert said == (
+        f"Error: {course / 'config.yaml'}: assignments.example.exercise: {exercise} still holds "
+        "a SOLUTION marker, and what it marks would be handed out; write the exercise with "
+        "`grader assign --assignment example`"
+    )
+    assert not out.exists()

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.author.assign import MARKED
 from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -222,6 +223,11 @@ def _check_exercise(config: Config, spec: AssignmentSpec, released: set[str]) ->
                 f"or mark `{given.function}`'s body `# BEGIN SOLUTION` in {spec.solution} and "
                 "run `grader assign`"
             )
+    if MARKED.search(spec.exercise.read_text(encoding="utf-8", errors="replace")):
+        raise ConfigError(
+            f"{where}: {spec.exercise} still holds a SOLUTION marker, and what it marks would "
+            f"be handed out; write the exercise with `grader assign --assignment {spec.id}`"
+        )
     return spec.exercise
 
 
