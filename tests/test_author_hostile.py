@@ -160,3 +160,42 @@ def test_release_refuses_an_exercise_that_still_holds_solution_markers(tmp_path:
         "`grader assign --assignment example`"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["selftest", "check"])
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        (
+            '@CATALOGUE.mistake("standardise", "typo", "w", hint="h")\n'
+            "def standardise__typo(x):\n    return x\n",
+            "mistake typo (standardise__typo) is of `standardise`, which no assignment using "
+            "this catalogue grades (they grade standardize): fix the decorator's first word",
+        ),
+        (
+            '@CATALOGUE.mistake("standardize", "divides_by_variance", "w", hint="h")\n'
+            "def standardize__again(x):\n    return x\n",
+            "mistake divides_by_variance (standardize__again): "
+            "standardize__divides_by_variance has the id divides_by_variance of `standardize` "
+            "too; give each mistake its own id",
+        ),
+    ],
+    ids=["misspelt_target", "id_twice"],
+)
+def test_a_catalogue_entry_that_could_never_be_named_is_refused(
+    tmp_path: Path, command: str, entry: str, words: str
+) -> None:
+    # A mistake of a misspelt function was never checked: selftest said "ok" and grading
+    # never named it. An id given twice: selftest said the first was "not_implemented".
+    course = _course(tmp_path)
+    catalogue = course / "solutions" / "standardize_mistakes.py"
+    catalogue.write_text(catalogue.read_text() + "\n\n" + entry)
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    student = tmp_path / "hw.ipynb"
+    student.write_bytes((course / "exercises" / "standardize.ipynb").read_bytes())
+    graded = {"selftest": [], "check": [str(student)]}[command]
+    said = _refused([command, *graded, "--course", str(course)], course)
+    assert said == (
+        f"Error: assignments.example.mistakes in {course / 'config.yaml'}: mistake catalogue "
+        f"{catalogue}: {words}"
+    )

@@ -75,9 +75,12 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
     Example:  grader selftest --assignment self_attention
     """
     from grader.author.selftest import render_selftest, run_selftest
+    from grader.judge.preflight import checked_catalogue
 
     config = _whole_course(config_path, "selftest")
     ids = [assignment] if assignment else sorted(config.assignments)
+    for spec in map(config.assignment, ids):
+        checked_catalogue(config, spec)
     results = [run_selftest(spec) for spec in map(config.assignment, ids)]
     for result in results:
         click.echo(render_selftest(result))

@@ -24,6 +24,7 @@ rebind a name of the solution.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,26 @@ class Catalogue:
     def for_target(self, target: str) -> list[Mistake]:
         """The mistakes of one target, in the file's order."""
         return [m for m in self.mistakes if m.target == target]
+
+    def refuse_strays(self, graded: Collection[str]) -> None:
+        """ConfigError for a mistake of a function no assignment using this catalogue grades
+        (a typo: it would never be checked nor named) and for an id given twice to one
+        target (selftest could not tell which variant it named)."""
+        seen: dict[tuple[str, str], str] = {}
+        for mistake in self.mistakes:
+            label = f"mistake catalogue {self.path}: mistake {mistake.id} ({mistake.function})"
+            if mistake.target not in graded:
+                raise ConfigError(
+                    f"{label} is of `{mistake.target}`, which no assignment using this "
+                    f"catalogue grades (they grade {', '.join(sorted(graded))}): fix the "
+                    "decorator's first word"
+                )
+            first = seen.setdefault((mistake.target, mistake.id), mistake.function)
+            if first != mistake.function:
+                raise ConfigError(
+                    f"{label}: {first} has the id {mistake.id} of `{mistake.target}` too; "
+                    "give each mistake its own id"
+                )
 
 
 def _is_mistake_decorator(node: ast.expr) -> bool:

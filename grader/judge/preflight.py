@@ -17,6 +17,7 @@ from grader.course import versions
 from grader.course.cache_home import used
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
+from grader.course.mistakes import Catalogue
 from grader.course.notebook import load_submission
 from grader.errors import ConfigError
 from grader.judge.compare import compare
@@ -54,6 +55,24 @@ def check_files(config: Config, specs: Iterable[AssignmentSpec]) -> None:
                 )
 
 
+def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
+    """The assignment's catalogue, read (not run), each mistake of a function that an
+    assignment sharing the file grades; ConfigError naming the key and the file otherwise."""
+    mine = spec.mistakes.resolve() if spec.mistakes is not None else None
+    graded = {
+        target.name
+        for other in config.assignments.values()
+        if other.mistakes is not None and other.mistakes.resolve() == mine
+        for target in other.targets
+    }
+    try:
+        catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
+        catalogue.refuse_strays(graded | {t.name for t in spec.targets})
+    except ConfigError as exc:
+        raise ConfigError(f"assignments.{spec.id}.mistakes in {config.path}: {exc}") from None
+    return catalogue
+
+
 def preflight(config: Config, spec: AssignmentSpec, workers: Workers) -> None:
     """Check one assignment of the course (see the module); nothing when it passed before
     with the same content. ConfigError with file and key when it is broken."""
@@ -62,10 +81,7 @@ def preflight(config: Config, spec: AssignmentSpec, workers: Workers) -> None:
     if marker is not None and marker.is_file():
         used(marker)
         return
-    try:
-        catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
-    except ConfigError as exc:
-        raise ConfigError(f"assignments.{spec.id}.mistakes in {config.path}: {exc}") from None
+    catalogue = checked_catalogue(config, spec)
     where = f"{spec.solution}: assignments.{spec.id}.solution in {config.path}"
     case_set = build_cases(spec)
     # The references and the catalogue's fingerprints only: the derived mistakes (a second
