@@ -199,3 +199,26 @@ def test_a_catalogue_entry_that_could_never_be_named_is_refused(
         f"Error: assignments.example.mistakes in {course / 'config.yaml'}: mistake catalogue "
         f"{catalogue}: {words}"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("layer-norm", "targets.layer-norm: not a Python name; a target is the function (or "
+         "variable) the notebook defines, such as layer_norm"),
+        ("class", "targets.class: not a Python name"),
+        ("12", "targets: the key 12 must be a name, not a number as YAML reads it unquoted"),
+        ("null", "targets: the key None must be a name, not null as YAML reads it unquoted"),
+        ("yes", "targets: the key True must be a name, not true or false as YAML reads it"),
+    ],
+)  # fmt: skip
+def test_a_target_that_is_no_python_name_is_one_line_naming_it(
+    tmp_path: Path, key: str, words: str
+) -> None:
+    # `layer-norm:` was "the solution does not define `layer-norm`" only once the solution
+    # ran; an unquoted `12:` or `null:` crashed the grader (exit 3, a traceback).
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    config.write_text(config.read_text().replace("      standardize:", f"      {key}:"))
+    said = _refused(["selftest", "--course", str(course)], course)
+    assert said.startswith(f"Error: {config}") and f"assignments.example.{words}" in said
