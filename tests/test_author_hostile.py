@@ -222,3 +222,17 @@ def test_a_target_that_is_no_python_name_is_one_line_naming_it(
     config.write_text(config.read_text().replace("      standardize:", f"      {key}:"))
     said = _refused(["selftest", "--course", str(course)], course)
     assert said.startswith(f"Error: {config}") and f"assignments.example.{words}" in said
+
+
+def test_a_solution_cell_that_never_ends_says_which_limit_stopped_it(tmp_path: Path) -> None:
+    # It said "cell 3: TimeLimit": neither which limit nor where it is set.
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    config.write_text(config.read_text().replace("cell: 5,", "cell: 1,"))
+    path, notebook = _solution_cells(course)
+    notebook["cells"][1]["source"] = "import numpy as np\nwhile True:\n    pass"
+    path.write_text(json.dumps(notebook))
+    said = _refused(["selftest", "--course", str(course)], course)
+    assert said.endswith(
+        f"{path} fails to run: cell 2: did not finish within 1 s (time_limit.cell in the config)"
+    )
