@@ -236,3 +236,23 @@ def test_a_solution_cell_that_never_ends_says_which_limit_stopped_it(tmp_path: P
     assert said.endswith(
         f"{path} fails to run: cell 2: did not finish within 1 s (time_limit.cell in the config)"
     )
+
+
+@pytest.mark.parametrize(
+    ("out", "words"),
+    [
+        (".", "is the course folder: write the bundle into a folder of its own"),
+        ("solutions/..", "is the course folder"),
+        ("solutions/handout", "is inside the solutions' folder"),
+    ],
+)
+def test_release_into_the_course_or_its_solutions_folder_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str, words: str
+) -> None:
+    # --out . copied each exercise onto itself: shutil.SameFileError, a traceback (exit 3);
+    # a later release would have removed the course's own data files as stale.
+    course = _course(tmp_path)
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    monkeypatch.chdir(course)
+    said = _refused(["release", "--course", ".", "--out", out], course)
+    assert said.startswith(f"Error: --out {out} {words}")

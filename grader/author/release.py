@@ -22,7 +22,7 @@ from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.notebook import load_submission
 from grader.course.per_student import course_secret, for_student
 from grader.engine import require
-from grader.errors import ConfigError
+from grader.errors import ConfigError, UsageError
 from grader.judge.expected import build_expected
 from grader.judge.preflight import preflight
 from grader.judge.released import bundle_entry
@@ -88,6 +88,7 @@ def release(
     exercise hands out (as a later assignment's helper: fine once that one is due)."""
     if config.path.name == BUNDLE_NAME:
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
+    _refuse_course_out(config, out)
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
     if assignment is None:  # an assignment without `exercise:` has nothing to hand out
         specs = [spec for spec in specs if spec.exercise is not None]
@@ -126,6 +127,25 @@ def release(
     write_data(data, manifest, arrays)
     _remove_stale(out, before - _released_names(manifest))
     return data
+
+
+def _refuse_course_out(config: Config, out: Path) -> None:
+    """The bundle goes beside the course, never into its folder (its exercises and data files
+    would be copied onto themselves, and a later release would remove them as stale) nor
+    into a solution's folder (which students must never get)."""
+    where, root = out.resolve(), config.path.resolve().parent
+    folders = {spec.solution.resolve().parent for spec in config.assignments.values()} - {root}
+    if where == root:
+        raise UsageError(
+            f"--out {out} is the course folder: write the bundle into a folder of its own, "
+            "e.g. --out handout/"
+        )
+    inside = next((f for f in sorted(folders) if where.is_relative_to(f)), None)
+    if inside is not None:
+        raise UsageError(
+            f"--out {out} is inside the solutions' folder {inside}, which students must never "
+            "get: write the bundle into a folder of its own, e.g. --out handout/"
+        )
 
 
 def _released_names(manifest: dict[str, Any]) -> set[str]:
