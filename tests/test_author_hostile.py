@@ -256,3 +256,42 @@ def test_release_into_the_course_or_its_solutions_folder_is_refused(
     monkeypatch.chdir(course)
     said = _refused(["release", "--course", ".", "--out", out], course)
     assert said.startswith(f"Error: --out {out} {words}")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["class"], "assignment name 'class' is a Python keyword, which cannot name its "
+         "function: give --function 'f(x)'"),
+        (["ok", "--function", "lambda"], "--function 'lambda': lambda is a Python keyword"),
+        (["ok", "--function", "ok()"], "--function 'ok()': a graded function takes at least "
+         "one argument"),
+    ],
+)  # fmt: skip
+def test_new_assignment_refuses_what_would_not_load_and_writes_nothing(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    # These wrote a solution, a catalogue and an entry the config then refused (`args:`
+    # empty; a target `class` no notebook can define).
+    course = _course(tmp_path)
+    said = _refused(["new-assignment", *args, "--course", str(course)], course)
+    assert said.startswith(f"Error: {words}")
+    assert sorted(p.name for p in (course / "solutions").iterdir()) == [
+        "standardize.ipynb",
+        "standardize_mistakes.py",
+    ]
+
+
+@pytest.mark.parametrize("word", ["yes", "null", "on", "off", "true"])
+def test_new_assignment_quotes_names_yaml_would_read_as_something_else(
+    tmp_path: Path, word: str
+) -> None:
+    # `new-assignment yes` wrote its files, then refused to add `yes:` (YAML's True) and
+    # left them behind; `--function "f(x, null)"` wrote an entry that did not load.
+    course = _course(tmp_path)
+    for args in ([word], ["other", "--function", f"f(x, {word})"]):
+        result = CliRunner().invoke(main, ["new-assignment", *args, "--course", str(course)])
+        assert result.exit_code == 0, result.output
+    config = load_config(course / "config.yaml")
+    assert config.assignment(word).title == word and config.assignment(word).target(word)
+    assert [a.name for a in config.assignment("other").target("f").args] == ["x", word]
