@@ -295,3 +295,50 @@ def test_new_assignment_quotes_names_yaml_would_read_as_something_else(
     config = load_config(course / "config.yaml")
     assert config.assignment(word).title == word and config.assignment(word).target(word)
     assert [a.name for a in config.assignment("other").target("f").args] == ["x", word]
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b'{"cells": 5}', "not a Jupyter notebook (no 'nbformat' field)"),
+        (
+            b"\xff\xfe",
+            "not UTF-8 text (byte 0xff at offset 0); save the notebook from Jupyter, which "
+            "writes UTF-8",
+        ),
+        (
+            b'{"cells": [{"cell_type": "code", "source": "x = 1"}], "nbformat": 4, '
+            b'"nbformat_minor": 5, "metadata": {}}',
+            "not a valid notebook: The notebook is invalid and is missing an expected key: "
+            "metadata",
+        ),
+        (
+            b'{"cells": [{"cell_type": "code", "metadata": {"tags": 5}, "source": "x = 1", '
+            b'"outputs": []}], "nbformat": 4, "nbformat_minor": 4, "metadata": {}}',
+            "its metadata's tags are not a list, but 5",
+        ),
+    ],
+    ids=["cells_not_a_list", "not_utf8", "cell_without_metadata", "tags_not_a_list"],
+)
+def test_assign_from_a_broken_solution_notebook_is_one_line(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    # Each was a traceback (exit 3): nbformat's TypeError, ValidationError or decode error.
+    course = _course(tmp_path)
+    (course / "solutions" / "standardize.ipynb").write_bytes(content)
+    said = _refused(["assign", "--course", str(course)], course)
+    assert said.startswith("Error: ") and said.endswith(words)
+
+
+@pytest.mark.parametrize("command", ["selftest", "release"])
+def test_a_catalogue_that_is_not_utf8_is_one_line(tmp_path: Path, command: str) -> None:
+    # A UnicodeDecodeError traceback (exit 3) from every command that reads the catalogue.
+    course = _course(tmp_path)
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    catalogue = course / "solutions" / "standardize_mistakes.py"
+    catalogue.write_bytes(b"# caf\xe9\n")
+    out = ["--out", str(tmp_path / "handout")] if command == "release" else []
+    said = _refused([command, "--course", str(course), *out], course)
+    assert said.endswith(
+        f"mistake catalogue {catalogue}: not UTF-8 text (byte 0xe9 at offset 5); save it as UTF-8"
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from typing import Any
 import nbformat
 
 from grader.course.config import AssignmentSpec, Config
-from grader.errors import ConfigError
+from grader.course.notebook import load_submission
+from grader.errors import ConfigError, SubmissionError
 
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
@@ -89,18 +91,41 @@ def strip_solutions(source: str, where: str) -> str:
     return "\n".join(out)
 
 
+def _read_notebook(path: Path) -> Any:
+    """The solution notebook as nbformat 4 (what the exercise is written from); ConfigError in
+    one line for what cannot be read so (nbformat's own errors run over many lines)."""
+    try:
+        load_submission(path)  # the grader's own words for what is no notebook at all
+    except SubmissionError as exc:
+        raise ConfigError(f"solution notebook {exc}") from None
+    try:
+        with warnings.catch_warnings():  # a missing cell id is made up, as Jupyter does
+            warnings.simplefilter("ignore")
+            notebook = nbformat.read(str(path), as_version=4)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"solution notebook {path}: cannot be read: {exc}") from None
+    except nbformat.ValidationError as exc:
+        said = str(exc.message).split("\n")[0]
+        raise ConfigError(f"solution notebook {path}: not a valid notebook: {said}") from None
+    return notebook
+
+
 def exercise_notebook(assignment: AssignmentSpec) -> Any:
     """The student notebook made from the assignment's solution: solution-only cells dropped,
     solutions stripped, a check() cell appended, and the assignment id in its metadata."""
     try:
-        solution = nbformat.read(str(assignment.solution), as_version=4)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read solution notebook {assignment.solution}: {exc}") from None
+        load_submission(assignment.solution)  # one line for what is no notebook at all
+    except SubmissionError as exc:
+        raise ConfigError(f"solution notebook {exc}") from None
+    solution = _read_notebook(assignment.solution)
     cells: list[Any] = []
     for index, cell in enumerate(solution.cells, start=1):
-        if SOLUTION_ONLY in cell.get("metadata", {}).get("tags", []):
-            continue
         where = f"{assignment.solution.name}, cell {index}"
+        tags = cell.get("metadata", {}).get("tags", [])
+        if not isinstance(tags, list):
+            raise ConfigError(f"{where}: its metadata's tags are not a list, but {tags!r}")
+        if SOLUTION_ONLY in tags:
+            continue
         if cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(strip_solutions(cell.source, where))
         elif MARKED.search(cell.source):

@@ -166,4 +166,9 @@ def load_catalogue(path: Path) -> Catalogue:
         source = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read mistake catalogue {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"mistake catalogue {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}); save it as UTF-8"
+        ) from None
     return parse_catalogue(source, path)
