@@ -342,3 +342,21 @@ def test_a_catalogue_that_is_not_utf8_is_one_line(tmp_path: Path, command: str) 
     assert said.endswith(
         f"mistake catalogue {catalogue}: not UTF-8 text (byte 0xe9 at offset 5); save it as UTF-8"
     )
+
+
+def test_init_where_no_folder_can_be_made_is_one_line(tmp_path: Path) -> None:
+    # A traceback (exit 3): mkdir's NotADirectoryError.
+    (tmp_path / "a_file").write_text("not a folder\n")
+    folder = tmp_path / "a_file" / "course"
+    result = CliRunner().invoke(main, ["init", str(folder)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"Error: FOLDER {folder}: cannot write {folder} (Not a directory)"
+    ]
+
+
+def test_init_says_the_next_command_so_that_it_can_be_pasted(tmp_path: Path) -> None:
+    folder = tmp_path / "my course"
+    result = CliRunner().invoke(main, ["init", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1].endswith(f"--course '{folder}'")

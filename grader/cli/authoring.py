@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -207,12 +208,14 @@ def init_command(folder: Path) -> None:
     from grader.author.scaffold import init_course
     from grader.course.config import load_config
 
-    made = init_course(folder)
-    config = load_config(folder / "config.yaml")
-    made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
+    with _writing(folder, "FOLDER"):
+        made = init_course(folder)
+        config = load_config(folder / "config.yaml")
+        made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
     for path in made:
         click.echo(f"wrote {path}")
-    click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {folder}")
+    course = shlex.quote(str(folder))
+    click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {course}")
 
 
 @main.command("new-assignment")
@@ -244,5 +247,7 @@ def new_assignment_command(name: str, function: str | None, course: Path) -> Non
     """
     from grader.author.scaffold import new_assignment
 
-    for path in new_assignment(course, name, function):
+    with _writing(course, "--course"):
+        made = new_assignment(course, name, function)
+    for path in made:
         click.echo(f"wrote {path}")
