@@ -360,3 +360,42 @@ def test_init_says_the_next_command_so_that_it_can_be_pasted(tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["init", str(folder)])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1].endswith(f"--course '{folder}'")
+
+
+@pytest.mark.parametrize(
+    ("out", "words"),
+    [
+        ("solutions/standardize.ipynb", "is assignments.example.solution: name a new file"),
+        ("config.yaml", "is the config: name a new file for the zip"),
+        ("exercises/standardize.ipynb", "is assignments.example.exercise: name a new file"),
+        ("solutions", "is a folder: name the zip, e.g. --out solutions/autograder.zip"),
+    ],
+)
+def test_export_gradescope_never_writes_over_the_course(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str, words: str
+) -> None:
+    # --out naming the solution emptied it (the zip opened over it), then failed reading it.
+    course = _course(tmp_path)
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    monkeypatch.chdir(course)
+    said = _refused(["export-gradescope", "-a", "example", "--course", ".", "--out", out], course)
+    assert said.startswith(f"Error: --out {out} {words}")
+
+
+def test_export_gradescope_of_a_broken_course_is_one_line_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    # A catalogue that is not UTF-8 (or a solution that is missing) was a traceback, after
+    # the zip had been started.
+    course = _course(tmp_path)
+    (course / "solutions" / "standardize_mistakes.py").write_bytes(b"\xff")
+    out = tmp_path / "autograder.zip"
+    said = _refused(
+        ["export-gradescope", "-a", "example", "--course", str(course), "--out", str(out)], course
+    )
+    assert "not UTF-8 text" in said and not out.exists()
+    (course / "solutions" / "standardize_mistakes.py").unlink()
+    said = _refused(
+        ["export-gradescope", "-a", "example", "--course", str(course), "--out", str(out)], course
+    )
+    assert "assignments.example.mistakes: no such file" in said and not out.exists()
