@@ -399,3 +399,20 @@ def test_export_gradescope_of_a_broken_course_is_one_line_and_writes_nothing(
         ["export-gradescope", "-a", "example", "--course", str(course), "--out", str(out)], course
     )
     assert "assignments.example.mistakes: no such file" in said and not out.exists()
+
+
+def test_assign_out_one_file_for_several_assignments_is_refused(tmp_path: Path) -> None:
+    # Each assignment was written to the same file, over the last, and both said "wrote".
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    text = config.read_text()
+    config.write_text(
+        text + "  again:\n" + text.split("  example:\n")[1].replace("exercises/", "again/")
+    )
+    out = tmp_path / "one.ipynb"
+    said = _refused(["assign", "--course", str(course), "--out", str(out)], course)
+    assert said == (
+        f"Error: --out {out}: one file for 2 assignments, each written over the last: name a "
+        "folder that exists, or one assignment with --assignment"
+    )
+    assert not out.exists()

@@ -23,6 +23,7 @@ from grader.cli.common import (
     main,
 )
 from grader.course.config import Mode
+from grader.errors import UsageError
 
 if TYPE_CHECKING:
     pass
@@ -117,6 +118,11 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped
         specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    if out is not None and not out.is_dir() and len(specs) > 1:
+        raise UsageError(
+            f"--out {out}: one file for {len(specs)} assignments, each written over the last: "
+            "name a folder that exists, or one assignment with --assignment"
+        )
     keep = course_sources(config)
     for spec in specs:  # every target checked first: a refusal writes nothing
         exercise_target(spec, out, keep)
