@@ -15,6 +15,7 @@ from grader.author.assign import strip_solutions, write_exercise
 from grader.author.scaffold import init_course
 from grader.cli import main
 from grader.course.config import load_config
+from grader.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)
@@ -416,3 +417,29 @@ def test_assign_out_one_file_for_several_assignments_is_refused(tmp_path: Path) 
         "folder that exists, or one assignment with --assignment"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "marker", ["### BEGIN SOLUTION", "#BEGIN SOLUTION", "# BEGIN SOLUTION - the answer"]
+)
+def test_a_comment_that_is_almost_a_marker_is_refused(marker: str) -> None:
+    # nbgrader's `### BEGIN SOLUTION` (and the like) matched no marker: the cell, answer
+    # and all, went to the exercise as it was, without a word.
+    source = f"def f(x):\n    {marker}\n    return x + 1\n    # END SOLUTION\n"
+    with pytest.raises(ConfigError) as refused:
+        strip_solutions(source, "nb.ipynb, cell 2")
+    assert str(refused.value) == (
+        f"nb.ipynb, cell 2, line 2: {marker!r} is not a marker, so what it marks would be "
+        "handed out: write `# BEGIN SOLUTION` (or `# BEGIN SOLUTION: what to do`) and "
+        "`# END SOLUTION`, each alone on its line"
+    )
+
+
+def test_the_words_in_a_string_are_no_marker() -> None:
+    source = (
+        'def f(x):\n    s = "END SOLUTION"\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION'
+    )
+    assert strip_solutions(source, "t") == (
+        'def f(x):\n    s = "END SOLUTION"\n    # TODO: write this part\n'
+        '    raise NotImplementedError("write this part")'
+    )

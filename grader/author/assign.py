@@ -61,17 +61,25 @@ def _comment_lines(source: str) -> set[int] | None:
 
 def strip_solutions(source: str, where: str) -> str:
     """`source` with each BEGIN/END SOLUTION block replaced by a TODO comment and a `raise
-    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair
-    or one lies inside a string (it would hand out what follows it)."""
+    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair,
+    one lies inside a string, or a comment is almost one (each would hand out a solution)."""
     out: list[str] = []
     inside = False
     comments = _comment_lines(source)
     for number, line in enumerate(source.split("\n"), start=1):
         begin = BEGIN.match(line)
-        if (begin or END.match(line)) and comments is not None and number not in comments:
+        marker = begin or END.match(line)
+        in_comment = comments is None or number in comments
+        if marker and not in_comment:
             raise ConfigError(
                 f"{where}, line {number}: a SOLUTION marker inside a string; a marker must be a "
                 "comment line of its own"
+            )
+        if not marker and in_comment and MARKED.search(line):  # `### BEGIN SOLUTION` (nbgrader)
+            raise ConfigError(
+                f"{where}, line {number}: {line.strip()!r} is not a marker, so what it marks "
+                "would be handed out: write `# BEGIN SOLUTION` (or `# BEGIN SOLUTION: what to "
+                "do`) and `# END SOLUTION`, each alone on its line"
             )
         if begin:
             if inside:
