@@ -443,3 +443,15 @@ def test_the_words_in_a_string_are_no_marker() -> None:
         'def f(x):\n    s = "END SOLUTION"\n    # TODO: write this part\n'
         '    raise NotImplementedError("write this part")'
     )
+
+
+def test_one_value_the_schema_refuses_is_one_line(tmp_path: Path) -> None:
+    # It was two: "… is not a valid grader config:" and the key path on a line below.
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    config.write_text(config.read_text().replace("points: 2", "points: two"))
+    said = _refused(["selftest", "--course", str(course)], course)
+    assert said == (
+        f"Error: {config} is not a valid grader config: "
+        "assignments.example.targets.standardize.points: must be a number, not 'two'"
+    )

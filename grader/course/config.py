@@ -331,6 +331,8 @@ def _explain(raw: Any, path: Path) -> None:
 
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.absolute_path)))
+    if len(errors) == 1:  # one line, as every other refusal of the config
+        raise ConfigError(f"{path} is not a valid grader config: {_describe(errors[0])}")
     if errors:
         lines = [_describe(err) for err in errors[:10]]
         more = f"\n  … and {len(errors) - 10} more" if len(errors) > 10 else ""
