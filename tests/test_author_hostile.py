@@ -455,3 +455,26 @@ def test_one_value_the_schema_refuses_is_one_line(tmp_path: Path) -> None:
         f"Error: {config} is not a valid grader config: "
         "assignments.example.targets.standardize.points: must be a number, not 'two'"
     )
+
+
+def test_a_catalogue_that_defines_a_solution_name_again_is_refused(tmp_path: Path) -> None:
+    # The catalogue runs after the solution's cells: its own `center` replaced the
+    # solution's for every variant that calls it, whose fingerprint was then no longer the
+    # solution with one mistake (selftest named such a variant "term_dropped", no word why).
+    course = _course(tmp_path)
+    path, notebook = _solution_cells(course)
+    cell = next(c for c in notebook["cells"] if "BEGIN SOLUTION" in "".join(c["source"]))
+    cell["source"] = "def center(x):\n    return x - x.mean(axis=0)\n\n\n" + "".join(cell["source"])
+    path.write_text(json.dumps(notebook))
+    catalogue = course / "solutions" / "standardize_mistakes.py"
+    catalogue.write_text(
+        catalogue.read_text() + "\n\ndef center(x):\n    return x\n\n\n"
+        '@CATALOGUE.mistake("standardize", "uncentred", "w", hint="h")\n'
+        "def standardize__uncentred(x):\n    return center(x) / x.std(axis=0)\n"
+    )
+    line = catalogue.read_text().split("\n").index("def center(x):") + 1
+    said = _refused(["selftest", "--course", str(course)], course)
+    assert said.endswith(
+        f"mistake catalogue {catalogue}, line {line}: `center` is the solution's own name: a "
+        "variant may call it, never define it again; rename this one"
+    )

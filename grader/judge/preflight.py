@@ -23,7 +23,7 @@ from grader.errors import ConfigError
 from grader.judge.compare import compare
 from grader.judge.expected import Expected
 from grader.judge.fingerprints import catalogue_for, compute_fingerprints
-from grader.judge.reference import compute_references
+from grader.judge.reference import compute_references, load_solution
 from grader.judge.run_cache import cache_dir, content_digest
 from grader.judge.score import Answers, judge_case
 from grader.run.workers import Workers
@@ -68,6 +68,9 @@ def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
     try:
         catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
         catalogue.refuse_strays(graded | {t.name for t in spec.targets})
+        if catalogue.mistakes:  # they run after the solution's cells, in its namespace
+            targets = {t.name for t in spec.targets}  # fingerprints.py words those itself
+            catalogue.refuse_rebinding(set(load_solution(spec).definitions()) - targets)
     except ConfigError as exc:
         raise ConfigError(f"assignments.{spec.id}.mistakes in {config.path}: {exc}") from None
     return catalogue
