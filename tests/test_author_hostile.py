@@ -478,3 +478,18 @@ def test_a_catalogue_that_defines_a_solution_name_again_is_refused(tmp_path: Pat
         f"mistake catalogue {catalogue}, line {line}: `center` is the solution's own name: a "
         "variant may call it, never define it again; rename this one"
     )
+
+
+def test_release_refuses_two_assignments_sharing_one_exercise(tmp_path: Path) -> None:
+    # One notebook (naming one assignment in its metadata) was handed out for both.
+    course = _course(tmp_path)
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    config = course / "config.yaml"
+    text = config.read_text()
+    config.write_text(text + "  again:\n" + text.split("  example:\n")[1])
+    out = tmp_path / "handout"
+    said = _refused(["release", "--course", str(course), "--out", str(out)], course)
+    assert said.startswith(f"Error: {config}: assignments.example.exercise: ")
+    assert said.endswith("is assignments.again.exercise as well; give each assignment its own "
+                         "exercise notebook")  # fmt: skip
+    assert not out.exists()

@@ -184,21 +184,29 @@ def refuse_exercise_paths(config: Config) -> None:
     """Each `exercise:` lies inside the course folder and is no other assignment's exercise:
     `grader assign` writes there (ConfigError naming the key otherwise)."""
     base = config.path.resolve().parent
+    for aid, spec in sorted(config.assignments.items()):
+        if spec.exercise is not None and not spec.exercise.resolve().is_relative_to(base):
+            raise ConfigError(
+                f"{config.path}: assignments.{aid}.exercise: {spec.exercise} is outside the "
+                f"course folder {base}; grader assign writes only inside it (write elsewhere "
+                "with --out)"
+            )
+    refuse_shared_exercises(config)
+
+
+def refuse_shared_exercises(config: Config) -> None:
+    """No two assignments name one exercise notebook (one would be written, or handed out,
+    for both): ConfigError naming the key."""
     seen: dict[Path, str] = {}
     for aid, spec in sorted(config.assignments.items()):
         if spec.exercise is None:
             continue
-        where = f"{config.path}: assignments.{aid}.exercise"
         path = spec.exercise.resolve()
-        if not path.is_relative_to(base):
-            raise ConfigError(
-                f"{where}: {spec.exercise} is outside the course folder {base}; grader assign "
-                "writes only inside it (write elsewhere with --out)"
-            )
         if path in seen:
             raise ConfigError(
-                f"{where}: {spec.exercise} is assignments.{seen[path]}.exercise as well; give "
-                "each assignment its own exercise notebook"
+                f"{config.path}: assignments.{aid}.exercise: {spec.exercise} is "
+                f"assignments.{seen[path]}.exercise as well; give each assignment its own "
+                "exercise notebook"
             )
         seen[path] = aid
 

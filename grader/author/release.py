@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.author.assign import MARKED
+from grader.author.assign import MARKED, refuse_shared_exercises
 from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -94,6 +94,7 @@ def release(
         specs = [spec for spec in specs if spec.exercise is not None]
         if not specs:
             raise ConfigError(f"{config.path}: no assignment has an `exercise:` to hand out")
+    refuse_shared_exercises(config)
     released = {spec.id for spec in specs}
     for spec in specs:  # every exercise checked before a file is written
         _check_exercise(config, spec, released)
