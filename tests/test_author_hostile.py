@@ -493,3 +493,21 @@ def test_release_refuses_two_assignments_sharing_one_exercise(tmp_path: Path) ->
     assert said.endswith("is assignments.again.exercise as well; give each assignment its own "
                          "exercise notebook")  # fmt: skip
     assert not out.exists()
+
+
+def test_a_notebook_named_as_the_catalogue_is_refused(tmp_path: Path) -> None:
+    # A notebook's JSON parses as a Python expression: the catalogue was silently empty,
+    # and selftest said "ok".
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "mistakes: solutions/standardize_mistakes.py", "mistakes: solutions/standardize.ipynb"
+        )
+    )
+    said = _refused(["selftest", "--course", str(course)], course)
+    assert said == (
+        f"Error: {config}: assignments.example.mistakes: {course / 'solutions/standardize.ipynb'}"
+        " is a notebook; the mistake catalogue is a Python file of its own, e.g. "
+        "solutions/<name>_mistakes.py"
+    )

@@ -65,6 +65,11 @@ def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
         if other.mistakes is not None and other.mistakes.resolve() == mine
         for target in other.targets
     }
+    if spec.mistakes is not None and spec.mistakes.suffix == ".ipynb":  # JSON parses as Python
+        raise ConfigError(
+            f"{config.path}: assignments.{spec.id}.mistakes: {spec.mistakes} is a notebook; the "
+            "mistake catalogue is a Python file of its own, e.g. solutions/<name>_mistakes.py"
+        )
     try:
         catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
         catalogue.refuse_strays(graded | {t.name for t in spec.targets})
