@@ -511,3 +511,15 @@ def test_a_notebook_named_as_the_catalogue_is_refused(tmp_path: Path) -> None:
         " is a notebook; the mistake catalogue is a Python file of its own, e.g. "
         "solutions/<name>_mistakes.py"
     )
+
+
+def test_selftest_says_when_the_exercise_is_not_written_yet(tmp_path: Path) -> None:
+    # The "untouched exercise" check was left out without a word before `grader assign`.
+    course = _course(tmp_path)
+    result = CliRunner().invoke(main, ["selftest", "--course", str(course)])
+    assert result.exit_code == 0, result.output
+    exercise = course / "exercises" / "standardize.ipynb"
+    assert (
+        f"  untouched exercise: not checked, {exercise} is not written yet (grader assign)"
+        in result.stdout.splitlines()
+    )
