@@ -523,3 +523,15 @@ def test_selftest_says_when_the_exercise_is_not_written_yet(tmp_path: Path) -> N
         f"  untouched exercise: not checked, {exercise} is not written yet (grader assign)"
         in result.stdout.splitlines()
     )
+
+
+def test_assign_where_a_file_stands_for_the_exercises_folder_is_one_line(tmp_path: Path) -> None:
+    # A traceback (exit 3): mkdir's FileExistsError.
+    course = _course(tmp_path)
+    (course / "exercises").rmdir()
+    (course / "exercises").write_text("a file where the folder goes\n")
+    said = _refused(["assign", "--course", str(course)], course)
+    assert said == (
+        f"Error: assignments.example.exercise: cannot write "
+        f"{course / 'exercises' / 'standardize.ipynb'}: File exists ({course / 'exercises'})"
+    )

@@ -237,6 +237,13 @@ def write_exercise(
 ) -> Path:
     """Write the student notebook where `exercise_target` says, and return where it went."""
     target = exercise_target(assignment, out, keep)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(nbformat.writes(exercise_notebook(assignment)) + "\n", encoding="utf-8")
+    text = nbformat.writes(exercise_notebook(assignment)) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a folder in the way is a file, a disk full: one line
+        key = "--out" if out is not None else f"assignments.{assignment.id}.exercise"
+        raise ConfigError(
+            f"{key}: cannot write {target}: {exc.strerror} ({exc.filename})"
+        ) from None
     return target
