@@ -9,17 +9,24 @@ notebook's metadata names the assignment so `grader check` needs no flag.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from grader.course.config import AssignmentSpec
-from grader.errors import ConfigError
+from grader.course.config import AssignmentSpec, Config
+from grader.course.notebook import load_submission
+from grader.errors import ConfigError, SubmissionError
 
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION(?::\s*(.*))?$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")
+# A marker in a markdown or raw cell (nbgrader writes them so) is never stripped.
+MARKED = re.compile(r"(BEGIN|END) SOLUTION")
 SOLUTION_ONLY = "solution-only"
 # The first code cell: "Run All" then goes on past unfinished functions to the check() cell.
 KEEP_GOING_CELL = (
@@ -42,13 +49,38 @@ def check_cell(assignment: AssignmentSpec) -> str:
     )
 
 
+def _comment_lines(source: str) -> set[int] | None:
+    """The numbers of the lines a comment starts on; None when the cell does not tokenize
+    (IPython syntax): its markers are then taken as written."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        return {t.start[0] for t in tokens if t.type == tokenize.COMMENT}
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
 def strip_solutions(source: str, where: str) -> str:
     """`source` with each BEGIN/END SOLUTION block replaced by a TODO comment and a `raise
-    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair."""
+    NotImplementedError`; ConfigError, naming `where` and the line, when the markers do not pair,
+    one lies inside a string, or a comment is almost one (each would hand out a solution)."""
     out: list[str] = []
     inside = False
+    comments = _comment_lines(source)
     for number, line in enumerate(source.split("\n"), start=1):
         begin = BEGIN.match(line)
+        marker = begin or END.match(line)
+        in_comment = comments is None or number in comments
+        if marker and not in_comment:
+            raise ConfigError(
+                f"{where}, line {number}: a SOLUTION marker inside a string; a marker must be a "
+                "comment line of its own"
+            )
+        if not marker and in_comment and MARKED.search(line):  # `### BEGIN SOLUTION` (nbgrader)
+            raise ConfigError(
+                f"{where}, line {number}: {line.strip()!r} is not a marker, so what it marks "
+                "would be handed out: write `# BEGIN SOLUTION` (or `# BEGIN SOLUTION: what to "
+                "do`) and `# END SOLUTION`, each alone on its line"
+            )
         if begin:
             if inside:
                 raise ConfigError(f"{where}, line {number}: BEGIN SOLUTION inside another")
@@ -67,20 +99,48 @@ def strip_solutions(source: str, where: str) -> str:
     return "\n".join(out)
 
 
+def _read_notebook(path: Path) -> Any:
+    """The solution notebook as nbformat 4 (what the exercise is written from); ConfigError in
+    one line for what cannot be read so (nbformat's own errors run over many lines)."""
+    try:
+        load_submission(path)  # the grader's own words for what is no notebook at all
+    except SubmissionError as exc:
+        raise ConfigError(f"solution notebook {exc}") from None
+    try:
+        with warnings.catch_warnings():  # a missing cell id is made up, as Jupyter does
+            warnings.simplefilter("ignore")
+            notebook = nbformat.read(str(path), as_version=4)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"solution notebook {path}: cannot be read: {exc}") from None
+    except nbformat.ValidationError as exc:
+        said = str(exc.message).split("\n")[0]
+        raise ConfigError(f"solution notebook {path}: not a valid notebook: {said}") from None
+    return notebook
+
+
 def exercise_notebook(assignment: AssignmentSpec) -> Any:
     """The student notebook made from the assignment's solution: solution-only cells dropped,
     solutions stripped, a check() cell appended, and the assignment id in its metadata."""
     try:
-        solution = nbformat.read(str(assignment.solution), as_version=4)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read solution notebook {assignment.solution}: {exc}") from None
+        load_submission(assignment.solution)  # one line for what is no notebook at all
+    except SubmissionError as exc:
+        raise ConfigError(f"solution notebook {exc}") from None
+    solution = _read_notebook(assignment.solution)
     cells: list[Any] = []
     for index, cell in enumerate(solution.cells, start=1):
-        if SOLUTION_ONLY in cell.get("metadata", {}).get("tags", []):
-            continue
         where = f"{assignment.solution.name}, cell {index}"
+        tags = cell.get("metadata", {}).get("tags", [])
+        if not isinstance(tags, list):
+            raise ConfigError(f"{where}: its metadata's tags are not a list, but {tags!r}")
+        if SOLUTION_ONLY in tags:
+            continue
         if cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(strip_solutions(cell.source, where))
+        elif MARKED.search(cell.source):
+            raise ConfigError(
+                f"{where}: a {cell.cell_type} cell holds a SOLUTION marker, but only code cells "
+                f"are stripped: students would read it; tag the cell {SOLUTION_ONLY!r} to drop it"
+            )
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(cell.source)
         else:
@@ -103,14 +163,87 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
     return notebook
 
 
-def write_exercise(assignment: AssignmentSpec, out: Path | None = None) -> Path:
-    """Write the student notebook to `out` (a folder gets the solution's file name), else to the
-    assignment's `exercise` path, and return where it went."""
+def course_sources(config: Config) -> dict[Path, str]:
+    """The files an exercise must never be written over, resolved, with the words for each:
+    the config, the case builders, and every assignment's solution, catalogue and data files."""
+    base = config.path.resolve().parent
+    kept = {config.path.resolve(): "the config", (base / "cases.py").resolve(): "cases.py"}
+    for spec in config.assignments.values():
+        kept[spec.solution.resolve()] = f"assignments.{spec.id}.solution"
+        if spec.mistakes is not None:
+            kept[spec.mistakes.resolve()] = f"assignments.{spec.id}.mistakes"
+        for data in spec.files:
+            kept[data.source] = f"a data file of assignments.{spec.id}.files"
+        for target in spec.targets:
+            if target.cases is not None:
+                kept[target.cases.path.resolve()] = "the course's case builders"
+    return kept
+
+
+def refuse_exercise_paths(config: Config) -> None:
+    """Each `exercise:` lies inside the course folder and is no other assignment's exercise:
+    `grader assign` writes there (ConfigError naming the key otherwise)."""
+    base = config.path.resolve().parent
+    for aid, spec in sorted(config.assignments.items()):
+        if spec.exercise is not None and not spec.exercise.resolve().is_relative_to(base):
+            raise ConfigError(
+                f"{config.path}: assignments.{aid}.exercise: {spec.exercise} is outside the "
+                f"course folder {base}; grader assign writes only inside it (write elsewhere "
+                "with --out)"
+            )
+    refuse_shared_exercises(config)
+
+
+def refuse_shared_exercises(config: Config) -> None:
+    """No two assignments name one exercise notebook (one would be written, or handed out,
+    for both): ConfigError naming the key."""
+    seen: dict[Path, str] = {}
+    for aid, spec in sorted(config.assignments.items()):
+        if spec.exercise is None:
+            continue
+        path = spec.exercise.resolve()
+        if path in seen:
+            raise ConfigError(
+                f"{config.path}: assignments.{aid}.exercise: {spec.exercise} is "
+                f"assignments.{seen[path]}.exercise as well; give each assignment its own "
+                "exercise notebook"
+            )
+        seen[path] = aid
+
+
+def exercise_target(
+    assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
+) -> Path:
+    """Where `write_exercise` writes: `out` (a folder gets the solution's file name), else the
+    assignment's `exercise` path. Never a file of `keep` (`course_sources`) nor the solution
+    itself: ConfigError naming the key."""
     target = out or assignment.exercise
     if target is None:
         raise ConfigError(f"assignment {assignment.id} has no `exercise` path; pass --out")
     if target.is_dir():
         target = target / assignment.solution.name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(nbformat.writes(exercise_notebook(assignment)) + "\n", encoding="utf-8")
+    kept = {assignment.solution.resolve(): f"assignments.{assignment.id}.solution", **(keep or {})}
+    if target.resolve() in kept:
+        key = "--out" if out is not None else f"assignments.{assignment.id}.exercise"
+        raise ConfigError(
+            f"{key}: {target} is {kept[target.resolve()]}; grader assign would write the "
+            "student notebook over it: name another file"
+        )
+    return target
+
+
+def write_exercise(
+    assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
+) -> Path:
+    """Write the student notebook where `exercise_target` says, and return where it went."""
+    target = exercise_target(assignment, out, keep)
+    text = nbformat.writes(exercise_notebook(assignment)) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a folder in the way is a file, a disk full: one line
+        key = "--out" if out is not None else f"assignments.{assignment.id}.exercise"
+        raise ConfigError(
+            f"{key}: cannot write {target}: {exc.strerror} ({exc.filename})"
+        ) from None
     return target

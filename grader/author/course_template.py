@@ -19,7 +19,7 @@ defaults:
 # Add an assignment with:  grader new-assignment NAME --function "f(x, y)" --course .
 # (it is appended at the end of this file, under `assignments:`; keep that section last).
 assignments:
-  # An example to copy from; delete it when you no longer need it (and its two files).
+  # An example to copy from; delete it when you no longer need it (and its three files).
   example:
     title: Standardize the columns of a matrix
     solution: solutions/standardize.ipynb        # the reference; BEGIN/END SOLUTION marks

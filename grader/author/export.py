@@ -17,8 +17,11 @@ from pathlib import Path
 
 import yaml
 
-from grader.course.config import Config
-from grader.errors import UsageError
+from grader.author.assign import course_sources
+from grader.course.config import AssignmentSpec, Config
+from grader.course.notebook import load_submission
+from grader.errors import ConfigError, SubmissionError, UsageError
+from grader.judge.preflight import check_files, checked_catalogue
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the grader package
 DISTRIBUTION = "attention-grader"
@@ -91,9 +94,28 @@ def _course_cases(config: Config, assignment_id: str) -> Path | None:
     return next((t.cases.path for t in targets if t.cases is not None), None)
 
 
+def _refuse(config: Config, assignment: AssignmentSpec, out: Path) -> None:
+    """Before the zip is opened (which empties `out`): the course's files are there and read,
+    and `out` is none of them, nor a folder. ConfigError or UsageError, in one line."""
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder: name the zip, e.g. --out {out}/autograder.zip")
+    kept = course_sources(config)
+    kept.update({s.exercise.resolve(): f"assignments.{s.id}.exercise"
+                 for s in config.assignments.values() if s.exercise is not None})  # fmt: skip
+    if out.resolve() in kept:
+        raise UsageError(f"--out {out} is {kept[out.resolve()]}: name a new file for the zip")
+    check_files(config, [assignment])
+    checked_catalogue(config, assignment)  # read as every grading command reads it
+    try:
+        load_submission(assignment.solution)
+    except SubmissionError as exc:
+        raise ConfigError(f"solution notebook {exc}") from None
+
+
 def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
     """Write the autograder zip for one assignment (see the module's docstring)."""
     assignment = config.assignment(assignment_id)
+    _refuse(config, assignment, out)
     run = resources.files("grader").joinpath("templates/gradescope/run_autograder")
     setup = resources.files("grader").joinpath("templates/gradescope/setup.sh")
     out.parent.mkdir(parents=True, exist_ok=True)

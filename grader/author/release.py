@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from grader.author.assign import MARKED, refuse_shared_exercises
 from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.notebook import load_submission
 from grader.course.per_student import course_secret, for_student
 from grader.engine import require
-from grader.errors import ConfigError
+from grader.errors import ConfigError, UsageError
 from grader.judge.expected import build_expected
 from grader.judge.preflight import preflight
 from grader.judge.released import bundle_entry
@@ -87,11 +88,13 @@ def release(
     exercise hands out (as a later assignment's helper: fine once that one is due)."""
     if config.path.name == BUNDLE_NAME:
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
+    _refuse_course_out(config, out)
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
     if assignment is None:  # an assignment without `exercise:` has nothing to hand out
         specs = [spec for spec in specs if spec.exercise is not None]
         if not specs:
             raise ConfigError(f"{config.path}: no assignment has an `exercise:` to hand out")
+    refuse_shared_exercises(config)
     released = {spec.id for spec in specs}
     for spec in specs:  # every exercise checked before a file is written
         _check_exercise(config, spec, released)
@@ -125,6 +128,25 @@ def release(
     write_data(data, manifest, arrays)
     _remove_stale(out, before - _released_names(manifest))
     return data
+
+
+def _refuse_course_out(config: Config, out: Path) -> None:
+    """The bundle goes beside the course, never into its folder (its exercises and data files
+    would be copied onto themselves, and a later release would remove them as stale) nor
+    into a solution's folder (which students must never get)."""
+    where, root = out.resolve(), config.path.resolve().parent
+    folders = {spec.solution.resolve().parent for spec in config.assignments.values()} - {root}
+    if where == root:
+        raise UsageError(
+            f"--out {out} is the course folder: write the bundle into a folder of its own, "
+            "e.g. --out handout/"
+        )
+    inside = next((f for f in sorted(folders) if where.is_relative_to(f)), None)
+    if inside is not None:
+        raise UsageError(
+            f"--out {out} is inside the solutions' folder {inside}, which students must never "
+            "get: write the bundle into a folder of its own, e.g. --out handout/"
+        )
 
 
 def _released_names(manifest: dict[str, Any]) -> set[str]:
@@ -222,6 +244,11 @@ def _check_exercise(config: Config, spec: AssignmentSpec, released: set[str]) ->
                 f"or mark `{given.function}`'s body `# BEGIN SOLUTION` in {spec.solution} and "
                 "run `grader assign`"
             )
+    if MARKED.search(spec.exercise.read_text(encoding="utf-8", errors="replace")):
+        raise ConfigError(
+            f"{where}: {spec.exercise} still holds a SOLUTION marker, and what it marks would "
+            f"be handed out; write the exercise with `grader assign --assignment {spec.id}`"
+        )
     return spec.exercise
 
 

@@ -10,6 +10,7 @@ entry with one declared argument per parameter, to be edited.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import zlib
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ class Signature:
 def parse_signature(text: str) -> Signature:
     """`f(x, y)` (or a bare name, taken as `name(x)`) as a Signature; UsageError otherwise."""
     source = text.strip()
+    if keyword.iskeyword(source):
+        raise UsageError(f"--function {text!r}: {source} is a Python keyword: name it otherwise")
     if NAME.match(source):
         return Signature(source, ("x",))
     try:
@@ -49,6 +52,11 @@ def parse_signature(text: str) -> Signature:
     plain = node.args.args
     if node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.defaults:
         raise UsageError(f"--function {text!r}: only plain positional parameters, no defaults")
+    if not plain:
+        raise UsageError(
+            f"--function {text!r}: a graded function takes at least one argument, drawn per "
+            "case (a value the notebook computes is a target with `variable: true`)"
+        )
     return Signature(node.name, tuple(a.arg for a in plain))
 
 
@@ -72,6 +80,11 @@ def new_assignment(course: Path, name: str, function: str | None) -> list[Path]:
     catalogue and config entry. The files made (the config last)."""
     if not NAME.match(name):
         raise UsageError(f"assignment name {name!r}: use letters, digits and _ (e.g. layer_norm)")
+    if function is None and keyword.iskeyword(name):
+        raise UsageError(
+            f"assignment name {name!r} is a Python keyword, which cannot name its function: "
+            "give --function 'f(x)'"
+        )
     signature = parse_signature(function or name)
     config = course / CONFIG_NAME
     if not config.is_file():
@@ -85,10 +98,11 @@ def new_assignment(course: Path, name: str, function: str | None) -> list[Path]:
     for path in (solution, mistakes):
         if path.exists():
             raise UsageError(f"{path} already exists: choose another name or move it")
+    updated = _with_entry(config, text, name, _entry(name, signature))  # before any write
     solution.parent.mkdir(parents=True, exist_ok=True)
     solution.write_text(_solution_notebook(name, signature), encoding="utf-8")
     mistakes.write_text(_catalogue(signature), encoding="utf-8")
-    _append_entry(config, text, name, _entry(name, signature))
+    config.write_text(updated, encoding="utf-8")
     return [solution, mistakes, config]
 
 
@@ -123,29 +137,34 @@ def _catalogue(signature: Signature) -> str:
     )
 
 
+def _key(name: str) -> str:
+    """`name` as YAML text that reads back as that string (`yes`, `null`, `on` quoted)."""
+    return name if yaml.safe_load(f"{name}: 1") == {name: 1} else f"'{name}'"
+
+
 def _entry(name: str, signature: Signature) -> str:
     args = "\n".join(
-        f"          - {{name: {p}, shape: [N]}}   # edit: shape, distribution, value…"
+        f"          - {{name: {_key(p)}, shape: [N]}}   # edit: shape, distribution, value…"
         for p in signature.parameters
     )
     return (
-        f"  {name}:\n"
-        f"    title: {name}\n"
+        f"  {_key(name)}:\n"
+        f"    title: {_key(name)}\n"
         f"    solution: solutions/{name}.ipynb\n"
         f"    exercise: exercises/{name}.ipynb\n"
         f"    mistakes: solutions/{name}_mistakes.py\n"
         f"    seed: {zlib.crc32(name.encode()) % 100_000_000}\n"
         "    sizes: [{N: 3}, {N: 5}, {N: 2}]   # every size key the args use, in each entry\n"
         "    targets:\n"
-        f"      {signature.name}:\n"
+        f"      {_key(signature.name)}:\n"
         "        points: 1\n"
         f"        args:\n{args}\n"
     )
 
 
-def _append_entry(config: Path, text: str, name: str, entry: str) -> None:
-    """Add the entry under `assignments:` (the file's last section, as `init` writes it),
-    keeping the author's comments; refuse when the result would not read back."""
+def _with_entry(config: Path, text: str, name: str, entry: str) -> str:
+    """The config's text with the entry added under `assignments:` (the file's last section,
+    as `init` writes it), keeping the author's comments; refused when it would not read back."""
     lines = text.rstrip("\n").split("\n")
     empty = [i for i, line in enumerate(lines) if re.match(r"^assignments:\s*\{\}\s*(#.*)?$", line)]
     if empty:
@@ -157,4 +176,4 @@ def _append_entry(config: Path, text: str, name: str, entry: str) -> None:
             f"{config}: cannot add '{name}' under `assignments:`: keep that section the "
             "file's last, or add the entry by hand (docs/course-author.md)"
         )
-    config.write_text(updated, encoding="utf-8")
+    return updated

@@ -103,6 +103,11 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
         result.lines.append(f"untouched exercise: {stub.score:g} / {stub.max_score:g}")
         if stub.score != 0:
             result.problems.append(f"the untouched exercise scores {stub.score:g}, not 0")
+    elif assignment.exercise is not None:  # it was left out without a word
+        result.lines.append(
+            f"untouched exercise: not checked, {assignment.exercise} is not written yet "
+            "(grader assign)"
+        )
     names = {t.name for t in assignment.targets}
     checked = [
         _check_variant(assignment, solution, mistake, result)

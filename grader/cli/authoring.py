@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from grader.cli.common import (
     main,
 )
 from grader.course.config import Mode
+from grader.errors import UsageError
 
 if TYPE_CHECKING:
     pass
@@ -75,9 +77,12 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
     Example:  grader selftest --assignment self_attention
     """
     from grader.author.selftest import render_selftest, run_selftest
+    from grader.judge.preflight import checked_catalogue
 
     config = _whole_course(config_path, "selftest")
     ids = [assignment] if assignment else sorted(config.assignments)
+    for spec in map(config.assignment, ids):
+        checked_catalogue(config, spec)
     results = [run_selftest(spec) for spec in map(config.assignment, ids)]
     for result in results:
         click.echo(render_selftest(result))
@@ -97,17 +102,32 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     Without --assignment, every assignment in the config is written to its `exercise` path.
     Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
     """
-    from grader.author.assign import write_exercise
+    from grader.author.assign import (
+        course_sources,
+        exercise_target,
+        refuse_exercise_paths,
+        write_exercise,
+    )
 
     config = _whole_course(config_path, "assign")
+    if out is None:
+        refuse_exercise_paths(config)
     if out is not None and not out.is_dir():
         _output_file(out)
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped
         specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    if out is not None and not out.is_dir() and len(specs) > 1:
+        raise UsageError(
+            f"--out {out}: one file for {len(specs)} assignments, each written over the last: "
+            "name a folder that exists, or one assignment with --assignment"
+        )
+    keep = course_sources(config)
+    for spec in specs:  # every target checked first: a refusal writes nothing
+        exercise_target(spec, out, keep)
     for spec in specs:
-        click.echo(f"wrote {write_exercise(spec, out)}")
+        click.echo(f"wrote {write_exercise(spec, out, keep)}")
 
 
 @main.command("release")
@@ -194,12 +214,14 @@ def init_command(folder: Path) -> None:
     from grader.author.scaffold import init_course
     from grader.course.config import load_config
 
-    made = init_course(folder)
-    config = load_config(folder / "config.yaml")
-    made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
+    with _writing(folder, "FOLDER"):
+        made = init_course(folder)
+        config = load_config(folder / "config.yaml")
+        made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
     for path in made:
         click.echo(f"wrote {path}")
-    click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {folder}")
+    course = shlex.quote(str(folder))
+    click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {course}")
 
 
 @main.command("new-assignment")
@@ -231,5 +253,7 @@ def new_assignment_command(name: str, function: str | None, course: Path) -> Non
     """
     from grader.author.scaffold import new_assignment
 
-    for path in new_assignment(course, name, function):
+    with _writing(course, "--course"):
+        made = new_assignment(course, name, function)
+    for path in made:
         click.echo(f"wrote {path}")

@@ -242,16 +242,17 @@ def _writable_folder(folder: Path, option: str, named: str, within: str, not_one
 
 
 @contextmanager
-def _writing(out: Path) -> Iterator[None]:
-    """An OSError on --out or on a path inside it (a folder that cannot be made, a full disk)
-    is one line (exit 2); any other stays the grader's fault, with its traceback."""
+def _writing(out: Path, option: str = "--out") -> Iterator[None]:
+    """An OSError on --out (or the folder `option` names) or on a path inside it (a folder
+    that cannot be made, a full disk) is one line (exit 2); any other stays the grader's
+    fault, with its traceback."""
     try:
         yield
     except OSError as exc:
         name = exc.filename
         if not isinstance(name, str) or not Path(name).absolute().is_relative_to(out.absolute()):
             raise
-        raise UsageError(f"--out {out}: cannot write {name} ({exc.strerror})") from None
+        raise UsageError(f"{option} {out}: cannot write {name} ({exc.strerror})") from None
 
 
 # --db URL for the commands that read a graded class's gradebook.

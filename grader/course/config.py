@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -214,12 +215,34 @@ def _dates_as_text(raw: Any) -> Any:
 
 def validate_raw(raw: Any, path: Path) -> None:
     """Check the parsed YAML against the schema and the case builders that exist."""
+    _refuse_non_text_keys(raw, path, "")
     if not _passes(raw):
         _explain(raw, path)
     _refuse_non_finite(raw, path, "")
     for aid, assignment in raw["assignments"].items():
         _check_deadline(assignment, f"{path}: assignments.{aid}")
     check_inputs(raw, path, find_course_cases(raw, path))
+
+
+# What YAML makes of an unquoted key that is not text, in the words of a YAML file.
+_KEY_KINDS = {"int": "a number", "float": "a number", "bool": "true or false", "NoneType": "null"}
+
+
+def _refuse_non_text_keys(raw: Any, path: Path, where: str) -> None:
+    """YAML reads an unquoted key `12:`, `null:` or `yes:` as a number, None or a boolean:
+    every key the grader reads is a name, and such a key crashed it (exit 3)."""
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            if not isinstance(key, str):
+                read = _KEY_KINDS.get(type(key).__name__, "a date")
+                raise ConfigError(
+                    f"{path} is not a valid grader config: {where or '(top level)'}: the key "
+                    f"{key!r} must be a name, not {read} as YAML reads it unquoted"
+                )
+            _refuse_non_text_keys(value, path, f"{where}.{key}" if where else key)
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            _refuse_non_text_keys(value, path, f"{where}.{index}")
 
 
 def _refuse_non_finite(raw: Any, path: Path, where: str) -> None:
@@ -308,6 +331,8 @@ def _explain(raw: Any, path: Path) -> None:
 
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.absolute_path)))
+    if len(errors) == 1:  # one line, as every other refusal of the config
+        raise ConfigError(f"{path} is not a valid grader config: {_describe(errors[0])}")
     if errors:
         lines = [_describe(err) for err in errors[:10]]
         more = f"\n  … and {len(errors) - 10} more" if len(errors) > 10 else ""
@@ -356,6 +381,17 @@ def _refuse_cases_as_data(
                 )
 
 
+def _refuse_non_names(targets: Mapping[str, Any], where: str) -> None:
+    """A target is a name the notebook defines: one that is not a Python name (`layer-norm`,
+    `class`) could never be found, and was refused later as missing from the solution."""
+    for name in targets:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise ConfigError(
+                f"{where}.{name}: not a Python name; a target is the function (or variable) "
+                "the notebook defines, such as layer_norm"
+            )
+
+
 def _build(raw: Mapping[str, Any], path: Path) -> Config:
     base = path.resolve().parent
     defaults = raw.get("defaults", {})
@@ -366,6 +402,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
     cases = find_course_cases(raw, path)
     _refuse_cases_as_data(files, cases, path)
     for aid, spec in raw["assignments"].items():
+        _refuse_non_names(spec["targets"], f"{path}: assignments.{aid}.targets")
         tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
         sizes = tuple(spec["sizes"])
         targets = tuple(

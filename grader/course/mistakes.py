@@ -24,6 +24,7 @@ rebind a name of the solution.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,50 @@ class Catalogue:
     def for_target(self, target: str) -> list[Mistake]:
         """The mistakes of one target, in the file's order."""
         return [m for m in self.mistakes if m.target == target]
+
+    def refuse_strays(self, graded: Collection[str]) -> None:
+        """ConfigError for a mistake of a function no assignment using this catalogue grades
+        (a typo: it would never be checked nor named) and for an id given twice to one
+        target (selftest could not tell which variant it named)."""
+        seen: dict[tuple[str, str], str] = {}
+        for mistake in self.mistakes:
+            label = f"mistake catalogue {self.path}: mistake {mistake.id} ({mistake.function})"
+            if mistake.target not in graded:
+                raise ConfigError(
+                    f"{label} is of `{mistake.target}`, which no assignment using this "
+                    f"catalogue grades (they grade {', '.join(sorted(graded))}): fix the "
+                    "decorator's first word"
+                )
+            first = seen.setdefault((mistake.target, mistake.id), mistake.function)
+            if first != mistake.function:
+                raise ConfigError(
+                    f"{label}: {first} has the id {mistake.id} of `{mistake.target}` too; "
+                    "give each mistake its own id"
+                )
+
+    def refuse_rebinding(self, solution: Collection[str]) -> None:
+        """ConfigError for a top-level name of the catalogue that the solution defines too:
+        run after the solution's cells, it would change the helper every variant calls,
+        and the fingerprints would no longer be the solution's with one mistake."""
+        for node in parse_source(self.source, str(self.path)).body:
+            for name in _bound(node):
+                if name in solution:
+                    raise ConfigError(
+                        f"mistake catalogue {self.path}, line {node.lineno}: `{name}` is the "
+                        "solution's own name: a variant may call it, never define it again; "
+                        "rename this one"
+                    )
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    """The names a top-level statement binds by a `def`, `class` or assignment."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
 
 
 def _is_mistake_decorator(node: ast.expr) -> bool:
@@ -145,4 +190,9 @@ def load_catalogue(path: Path) -> Catalogue:
         source = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read mistake catalogue {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"mistake catalogue {path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}); save it as UTF-8"
+        ) from None
     return parse_catalogue(source, path)

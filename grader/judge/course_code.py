@@ -68,7 +68,10 @@ def course_limits(assignment: AssignmentSpec) -> TimeLimit:
     return TimeLimit(max(own.submission, COURSE_SUBMISSION_SECONDS), own.cell, own.call)
 
 
-def _error_text(error: object) -> str:
+def _error_text(error: object, limits: TimeLimit) -> str:
+    if isinstance(error, dict) and error.get("type") == "TimeLimit":
+        # The child's bare `TimeLimit` said nothing of which limit, nor where it is set.
+        return f"did not finish within {limits.cell:g} s (time_limit.cell in the config)"
     return exception_text(error) if isinstance(error, dict) else "failed"
 
 
@@ -98,7 +101,7 @@ def run_course_code(
     outputs = CourseOutputs()
     for frame in parse_frames(frames):
         if isinstance(frame, CellFrame) and frame.error is not None:
-            outputs.cell_errors[frame.cell] = _error_text(frame.error)
+            outputs.cell_errors[frame.cell] = _error_text(frame.error, limits)
         elif isinstance(frame, MissingFrame):
             outputs.missing[frame.target] = frame.found
         elif isinstance(frame, ResultFrame):
@@ -108,5 +111,5 @@ def run_course_code(
             elif frame.status == "timeout":
                 outputs.values[key] = CallFailed("did not finish within the time limit")
             else:
-                outputs.values[key] = CallFailed(_error_text(frame.error))
+                outputs.values[key] = CallFailed(_error_text(frame.error, limits))
     return outputs

@@ -17,12 +17,13 @@ from grader.course import versions
 from grader.course.cache_home import used
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
+from grader.course.mistakes import Catalogue
 from grader.course.notebook import load_submission
 from grader.errors import ConfigError
 from grader.judge.compare import compare
 from grader.judge.expected import Expected
 from grader.judge.fingerprints import catalogue_for, compute_fingerprints
-from grader.judge.reference import compute_references
+from grader.judge.reference import compute_references, load_solution
 from grader.judge.run_cache import cache_dir, content_digest
 from grader.judge.score import Answers, judge_case
 from grader.run.workers import Workers
@@ -54,6 +55,32 @@ def check_files(config: Config, specs: Iterable[AssignmentSpec]) -> None:
                 )
 
 
+def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
+    """The assignment's catalogue, read (not run), each mistake of a function that an
+    assignment sharing the file grades; ConfigError naming the key and the file otherwise."""
+    mine = spec.mistakes.resolve() if spec.mistakes is not None else None
+    graded = {
+        target.name
+        for other in config.assignments.values()
+        if other.mistakes is not None and other.mistakes.resolve() == mine
+        for target in other.targets
+    }
+    if spec.mistakes is not None and spec.mistakes.suffix == ".ipynb":  # JSON parses as Python
+        raise ConfigError(
+            f"{config.path}: assignments.{spec.id}.mistakes: {spec.mistakes} is a notebook; the "
+            "mistake catalogue is a Python file of its own, e.g. solutions/<name>_mistakes.py"
+        )
+    try:
+        catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
+        catalogue.refuse_strays(graded | {t.name for t in spec.targets})
+        if catalogue.mistakes:  # they run after the solution's cells, in its namespace
+            targets = {t.name for t in spec.targets}  # fingerprints.py words those itself
+            catalogue.refuse_rebinding(set(load_solution(spec).definitions()) - targets)
+    except ConfigError as exc:
+        raise ConfigError(f"assignments.{spec.id}.mistakes in {config.path}: {exc}") from None
+    return catalogue
+
+
 def preflight(config: Config, spec: AssignmentSpec, workers: Workers) -> None:
     """Check one assignment of the course (see the module); nothing when it passed before
     with the same content. ConfigError with file and key when it is broken."""
@@ -62,10 +89,7 @@ def preflight(config: Config, spec: AssignmentSpec, workers: Workers) -> None:
     if marker is not None and marker.is_file():
         used(marker)
         return
-    try:
-        catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
-    except ConfigError as exc:
-        raise ConfigError(f"assignments.{spec.id}.mistakes in {config.path}: {exc}") from None
+    catalogue = checked_catalogue(config, spec)
     where = f"{spec.solution}: assignments.{spec.id}.solution in {config.path}"
     case_set = build_cases(spec)
     # The references and the catalogue's fingerprints only: the derived mistakes (a second
