@@ -9,7 +9,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -75,3 +78,34 @@ def stop(process: subprocess.Popen[bytes], how: int = signal.SIGTERM) -> int:
     if process.poll() is None:
         process.send_signal(how)
     return process.wait(timeout=60)
+
+
+@contextmanager
+def holding_server(answer: bytes | None = None) -> Iterator[int]:
+    """A TCP server on a free port of 127.0.0.1 that sends `answer` to each connection and
+    keeps it open (None: sends nothing, ever); yields its port."""
+    listening = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listening.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                connection, _ = listening.accept()
+            except TimeoutError:
+                continue
+            held.append(connection)
+            if answer is not None:
+                connection.sendall(answer)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listening.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listening.close()

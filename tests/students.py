@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import write_notebook
+from conftest import write_fast_course, write_notebook
 
 EXERCISE = Path(__file__).resolve().parent.parent / "exercises" / "self_attention.ipynb"
 
@@ -200,3 +200,14 @@ def write_class(folder: Path, count: int) -> list[Path]:
             write_notebook(path, notebook)
         written.append(path)
     return written
+
+
+def fast_class(root: Path, *names: str) -> tuple[Path, Path]:
+    """Under `root`: course/ (write_fast_course) and class/ with a correct notebook per
+    name; (the course folder, the class folder)."""
+    course, folder = root / "course", root / "class"
+    write_fast_course(course)
+    folder.mkdir()
+    for name in names:
+        write_notebook(folder / f"{name}.ipynb", cells())
+    return course, folder

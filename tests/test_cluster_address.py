@@ -5,7 +5,6 @@ it cannot use says so on the terminal, not only on the class page."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,40 +21,17 @@ from grader.serve.grading import Grading
 from grader.serve.store import Store
 
 from conftest import REPO
-from serving import free_port
+from serving import free_port, holding_server
 
 DEMO = REPO / "demo" / "submissions"
 WEB_ANSWER = b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nInvalid HTTP request.\n"
 
 
 def _serve(answer: bytes | None) -> Iterator[str]:
-    """A TCP server on a free port that sends `answer` to each connection and keeps it open
-    (None: sends nothing); yields its tcp:// address."""
-    listening = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listening.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                connection, _ = listening.accept()
-            except TimeoutError:
-                continue
-            held.append(connection)
-            if answer is not None:
-                connection.sendall(answer)
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"tcp://127.0.0.1:{listening.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        for connection in held:
-            connection.close()
-        listening.close()
+    """A server that sends `answer` to each connection and keeps it open (None: sends
+    nothing); yields its tcp:// address."""
+    with holding_server(answer) as port:
+        yield f"tcp://127.0.0.1:{port}"
 
 
 @pytest.fixture

@@ -139,11 +139,7 @@ def test_moodle_feedback_has_no_empty_part_and_names_a_file_without_its_folder(
 def test_moodle_feedback_of_an_unreadable_notebook_names_no_folder_of_the_grading_machine(
     tmp_path: Path,
 ) -> None:
-    course = tmp_path / "course"
-    write_fast_course(course)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    write_notebook(folder / "ada.ipynb", students.cells())
+    course, folder = students.fast_class(tmp_path, "ada")
     (folder / "bruno.ipynb").write_text("{not json")
     out = tmp_path / "out"
     where = ["--course", str(course), "-a", "self_attention", "--results", str(out)]
@@ -166,11 +162,7 @@ def test_export_to_a_dash_prints_the_file_on_standard_output_and_writes_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `--out -` once wrote a file named "-" (and said "wrote -").
-    course = tmp_path / "course"
-    write_fast_course(course)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    write_notebook(folder / "ada.ipynb", students.cells())
+    course, folder = students.fast_class(tmp_path, "ada")
     out = tmp_path / "out"
     where = ["--course", str(course), "-a", "self_attention", "--results", str(out)]
     assert (

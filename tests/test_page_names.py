@@ -13,19 +13,13 @@ from grader.cli import main
 from grader.render.escape import safe_name
 
 import students
-from conftest import write_fast_course, write_notebook
 
 
 @pytest.mark.slow
 def test_a_device_names_student_gets_a_page_windows_can_create_and_the_report_links_it(
     tmp_path: Path,
 ) -> None:
-    course = tmp_path / "course"
-    write_fast_course(course)
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for student in ("CON", "con_", "ada"):
-        write_notebook(folder / f"{student}.ipynb", students.cells())
+    course, folder = students.fast_class(tmp_path, "CON", "con_", "ada")
     out = tmp_path / "out"
     where = ["--course", str(course), "-a", "self_attention"]
     done = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where])

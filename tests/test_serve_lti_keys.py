@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -19,32 +18,14 @@ from test_serve_lti import Served
 import grader.serve.lti as lti_module
 from grader.course.config import load_config
 
+from serving import holding_server
+
 
 @pytest.fixture
 def silent_url() -> Iterator[str]:
     """An http:// URL whose server takes the connection and never answers."""
-    listening = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listening.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(listening.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listening.getsockname()[1]}/jwks"
-    finally:
-        stop.set()
-        thread.join()
-        for connection in held:
-            connection.close()
-        listening.close()
+    with holding_server() as port:
+        yield f"http://127.0.0.1:{port}/jwks"
 
 
 def test_a_platform_that_never_answers_for_its_keys_is_a_refusal_in_bounded_time(

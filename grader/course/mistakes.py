@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.course.notebook import bound_names
 from grader.course.parsing import parse_source
 from grader.errors import ConfigError
 
@@ -91,24 +92,13 @@ class Catalogue:
         run after the solution's cells, it would change the helper every variant calls,
         and the fingerprints would no longer be the solution's with one mistake."""
         for node in parse_source(self.source, str(self.path)).body:
-            for name in _bound(node):
+            for name in bound_names(node):
                 if name in solution:
                     raise ConfigError(
                         f"mistake catalogue {self.path}, line {node.lineno}: `{name}` is the "
                         "solution's own name: a variant may call it, never define it again; "
                         "rename this one"
                     )
-
-
-def _bound(node: ast.stmt) -> list[str]:
-    """The names a top-level statement binds by a `def`, `class` or assignment."""
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
 
 
 def _is_mistake_decorator(node: ast.expr) -> bool:

@@ -95,7 +95,7 @@ class Submission:
                         found[match.group(1)] = Location(cell.index, number)
                 continue
             for node in tree.body:
-                for name in _bound_names(node):
+                for name in bound_names(node):
                     found[name] = Location(cell.index, node.lineno)
         return found
 
@@ -115,7 +115,8 @@ class Submission:
         return Location(where.cell, where.line, cell.file_line + offset)
 
 
-def _bound_names(node: ast.stmt) -> list[str]:
+def bound_names(node: ast.stmt) -> list[str]:
+    """The names a top-level statement binds by a `def`, `class` or assignment."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return [node.name]
     if isinstance(node, ast.Assign):
