@@ -96,10 +96,11 @@ def release(
             raise ConfigError(f"{config.path}: no assignment has an `exercise:` to hand out")
     refuse_shared_exercises(config)
     released = {spec.id for spec in specs}
+    exercises: dict[str, Path] = {}
     for spec in specs:  # every exercise checked before a file is written
-        _check_exercise(config, spec, released)
-        for given in given_away(config, spec):
-            if notes is not None and given.assignment not in released:
+        exercises[spec.id], elsewhere = _check_exercise(config, spec, released)
+        for given in elsewhere:
+            if notes is not None:
                 notes.append(
                     f"{spec.exercise} hands out {given.assignment}'s solution of "
                     f"`{given.target}`{given.named}: hand it out only once "
@@ -113,7 +114,8 @@ def release(
     for spec in specs:
         if spec.per_student_inputs:
             spec = _student_spec(config, spec, student)
-        entries.append(_assignment(config, spec, root, out, sandbox, numbers, arrays))
+        notebook = exercises[spec.id]
+        entries.append(_assignment(config, spec, notebook, root, out, sandbox, numbers, arrays))
     data = out / BUNDLE_NAME
     try:
         version = metadata.version("attention-grader")
@@ -205,9 +207,12 @@ def _student_spec(config: Config, spec: AssignmentSpec, student: str | None) -> 
     return replace(for_student(spec, student, course_secret(config)), per_student_inputs=False)
 
 
-def _check_exercise(config: Config, spec: AssignmentSpec, released: set[str]) -> Path:
-    """The assignment's exercise notebook; ConfigError unless it is there to hand out and
-    hands out no solution of an assignment in this release (`released`, their ids)."""
+def _check_exercise(
+    config: Config, spec: AssignmentSpec, released: set[str]
+) -> tuple[Path, list[GivenAway]]:
+    """The assignment's exercise notebook, and the solutions of assignments outside this
+    release (`released`, their ids) it hands out; ConfigError unless it is there to hand out
+    and hands out no solution of an assignment in this release."""
     where = f"{config.path}: assignments.{spec.id}.exercise"
     if spec.exercise is None:
         raise ConfigError(f"{where}: not set, so there is no notebook to hand out")
@@ -228,20 +233,21 @@ def _check_exercise(config: Config, spec: AssignmentSpec, released: set[str]) ->
                     f"{where}: {spec.exercise} is {kept} (or a copy of it), which students must "
                     f"never see; write the exercise with `grader assign --assignment {spec.id}`"
                 )
-    for given in given_away(config, spec):
-        named = given.named
-        if given.assignment == spec.id:
+    given = given_away(config, spec)
+    for one in given:
+        named = one.named
+        if one.assignment == spec.id:
             raise ConfigError(
-                f"{where}: {spec.exercise} holds the solution's `{given.target}` as it is"
+                f"{where}: {spec.exercise} holds the solution's `{one.target}` as it is"
                 f"{named} (a copy of {spec.solution} saved again?), which students must never "
                 f"see; write the exercise with `grader assign --assignment {spec.id}`"
             )
-        if given.assignment in released:
+        if one.assignment in released:
             raise ConfigError(
-                f"{where}: {spec.exercise} hands out {given.assignment}'s solution of "
-                f"`{given.target}`{named}, and {given.assignment} is in this release: release "
-                f"{spec.id} on its own once {given.assignment} is due (--assignment {spec.id}), "
-                f"or mark `{given.function}`'s body `# BEGIN SOLUTION` in {spec.solution} and "
+                f"{where}: {spec.exercise} hands out {one.assignment}'s solution of "
+                f"`{one.target}`{named}, and {one.assignment} is in this release: release "
+                f"{spec.id} on its own once {one.assignment} is due (--assignment {spec.id}), "
+                f"or mark `{one.function}`'s body `# BEGIN SOLUTION` in {spec.solution} and "
                 "run `grader assign`"
             )
     if MARKED.search(spec.exercise.read_text(encoding="utf-8", errors="replace")):
@@ -249,7 +255,7 @@ def _check_exercise(config: Config, spec: AssignmentSpec, released: set[str]) ->
             f"{where}: {spec.exercise} still holds a SOLUTION marker, and what it marks would "
             f"be handed out; write the exercise with `grader assign --assignment {spec.id}`"
         )
-    return spec.exercise
+    return spec.exercise, [one for one in given if one.assignment not in released]
 
 
 @dataclass(frozen=True)
@@ -305,14 +311,15 @@ def _body(node: ast.FunctionDef) -> str:
 def _assignment(
     config: Config,
     spec: AssignmentSpec,
+    notebook: Path,
     root: Path,
     out: Path,
     sandbox: Mode | None,
     numbers: dict[str, Any],
     arrays: list[np.ndarray],
 ) -> dict[str, Any]:
-    """Check one assignment, write its files into `out` and its numbers into `numbers`."""
-    notebook = _check_exercise(config, spec, {spec.id})
+    """Check one assignment, write its files (`notebook`, its checked exercise, and its
+    data files) into `out` and its numbers into `numbers`."""
     workers = shared_workers(require(sandbox or config.sandbox), spec.files, spec.preload)
     preflight(config, replace(spec, public_seed=None), workers)  # the course's own cases
     public = spec.public()
