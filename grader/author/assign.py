@@ -121,10 +121,6 @@ def _read_notebook(path: Path) -> Any:
 def exercise_notebook(assignment: AssignmentSpec) -> Any:
     """The student notebook made from the assignment's solution: solution-only cells dropped,
     solutions stripped, a check() cell appended, and the assignment id in its metadata."""
-    try:
-        load_submission(assignment.solution)  # one line for what is no notebook at all
-    except SubmissionError as exc:
-        raise ConfigError(f"solution notebook {exc}") from None
     solution = _read_notebook(assignment.solution)
     cells: list[Any] = []
     for index, cell in enumerate(solution.cells, start=1):
@@ -224,12 +220,17 @@ def exercise_target(
         target = target / assignment.solution.name
     kept = {assignment.solution.resolve(): f"assignments.{assignment.id}.solution", **(keep or {})}
     if target.resolve() in kept:
-        key = "--out" if out is not None else f"assignments.{assignment.id}.exercise"
+        key = _where_written(assignment, out)
         raise ConfigError(
             f"{key}: {target} is {kept[target.resolve()]}; grader assign would write the "
             "student notebook over it: name another file"
         )
     return target
+
+
+def _where_written(assignment: AssignmentSpec, out: Path | None) -> str:
+    """What named the file an exercise is written to, for a message: --out or the key."""
+    return "--out" if out is not None else f"assignments.{assignment.id}.exercise"
 
 
 def write_exercise(
@@ -242,7 +243,7 @@ def write_exercise(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:  # a folder in the way is a file, a disk full: one line
-        key = "--out" if out is not None else f"assignments.{assignment.id}.exercise"
+        key = _where_written(assignment, out)
         raise ConfigError(
             f"{key}: cannot write {target}: {exc.strerror} ({exc.filename})"
         ) from None
