@@ -99,13 +99,19 @@ def strip_solutions(source: str, where: str) -> str:
     return "\n".join(out)
 
 
+def readable_solution(path: Path) -> None:
+    """ConfigError in one line, in the grader's own words, when the solution notebook at
+    `path` is no notebook at all (missing, not UTF-8, not JSON)."""
+    try:
+        load_submission(path)
+    except SubmissionError as exc:
+        raise ConfigError(f"solution notebook {exc}") from None
+
+
 def _read_notebook(path: Path) -> Any:
     """The solution notebook as nbformat 4 (what the exercise is written from); ConfigError in
     one line for what cannot be read so (nbformat's own errors run over many lines)."""
-    try:
-        load_submission(path)  # the grader's own words for what is no notebook at all
-    except SubmissionError as exc:
-        raise ConfigError(f"solution notebook {exc}") from None
+    readable_solution(path)
     try:
         with warnings.catch_warnings():  # a missing cell id is made up, as Jupyter does
             warnings.simplefilter("ignore")

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import yaml
 
-from grader.author.assign import course_sources
+from grader.author.assign import course_sources, readable_solution
 from grader.course.config import AssignmentSpec, Config
-from grader.course.notebook import load_submission
-from grader.errors import ConfigError, SubmissionError, UsageError
+from grader.errors import UsageError
 from grader.judge.preflight import check_files, checked_catalogue
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the grader package
@@ -106,10 +105,7 @@ def _refuse(config: Config, assignment: AssignmentSpec, out: Path) -> None:
         raise UsageError(f"--out {out} is {kept[out.resolve()]}: name a new file for the zip")
     check_files(config, [assignment])
     checked_catalogue(config, assignment)  # read as every grading command reads it
-    try:
-        load_submission(assignment.solution)
-    except SubmissionError as exc:
-        raise ConfigError(f"solution notebook {exc}") from None
+    readable_solution(assignment.solution)
 
 
 def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
