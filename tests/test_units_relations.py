@@ -8,6 +8,7 @@ from grader.course.config import Tolerance
 from grader.judge.relations import (
     constant_factor,
     differing_lines,
+    dropped_axis,
     ignored_inputs,
     only_some_sizes,
     singleton_dimensions,
@@ -139,3 +140,22 @@ def test_a_sum_without_axis_and_a_pattern_of_wrong_lines() -> None:
         "only columns 2, 3 differ; the others are right: the last columns are wrong, "
         "as when a loop or slice stops early"
     )
+
+
+def test_dropped_axis_reads_numpys_broadcast_error() -> None:
+    def message(a: tuple[int, ...], b: tuple[int, ...]) -> str:
+        try:
+            np.ones(a) / np.ones(b)
+        except ValueError as error:
+            return str(error)
+        raise AssertionError(f"{a} and {b} broadcast")
+
+    said = dropped_axis(message((5, 6), (5,)))
+    assert said is not None
+    assert said.startswith("shapes (5, 6) and (5,) do not line up")
+    assert "axis 1" in said and "`keepdims=True`" in said and "(5, 1)" in said
+    middle = dropped_axis(message((2, 5, 6), (2, 5)))
+    assert middle is not None and "axis 2" in middle and "(2, 5, 1)" in middle
+    assert dropped_axis(message((5, 6), (6, 5))) is None  # not one axis fewer
+    assert dropped_axis(message((5, 6), (4,))) is None
+    assert dropped_axis("name 'L' is not defined") is None

@@ -10,6 +10,7 @@ from grader.judge.static import (
     called_names,
     find_function,
     function_hints,
+    mentions_size,
     notebook_globals,
 )
 from grader.report import Location
@@ -106,3 +107,15 @@ def test_changing_a_parameter_in_place_is_hinted() -> None:
 def test_testing_an_array_parameter_for_truth_is_hinted() -> None:
     source = "def f(mask, x):\n    if not mask:\n        return x\n    return x if x.size else 0\n"
     assert kinds(source) == [("truthiness", 2, "mask", "mask")]
+
+
+def test_a_size_is_mentioned_by_its_number_or_by_a_global_of_its_name() -> None:
+    def says(source: str, name: str = "L", value: int = 4) -> bool:
+        return mentions_size(function(submission(source), "f"), name, value)
+
+    assert says("def f(x):\n    return x * 4 / len(x)\n")  # the number
+    assert says("def f(x):\n    return x[:L]\n")  # the notebook's global
+    assert not says("def f(x, L):\n    return x[:L]\n")  # a parameter of that name
+    assert not says("def f(x):\n    L = len(x)\n    return x[:L]\n")  # set inside
+    assert not says("def f(x):\n    return x[:3] * 4.0\n")  # another number; a float
+    assert not says("def f(x):\n    return x.sum(axis=-1)\n")  # nothing that fixes a size

@@ -16,7 +16,7 @@ import numpy as np
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
-from grader.judge import relations
+from grader.judge import relations, static
 from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
@@ -95,6 +95,7 @@ class Evidence:
     reference_probes: dict[int, Value] = field(default_factory=dict)
     is_stub: bool = False  # the body is the exercise's stub, or computes nothing (stubs.py)
     crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
+    errors: tuple[str, ...] = ()  # the messages of the exceptions its failing calls raised
 
 
 @dataclass(frozen=True)
@@ -448,16 +449,22 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     sums_axis = ev.spec.sums_to_one
     if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
         sentences.append(sums)
-    example = {k: v for k, v in ev.cases[0].sizes.items()}
+    # The first case is the notebook's example; a size its code cannot depend on is not said.
+    fn = ev.function
+    example = {k: v for k, v in ev.cases[0].sizes.items() if fn and static.mentions_size(fn, k, v)}
     if sizes := relations.only_some_sizes(ev.passed, [c.sizes for c in ev.cases], example):
         sentences.append(sizes)
+    if dropped := next(filter(None, map(relations.dropped_axis, ev.errors)), None):
+        sentences.append(dropped)
     if ignored := _ignored(ev):
         sentences.append(ignored)
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
         if said := relations.shape_relations(got, want):
             sentences += said
             break
-    if pairs and (nan := relations.nan_where_finite(pairs[0][0], pairs[0][1])):
+    # the whole, else the first item of a pair or list that holds a NaN (an `(out, weights)`)
+    nans = (relations.nan_where_finite(*pair) for pair in [*pairs[:1], *_item_pairs(ev)])
+    if nan := next(filter(None, nans), None):
         sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
         sentences.append(extra)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from grader.course.cases import PROBE_OFFSET, CaseSet, probe_base
+from grader.course.cases import PROBE_OFFSET, Case, CaseSet, probe_base
 from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
@@ -26,6 +27,7 @@ from grader.judge.stubs import (
     read_where_set,
 )
 from grader.report import TargetResult, messages_of
+from grader.run.wire import clean_text
 
 
 def _digest(answers: Answers, target: str, index: int) -> str | None:
@@ -40,6 +42,16 @@ def _answer(answers: Answers, target: str, index: int) -> Answer:
     if found is None or found.status != "ok":
         return NO_ANSWER
     return found.values.get("value")
+
+
+def _errors(answers: Answers, target: str, cases: Sequence[Case]) -> tuple[str, ...]:
+    """The messages of the exceptions the target's calls raised, case by case (cleaned)."""
+    found = (answers.results.get((target, c.index)) for c in cases)
+    return tuple(
+        clean_text(r.error.get("message", ""), 300)
+        for r in found
+        if r is not None and r.status == "error" and isinstance(r.error, dict)
+    )
 
 
 def _upstream(
@@ -116,6 +128,7 @@ def explain(
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
+            errors=_errors(answers, name, cases),
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.

@@ -5,6 +5,7 @@ Each function looks at plain arrays (already normalised) and returns a sentence 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -240,3 +241,31 @@ def _finite_for_infinite(got: np.ndarray, expected: np.ndarray) -> str | None:
         f"a large finite number ({value:.4g}) where ±inf is expected: use `-np.inf` (or "
         "`np.inf`) itself; a big number is not the same after scaling or adding"
     )
+
+
+_BROADCAST = re.compile(r"could not be broadcast together with shapes ((?:\([\d,]*\) ?)+)")
+
+
+def dropped_axis(message: str) -> str | None:
+    """For NumPy's "could not be broadcast" error between a shape and that shape less one
+    axis, e.g. (5,6) and (5,): the smaller is a sum or maximum taken along that axis, which
+    dropped it, so it no longer lines up; `keepdims=True` keeps it as size 1."""
+    match = _BROADCAST.search(message)
+    if match is None:
+        return None
+    shapes = [
+        tuple(int(n) for n in shape.split(",") if n)
+        for shape in re.findall(r"\(([\d,]*)\)", match.group(1))
+    ]
+    for big in shapes:
+        for small in shapes:
+            for axis in range(len(big)):
+                if len(big) > 1 and small == big[:axis] + big[axis + 1 :]:
+                    kept = (*big[:axis], 1, *big[axis + 1 :])
+                    return (
+                        f"shapes {big} and {small} do not line up: the {small} looks like a sum "
+                        f"or maximum along axis {axis}, which dropped that axis; pass "
+                        f"`keepdims=True` to keep it (shape {kept}) so that it applies to each "
+                        f"{'row' if axis == len(big) - 1 else 'slice'}"
+                    )
+    return None

@@ -235,6 +235,22 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
     return sorted(hints, key=lambda h: (h.location.line, h.kind))
 
 
+def mentions_size(source: FunctionSource, name: str, value: int) -> bool:
+    """Whether the function's code could tie it to one size: the number `value` written in
+    it, or a read of a global `name` (a name it neither takes nor sets). Without either, a
+    function right only at that size is so for another reason (a vector case that passes
+    where the matrices fail), and the grader says nothing about sizes."""
+    local: set[str] | None = None
+    for node in source.nodes:
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value == value:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            local = _local_names(source.node, source.nodes) if local is None else local
+            if name not in local:
+                return True
+    return False
+
+
 def _segment(lines: list[str], node: ast.AST) -> str | None:
     """ast.get_source_segment, with the cell split into lines once rather than per call."""
     start: int | None = getattr(node, "lineno", None)

@@ -1,0 +1,78 @@
+"""Mistakes no catalogue lists, in the masked (rows) notebook: what the grader says comes from
+the outputs and the student's own code, and never points at a cause the code cannot have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from grader.course.config import Config
+from grader.engine import grade_path
+from grader.report import TargetResult
+
+from conftest import REPO
+
+CORRECT = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
+
+
+def graded(tmp_path: Path, config: Config, name: str, old: str, new: str) -> TargetResult:
+    """The correct masked notebook with `old` replaced by `new`, graded; `name`'s result."""
+    notebook = nbformat.read(CORRECT, as_version=4)
+    changed = [c for c in notebook.cells if old in c.source]
+    assert len(changed) == 1, old
+    changed[0].source = changed[0].source.replace(old, new)
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config)
+    return next(t for t in report.targets if t.name == name)
+
+
+SIZES = "right only in the cases where"
+
+
+def test_a_softmax_without_keepdims_is_told_to_keep_the_axis(
+    tmp_path: Path, config: Config
+) -> None:
+    # The vector case (case 1) passes, the matrices raise: that is no hard-coded size.
+    old = "e / np.sum(e, axis=-1, keepdims=True)"
+    result = graded(tmp_path, config, "softmax", old, "e / np.sum(e, axis=-1)")
+    assert result.status == "error" and result.case_outcomes[0] == "passed"
+    assert not any(SIZES in m for m in result.messages), result.messages
+    assert any(
+        m.startswith("shapes (5, 6) and (5,) do not line up") and "keepdims=True" in m
+        for m in result.messages
+    ), result.messages
+
+
+def test_a_softmax_summed_over_everything_is_not_blamed_on_a_size(
+    tmp_path: Path, config: Config
+) -> None:
+    # No mutant of the reference matches (both the max and the sum lost their axis).
+    old = (
+        "np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x - x_max)\n"
+        "    return e / np.sum(e, axis=-1, keepdims=True)"
+    )
+    new = "np.max(x)\n    e = np.exp(x - x_max)\n    return e / np.sum(e)"
+    result = graded(tmp_path, config, "softmax", old, new)
+    assert result.status == "failed" and result.case_outcomes[0] == "passed"
+    assert result.mistakes == ()
+    assert not any(SIZES in m for m in result.messages), result.messages
+    assert any("the whole matrix sums to one" in m for m in result.messages), result.messages
+
+
+def test_a_size_written_as_the_example_number_is_still_said(tmp_path: Path, config: Config) -> None:
+    # The same pattern of passing cases, with a 4 in the code: now the size is the likely cause.
+    old = "e / np.sum(e, axis=-1, keepdims=True)"
+    new = "e / np.sum(e, axis=-1, keepdims=True) * 4 / len(e)"
+    result = graded(tmp_path, config, "softmax", old, new)
+    assert result.status != "passed" and result.case_outcomes[0] == "passed"
+    assert any(f"{SIZES} L = 4" in m for m in result.messages), result.messages
+
+
+def test_nan_in_the_first_item_of_a_pair_is_explained(tmp_path: Path, config: Config) -> None:
+    # The mask multiplied in: 0 × -inf and inf − inf give NaN in `out` of `(out, attention)`.
+    old = "scaled = scaled + mask"
+    result = graded(tmp_path, config, "scaled_dot_product_attention", old, "scaled = scaled * mask")
+    assert result.status == "failed" and result.mistakes == ()
+    assert any(m.startswith("NaN in ") for m in result.messages), result.messages
