@@ -11,6 +11,7 @@ from grader.judge.relations import (
     dropped_axis,
     ignored_inputs,
     only_some_sizes,
+    repeated_items,
     singleton_dimensions,
     sums_to_one,
 )
@@ -159,3 +160,22 @@ def test_dropped_axis_reads_numpys_broadcast_error() -> None:
     assert dropped_axis(message((5, 6), (6, 5))) is None  # not one axis fewer
     assert dropped_axis(message((5, 6), (4,))) is None
     assert dropped_axis("name 'L' is not defined") is None
+
+
+def test_rows_that_all_equal_the_first_are_said_to_ignore_the_loop() -> None:
+    expected = np.arange(12.0).reshape(4, 3)
+    same = np.repeat(expected[:1], 4, axis=0)  # row 0 right, every row a copy of it
+    said = differing_lines(same, expected, TOL)
+    assert said is not None and said.startswith("only rows 1, 2, 3 differ")
+    assert "every row equals row 0" in said
+    stopped = expected.copy()
+    stopped[1:] = 0  # the rows a loop that stops early leaves at zero
+    other = differing_lines(stopped, expected, TOL)
+    assert other is not None and "every row equals" not in other
+
+
+def test_repeated_items_needs_the_square_of_the_length() -> None:
+    said = repeated_items(9, 3)
+    assert said is not None and said.startswith("9 items where 3 are expected (3 × 3)")
+    assert repeated_items(6, 3) is None
+    assert repeated_items(1, 1) is None  # one item: its square says nothing

@@ -11,7 +11,8 @@ from grader.course.config import Config
 from grader.engine import grade_path
 from grader.report import TargetResult
 
-from conftest import REPO
+import students
+from conftest import REPO, NotebookFactory
 
 CORRECT = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
 
@@ -76,3 +77,29 @@ def test_nan_in_the_first_item_of_a_pair_is_explained(tmp_path: Path, config: Co
     result = graded(tmp_path, config, "scaled_dot_product_attention", old, "scaled = scaled * mask")
     assert result.status == "failed" and result.mistakes == ()
     assert any(m.startswith("NaN in ") for m in result.messages), result.messages
+
+
+def test_an_append_inside_the_inner_loop_is_found_from_the_length(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    inner = students.ATTENTION_LOOP.replace(
+        "            x_prime = x_prime + all_values[m] * attention[m]\n        all_x_prime",
+        "            x_prime = x_prime + all_values[m] * attention[m]\n            all_x_prime",
+    )
+    assert inner != students.ATTENTION_LOOP
+    report = grade_path(notebook(students.cells(attention_loop=inner)), config)
+    result = next(t for t in report.targets if t.name == "attention_loop")
+    assert result.status == "failed" and result.mistakes == ()
+    assert any(m.startswith("9 items where 3 are expected") for m in result.messages)
+
+
+def test_a_loop_that_always_uses_the_first_query_is_not_said_to_stop_early(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    first = students.ATTENTION_LOOP.replace("all_queries[n]", "all_queries[0]")
+    assert first != students.ATTENTION_LOOP
+    report = grade_path(notebook(students.cells(attention_loop=first)), config)
+    result = next(t for t in report.targets if t.name == "attention_loop")
+    assert result.status == "failed"
+    said = [m for m in result.messages if m.startswith("only rows")]
+    assert said and "every row equals row 0" in said[0] and "stops early" not in said[0]

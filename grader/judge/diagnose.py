@@ -456,6 +456,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(sizes)
     if dropped := next(filter(None, map(relations.dropped_axis, ev.errors)), None):
         sentences.append(dropped)
+    if repeated := _repeated_items(ev):
+        sentences.append(repeated)
     if ignored := _ignored(ev):
         sentences.append(ignored)
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
@@ -504,6 +506,16 @@ def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
             ):
                 found.append((a, b))
     return found
+
+
+def _repeated_items(ev: Evidence) -> str | None:
+    """The first failing case whose list holds N×N items where N are expected, said once."""
+    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
+        if ok or not (isinstance(answer, Seq) and isinstance(expected, Seq)):
+            continue
+        if said := relations.repeated_items(len(answer.items), len(expected.items)):
+            return said
+    return None
 
 
 def _ignored(ev: Evidence) -> str | None:

@@ -112,8 +112,32 @@ def differing_lines(got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> st
         if 0 < len(lines) < count:
             said = f"only {name} {', '.join(map(str, lines))} differ; the others are right"
             hint = "" if infinite else _suggestion(name, [int(i) for i in lines], count)
+            if not infinite and _all_as_first(got, name) and lines[0] != 0:
+                first = name[:-1]
+                hint = (
+                    f", and every {first} equals {first} 0: what changes from one {first} to the "
+                    f"next is not used (an index written as 0, or a value set once before the "
+                    f"loop)"
+                )
             return f"{said}{hint}"
     return None
+
+
+def _all_as_first(got: np.ndarray, name: str) -> bool:
+    """Every row (or column) of `got` is the same as its first."""
+    lines = got if name == "rows" else got.T
+    return bool(np.allclose(lines, lines[:1], rtol=1e-9, atol=1e-12))
+
+
+def repeated_items(got_length: int, expected_length: int) -> str | None:
+    """A list of N×N items where N were expected: one item added per pair, not per item."""
+    if expected_length < 2 or got_length != expected_length**2:
+        return None
+    return (
+        f"{got_length} items where {expected_length} are expected ({expected_length} × "
+        f"{expected_length}): an item is added once per pass of the inner loop; add it once "
+        "per pass of the outer loop, after the inner one ends"
+    )
 
 
 def _suggestion(name: str, lines: list[int], count: int) -> str:
