@@ -12,6 +12,7 @@ from grader.judge.relations import (
     ignored_inputs,
     only_some_sizes,
     repeated_items,
+    rows_as_first,
     singleton_dimensions,
     sums_to_one,
 )
@@ -172,6 +173,10 @@ def test_rows_that_all_equal_the_first_are_said_to_ignore_the_loop() -> None:
     stopped[1:] = 0  # the rows a loop that stops early leaves at zero
     other = differing_lines(stopped, expected, TOL)
     assert other is not None and "every row equals" not in other
+    assert rows_as_first(same, expected, TOL)
+    assert not rows_as_first(stopped, expected, TOL)
+    assert not rows_as_first(expected, expected, TOL)  # nothing wrong
+    assert not rows_as_first(same + 1, expected, TOL)  # row 0 wrong too
 
 
 def test_repeated_items_needs_the_square_of_the_length() -> None:

@@ -9,6 +9,7 @@ from grader.judge.static import (
     FunctionSource,
     called_names,
     find_function,
+    fixed_indexes,
     function_hints,
     mentions_size,
     notebook_globals,
@@ -119,3 +120,19 @@ def test_a_size_is_mentioned_by_its_number_or_by_a_global_of_its_name() -> None:
     assert not says("def f(x):\n    L = len(x)\n    return x[:L]\n")  # set inside
     assert not says("def f(x):\n    return x[:3] * 4.0\n")  # another number; a float
     assert not says("def f(x):\n    return x.sum(axis=-1)\n")  # nothing that fixes a size
+
+
+def test_an_index_of_zero_read_inside_a_loop_is_a_fixed_index() -> None:
+    source = (
+        "first = xs[0]\n"  # outside any loop: not one
+        "for n in range(3):\n"
+        "    a = qs[0] @ ks[n]\n"
+        "    b = X[:, 0] + X.shape[0]\n"  # a tuple index, an attribute's item: not ones
+        "ys = [vs[0] * v for v in vs]\n"
+    )
+    sub = submission(source)
+    found = fixed_indexes(sub.tree(2), sub.cells[0])  # type: ignore[arg-type]
+    assert [(h.kind, h.location, h.text, h.name) for h in found] == [
+        ("fixed_index", Location(2, 3), "qs[0]", "qs"),
+        ("fixed_index", Location(2, 5), "vs[0]", "vs"),
+    ]

@@ -103,3 +103,12 @@ def test_a_loop_that_always_uses_the_first_query_is_not_said_to_stop_early(
     assert result.status == "failed"
     said = [m for m in result.messages if m.startswith("only rows")]
     assert said and "every row equals row 0" in said[0] and "stops early" not in said[0]
+    # and the code that does it, with its place (the feedback's place too)
+    line = next(i for i, text in enumerate(first.split("\n"), start=1) if "all_queries[0]" in text)
+    assert f"`all_queries[0]` (cell 5, line {line}) is the same at every pass" in " ".join(
+        result.messages
+    )
+    assert result.location is not None and (result.location.cell, result.location.line) == (
+        5,
+        line,
+    )

@@ -96,6 +96,7 @@ class Evidence:
     is_stub: bool = False  # the body is the exercise's stub, or computes nothing (stubs.py)
     crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
     errors: tuple[str, ...] = ()  # the messages of the exceptions its failing calls raised
+    fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
 
 
 @dataclass(frozen=True)
@@ -443,6 +444,7 @@ def _locate(
 
 def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     sentences = []
+    place = base.location  # where the feedback points: a relation's static evidence, if any
     pairs = _pairs(ev)
     if pairs and (factor := relations.constant_factor(pairs, ev.spec.tolerance)):
         sentences.append(factor)
@@ -472,10 +474,17 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(extra)
     if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):
         sentences.append(lines)
+        if ev.fixed and relations.rows_as_first(pairs[0][0], pairs[0][1], ev.spec.tolerance):
+            fixed = ev.fixed[0]
+            place = place or fixed.location
+            sentences.append(
+                f"`{fixed.text}` ({fixed.location.describe()}) is the same at every pass of its "
+                "loop: index with the loop's variable where each pass needs its own item"
+            )
     if not sentences and not base.mistakes:
         sentences.append("no known mistake matches this output; compare the cases below")
     found = (Finding("relation", sentence) for sentence in sentences)
-    return Diagnosis(base.mistakes, (*base.findings, *found), base.location)
+    return Diagnosis(base.mistakes, (*base.findings, *found), place)
 
 
 def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -14,13 +14,16 @@ from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error
 from grader.judge.static import (
     FunctionSource,
+    Hint,
     called_names,
     find_function,
+    fixed_indexes,
     function_hints,
     integer_globals,
     notebook_globals,
 )
 from grader.judge.stubs import (
+    binds,
     crashed_cells,
     exercise_stubs,
     is_exercise_stub,
@@ -52,6 +55,23 @@ def _errors(answers: Answers, target: str, cases: Sequence[Case]) -> tuple[str, 
         for r in found
         if r is not None and r.status == "error" and isinstance(r.error, dict)
     )
+
+
+def _fixed(
+    submission: Submission, name: str, function: FunctionSource | None, variable: bool
+) -> tuple[Hint, ...]:
+    """`name[0]` read inside the loops of the target's code: the function's, or for a
+    variable, the cells that set or fill it."""
+    if function is not None:
+        return tuple(fixed_indexes(function.node, function.cell))
+    if not variable:
+        return ()
+    found: list[Hint] = []
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        if tree is not None and binds(tree, name):
+            found += fixed_indexes(tree, cell)
+    return tuple(found)
 
 
 def _upstream(
@@ -129,6 +149,7 @@ def explain(
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
             errors=_errors(answers, name, cases),
+            fixed=_fixed(submission, name, function, spec.variable),
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.

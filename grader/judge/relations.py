@@ -123,6 +123,14 @@ def differing_lines(got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> st
     return None
 
 
+def rows_as_first(got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> bool:
+    """Row 0 is right, some other row is wrong, and every row is the same as row 0."""
+    if got.ndim != 2 or got.shape != expected.shape or got.shape[0] < 2:
+        return False
+    right = np.isclose(got, expected, rtol=tol.rtol, atol=tol.atol).all(axis=1)
+    return bool(right[0] and not right.all() and _all_as_first(got, "rows"))
+
+
 def _all_as_first(got: np.ndarray, name: str) -> bool:
     """Every row (or column) of `got` is the same as its first."""
     lines = got if name == "rows" else got.T

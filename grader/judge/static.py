@@ -23,7 +23,13 @@ _BUILTIN_NAMES = set(dir(builtins))
 
 
 HintKind = Literal[
-    "discarded", "global", "literal_divisor", "returns_global", "mutates", "truthiness"
+    "discarded",
+    "global",
+    "literal_divisor",
+    "returns_global",
+    "mutates",
+    "truthiness",
+    "fixed_index",
 ]
 
 
@@ -249,6 +255,32 @@ def mentions_size(source: FunctionSource, name: str, value: int) -> bool:
             if name not in local:
                 return True
     return False
+
+
+_LOOPS = (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def fixed_indexes(tree: ast.AST, cell: CodeCell) -> list[Hint]:
+    """`name[0]` read inside a loop (of `tree`, in `cell`): an item that stays the same at
+    every pass, where the loop's variable is often meant (`all_queries[0]` for `[n]`)."""
+    lines = cell.source.splitlines(keepends=True)
+    found: dict[int, Hint] = {}
+    for loop in ast.walk(tree):
+        if not isinstance(loop, _LOOPS):
+            continue
+        for node in ast.walk(loop):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and isinstance(node.slice, ast.Constant)
+                and type(node.slice.value) is int
+                and node.slice.value == 0
+            ):
+                text = _segment(lines, node) or ast.unparse(node)
+                at = Location(cell.index, node.lineno)
+                found.setdefault(id(node), Hint("fixed_index", at, text, node.value.id))
+    return sorted(found.values(), key=lambda h: (h.location.cell, h.location.line))
 
 
 def _segment(lines: list[str], node: ast.AST) -> str | None:
