@@ -191,3 +191,28 @@ def test_a_call_of_the_notebooks_own_function_left_out() -> None:
     assert "w = s" in dropped.source
     # a library call (np.sum) is never dropped, nor one the notebook does not define
     assert [m.id for m in mutants_of(node, "attend", {})].count("call_dropped") == 0
+
+
+def test_a_division_by_a_product_loses_its_parentheses_in_a_mutant() -> None:
+    source = "def cos(a, b):\n    return a @ b / (np.linalg.norm(a) * np.linalg.norm(b))\n"
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    found = [m for m in mutants_of(node, "cos", {}) if m.id == "operator_precedence"]
+    assert len(found) == 1
+    assert "a @ b / np.linalg.norm(a) * np.linalg.norm(b)" in found[0].source
+    assert found[0].message.startswith(
+        "divides by `np.linalg.norm(a)` and then multiplies by `np.linalg.norm(b)`"
+    )
+    plain = ast.parse("def f(a, b):\n    return a / b * 2\n").body[0]
+    assert isinstance(plain, ast.FunctionDef)
+    assert not [m for m in mutants_of(plain, "f", {}) if m.id == "operator_precedence"]
+
+
+def test_the_corpus_cosine_without_parentheses_is_named(config: Config) -> None:
+    path = (
+        REPO / "tests" / "notebooks" / "corpus" / "sentence_attention" / "cosine_precedence.ipynb"
+    )
+    result = target(grade_path(path, config), "cosine_similarity")
+    assert result.status == "failed"
+    assert result.mistakes == ("operator_precedence",)
+    assert result.location is not None and result.location.line == 2

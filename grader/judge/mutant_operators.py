@@ -305,6 +305,24 @@ def _scale(node: ast.expr, ctx: Context) -> Iterator[Change]:
         )
 
 
+def _precedence(node: ast.expr, ctx: Context) -> Iterator[Change]:
+    """`x / (a * b)` written without its parentheses: `x / a * b` divides by `a` and then
+    multiplies by `b`."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return
+    right = node.right
+    if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Mult)):
+        return
+    written = ast.BinOp(ast.BinOp(node.left, ast.Div(), right.left), ast.Mult(), right.right)
+    yield Change(
+        written,
+        "operator_precedence",
+        f"divides by `{code_of(right.left)}` and then multiplies by "
+        f"`{code_of(right.right)}` (a division by a product written without parentheses); "
+        f"divide by the product: `{code_of(node)}`",
+    )
+
+
 def _misplaced(node: ast.expr, ctx: Context) -> Iterator[Change]:
     """`f(x / s)` as `f(x) / s`: the scaling after the function instead of before."""
     if not (isinstance(node, ast.Call) and len(node.args) >= 1):
@@ -435,6 +453,7 @@ OPERATORS: tuple[Operator, ...] = (
     _size,
     _scale,
     _misplaced,
+    _precedence,
     _off_by_one,
     _loop_variable,
     _log_base,
