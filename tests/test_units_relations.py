@@ -10,6 +10,7 @@ from grader.judge.relations import (
     differing_lines,
     dropped_axis,
     ignored_inputs,
+    matmul_sizes,
     only_some_sizes,
     repeated_items,
     rows_as_first,
@@ -184,3 +185,21 @@ def test_repeated_items_needs_the_square_of_the_length() -> None:
     assert said is not None and said.startswith("9 items where 3 are expected (3 × 3)")
     assert repeated_items(6, 3) is None
     assert repeated_items(1, 1) is None  # one item: its square says nothing
+
+
+def test_matmul_sizes_reads_numpys_matrix_product_errors() -> None:
+    def message(product: str) -> str:
+        left, right = np.ones((4, 4)), np.ones((2, 3))
+        try:
+            left @ right if product == "@" else left.dot(right)
+        except ValueError as error:
+            return str(error)
+        raise AssertionError("the sizes fit")
+
+    said = matmul_sizes(message("@"))
+    assert said is not None
+    assert said.startswith("a matrix product `A @ B` met a left side with 4 columns and a right")
+    assert "with 2 rows;" in said
+    dot = matmul_sizes(message("dot"))
+    assert dot is not None and "4 columns" in dot and "2 rows (shapes (4,4) and (2,3))" in dot
+    assert matmul_sizes("operands could not be broadcast together with shapes (5,6) (5,)") is None

@@ -112,3 +112,36 @@ def test_a_loop_that_always_uses_the_first_query_is_not_said_to_stop_early(
         5,
         line,
     )
+
+
+MULTIHEAD = REPO / "solutions" / "multihead_attention.ipynb"
+
+
+def multihead(tmp_path: Path, config: Config, old: str, new: str) -> TargetResult:
+    """The multihead solution with `old` replaced by `new`, graded as a student's notebook."""
+    notebook = nbformat.read(MULTIHEAD, as_version=4)
+    changed = [c for c in notebook.cells if old in c.source]
+    assert len(changed) == 1, old
+    changed[0].source = changed[0].source.replace(old, new)
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config)
+    return next(t for t in report.targets if t.name == "multihead_scaled_self_attention")
+
+
+def test_heads_joined_side_by_side_are_told_the_sizes_of_the_product(
+    tmp_path: Path, config: Config
+) -> None:
+    result = multihead(tmp_path, config, "np.vstack([head1, head2])", "np.hstack([head1, head2])")
+    assert result.status == "error"  # every case raised: no output to compare
+    said = [m for m in result.messages if m.startswith("a matrix product `A @ B` met")]
+    assert said and "arrays joined along the other axis" in said[0]
+
+
+def test_heads_stacked_in_the_other_order_are_named(tmp_path: Path, config: Config) -> None:
+    result = multihead(tmp_path, config, "np.vstack([head1, head2])", "np.vstack([head2, head1])")
+    assert result.status == "failed"
+    assert result.mistakes == ("order_swapped",)
+    assert any(
+        "puts `head2` before `head1` in `np.vstack([head1, head2])`" in m for m in result.messages
+    )

@@ -193,7 +193,9 @@ def _diagnose(ev: Evidence) -> Diagnosis:
     if all(isinstance(a, _NoAnswer) for a in ev.answers):
         if ev.failing_callees:  # it raised inside, or because of, a broken callee
             return _root_cause(ev, [], ev.failing_callees[0], proven=False)
-        return _static_only(ev, [], [])
+        base = _static_only(ev, [], [])
+        told = (Finding("relation", sentence) for sentence in _error_sentences(ev))
+        return Diagnosis(base.mistakes, (*base.findings, *told), base.location)
     if filler := _stub_or_filler(ev):
         return filler
     hint_kinds = {h.kind for h in ev.hints}
@@ -224,6 +226,16 @@ def _diagnose(ev: Evidence) -> Diagnosis:
     if derived := _mutant(ev):
         return derived
     return _relations(ev, _static_only(ev, [], []))
+
+
+def _error_sentences(ev: Evidence) -> list[str]:
+    """What NumPy's errors in the failing calls mean (a reduction that lost its axis, inner
+    sizes of `@` that differ), each said once."""
+    found = []
+    for explain_error in (relations.dropped_axis, relations.matmul_sizes):
+        if told := next(filter(None, map(explain_error, ev.errors)), None):
+            found.append(told)
+    return found
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:
@@ -456,8 +468,7 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     example = {k: v for k, v in ev.cases[0].sizes.items() if fn and static.mentions_size(fn, k, v)}
     if sizes := relations.only_some_sizes(ev.passed, [c.sizes for c in ev.cases], example):
         sentences.append(sizes)
-    if dropped := next(filter(None, map(relations.dropped_axis, ev.errors)), None):
-        sentences.append(dropped)
+    sentences += _error_sentences(ev)
     if repeated := _repeated_items(ev):
         sentences.append(repeated)
     if ignored := _ignored(ev):

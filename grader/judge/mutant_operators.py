@@ -323,6 +323,26 @@ def _precedence(node: ast.expr, ctx: Context) -> Iterator[Change]:
     )
 
 
+def _joined_order(node: ast.expr, ctx: Context) -> Iterator[Change]:
+    """The arrays a call joins (`np.vstack([head1, head2])`), the first two in the other order."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return
+    listed = node.args[0]
+    if not (isinstance(listed, ast.List | ast.Tuple) and len(listed.elts) >= 2):
+        return
+    first, second, *rest = listed.elts
+    if ast.dump(first) == ast.dump(second):
+        return
+    swapped = copy.copy(listed)
+    swapped.elts = [second, first, *rest]
+    call = ast.Call(node.func, [swapped, *node.args[1:]], node.keywords)
+    yield Change(
+        call,
+        "order_swapped",
+        f"puts `{code_of(second)}` before `{code_of(first)}` in `{code_of(node)}`",
+    )
+
+
 def _misplaced(node: ast.expr, ctx: Context) -> Iterator[Change]:
     """`f(x / s)` as `f(x) / s`: the scaling after the function instead of before."""
     if not (isinstance(node, ast.Call) and len(node.args) >= 1):
@@ -454,6 +474,7 @@ OPERATORS: tuple[Operator, ...] = (
     _scale,
     _misplaced,
     _precedence,
+    _joined_order,
     _off_by_one,
     _loop_variable,
     _log_base,

@@ -301,3 +301,30 @@ def dropped_axis(message: str) -> str | None:
                         f"{'row' if axis == len(big) - 1 else 'slice'}"
                     )
     return None
+
+
+_MATMUL = re.compile(
+    r"matmul: Input operand 1 has a mismatch in its core dimension 0.*"
+    r"\(size (\d+) is different from (\d+)\)"
+)
+
+
+_DOT = re.compile(r"shapes (\([\d,]*\)) and (\([\d,]*\)) not aligned: (\d+) \(dim \d+\) != (\d+)")
+
+
+def matmul_sizes(message: str) -> str | None:
+    """For NumPy's error on a matrix product (`@`, `np.matmul`, `np.dot`) whose inner sizes
+    differ: which sizes met, and what usually makes them differ."""
+    if match := _MATMUL.search(message):
+        rows, columns = match.groups()
+        shapes = ""
+    elif match := _DOT.search(message):
+        left, right, columns, rows = match.groups()
+        shapes = f" (shapes {left} and {right})"
+    else:
+        return None
+    return (
+        f"a matrix product `A @ B` met a left side with {columns} columns and a right side "
+        f"with {rows} rows{shapes}; these must be equal: check the shapes of both sides (a "
+        "matrix transposed, the sides swapped, or arrays joined along the other axis)"
+    )
