@@ -145,3 +145,16 @@ def test_heads_stacked_in_the_other_order_are_named(tmp_path: Path, config: Conf
     assert any(
         "puts `head2` before `head1` in `np.vstack([head1, head2])`" in m for m in result.messages
     )
+
+
+def test_a_dropped_term_found_nowhere_else_points_at_the_value_thrown_away(
+    tmp_path: Path, config: Config
+) -> None:
+    # `scaled + mask` computed and dropped: the mutant that leaves out `+ mask` matches, and
+    # the student's names (`scaled`) are not the reference's (`scores`).
+    old = "scaled = scaled + mask"
+    result = graded(tmp_path, config, "scaled_dot_product_attention", old, "scaled + mask")
+    assert result.mistakes == ("term_dropped",)
+    assert result.location is not None and (result.location.cell, result.location.line) == (5, 5)
+    assert result.messages[1].startswith("term_dropped: leaves out `+ mask`")
+    assert result.messages[1].endswith("(cell 5, line 5).")

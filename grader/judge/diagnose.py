@@ -396,6 +396,9 @@ def _explain(
         if hint
         else _locate(ev.function, mistake.locate if mistake else None, mistake_id)
     )
+    thrown = next((h for h in ev.hints if h.kind == "discarded"), None)
+    if thrown and ev.function and where == ev.function.location():
+        where = thrown.location  # found nowhere else: the value the code computed and dropped
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
