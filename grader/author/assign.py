@@ -165,6 +165,23 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
     return notebook
 
 
+def refuse_unmarked(assignment: AssignmentSpec) -> None:
+    """ConfigError, naming the solution, when it withholds nothing from its exercise: no
+    code cell marks a solution and no cell is tagged solution-only. The exercise would be the
+    whole solution, which an author may then hand out by hand (release refuses it later)."""
+    for cell in _read_notebook(assignment.solution).cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if isinstance(tags, list) and SOLUTION_ONLY in tags:
+            return
+        if cell.cell_type == "code" and any(map(BEGIN.match, cell.source.split("\n"))):
+            return
+    raise ConfigError(
+        f"solution notebook {assignment.solution}: no code cell marks what students write, "
+        "so the exercise would be the whole solution: put `# BEGIN SOLUTION: what to do` and "
+        "`# END SOLUTION` around each graded function's body (nothing was written)"
+    )
+
+
 def course_sources(config: Config) -> dict[Path, str]:
     """The files an exercise must never be written over, resolved, with the words for each:
     the config, the case builders, and every assignment's solution, catalogue and data files."""
@@ -242,9 +259,11 @@ def _where_written(assignment: AssignmentSpec, out: Path | None) -> str:
 def write_exercise(
     assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
 ) -> Path:
-    """Write the student notebook where `exercise_target` says, and return where it went."""
+    """Write the student notebook where `exercise_target` says, and return where it went;
+    ConfigError, nothing written, for a solution that marks nothing (`refuse_unmarked`)."""
     target = exercise_target(assignment, out, keep)
     text = nbformat.writes(exercise_notebook(assignment)) + "\n"
+    refuse_unmarked(assignment)  # after the notebook's own refusals, which say more
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

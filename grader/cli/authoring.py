@@ -104,8 +104,10 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     """
     from grader.author.assign import (
         course_sources,
+        exercise_notebook,
         exercise_target,
         refuse_exercise_paths,
+        refuse_unmarked,
         write_exercise,
     )
 
@@ -124,8 +126,10 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
             "name a folder that exists, or one assignment with --assignment"
         )
     keep = course_sources(config)
-    for spec in specs:  # every target checked first: a refusal writes nothing
+    for spec in specs:  # every target and solution checked first: a refusal writes nothing
         exercise_target(spec, out, keep)
+        exercise_notebook(spec)
+        refuse_unmarked(spec)
     for spec in specs:
         click.echo(f"wrote {write_exercise(spec, out, keep)}")
 

@@ -1,0 +1,65 @@
+"""The course author's leftovers: an exercise that would be the whole solution, one that is
+stale, a catalogue's `replaces=` naming no mistake, `--out -`, and roster ids no disk takes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.author.scaffold import init_course
+from grader.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in tmp_path, outside the repository (whose config.yaml would be noted)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRADER_COURSE", raising=False)
+    monkeypatch.delenv("GRADER_CONFIG", raising=False)
+
+
+def _course(tmp_path: Path) -> Path:
+    """A new course made by `grader init` (its exercise not yet written)."""
+    course = tmp_path / "course"
+    init_course(course)
+    return course
+
+
+def _digests(folder: Path) -> dict[Path, str]:
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()}
+
+
+def _refused(args: list[str], folder: Path) -> str:
+    """Run the command: exit 2, one line on stderr, no file under `folder` changed or added."""
+    before = _digests(folder)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    said = result.stderr.strip().splitlines()
+    assert len(said) == 1, said
+    assert _digests(folder) == before
+    return said[0]
+
+
+def _unmark(solution: Path) -> None:
+    """The solution notebook with its SOLUTION marker lines taken out (the answer stays)."""
+    notebook = json.loads(solution.read_text())
+    for cell in notebook["cells"]:
+        lines = "".join(cell["source"]).split("\n")
+        cell["source"] = "\n".join(line for line in lines if "SOLUTION" not in line)
+    solution.write_text(json.dumps(notebook))
+
+
+def test_assign_refuses_a_solution_without_markers(tmp_path: Path) -> None:
+    # The exercise was the whole solution (release refused it later, but the author had a
+    # full answer in the exercise file, ready to be handed out by hand).
+    course = _course(tmp_path)
+    solution = course / "solutions" / "standardize.ipynb"
+    _unmark(solution)
+    said = _refused(["assign", "--course", str(course)], tmp_path)
+    assert said.startswith(f"Error: solution notebook {solution}: no code cell marks")
+    assert "# BEGIN SOLUTION" in said and "# END SOLUTION" in said
+    assert not (course / "exercises" / "standardize.ipynb").exists()
