@@ -63,3 +63,33 @@ def test_assign_refuses_a_solution_without_markers(tmp_path: Path) -> None:
     assert said.startswith(f"Error: solution notebook {solution}: no code cell marks")
     assert "# BEGIN SOLUTION" in said and "# END SOLUTION" in said
     assert not (course / "exercises" / "standardize.ipynb").exists()
+
+
+def test_assign_out_dash_is_the_notebook_on_standard_output(tmp_path: Path) -> None:
+    # `--out -` wrote a file named '-'; `grader export --out -` means standard output.
+    course = _course(tmp_path)
+    write = ["assign", "--course", str(course), "--assignment", "example"]
+    result = CliRunner().invoke(main, [*write, "--out", "-"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "-").exists()
+    written = CliRunner().invoke(main, [*write, "--out", str(tmp_path / "ex.ipynb")])
+    assert written.exit_code == 0, written.output
+    assert result.stdout == (tmp_path / "ex.ipynb").read_text(encoding="utf-8")
+
+
+def test_assign_out_dash_takes_one_assignment(tmp_path: Path) -> None:
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    text = config.read_text()
+    again = text.split("  example:\n")[1].replace("exercises/standardize", "exercises/again")
+    config.write_text(text + "  again:\n" + again)
+    said = _refused(["assign", "--course", str(course), "--out", "-"], tmp_path)
+    assert said.startswith("Error: --out -: standard output takes one notebook, not 2")
+
+
+def test_export_gradescope_refuses_out_dash(tmp_path: Path) -> None:
+    course = _course(tmp_path)
+    args = ["export-gradescope", "--course", str(course), "-a", "example", "--out", "-"]
+    said = _refused(args, tmp_path)
+    assert said.startswith("Error: --out -: the autograder is a zip to upload")
+    assert not (tmp_path / "-").exists()

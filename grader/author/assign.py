@@ -256,14 +256,21 @@ def _where_written(assignment: AssignmentSpec, out: Path | None) -> str:
     return "--out" if out is not None else f"assignments.{assignment.id}.exercise"
 
 
+def exercise_text(assignment: AssignmentSpec) -> str:
+    """The student notebook's file, as text; ConfigError for a solution that marks nothing
+    (`refuse_unmarked`), after the notebook's own refusals, which say more."""
+    text: str = nbformat.writes(exercise_notebook(assignment)) + "\n"
+    refuse_unmarked(assignment)
+    return text
+
+
 def write_exercise(
     assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
 ) -> Path:
     """Write the student notebook where `exercise_target` says, and return where it went;
     ConfigError, nothing written, for a solution that marks nothing (`refuse_unmarked`)."""
     target = exercise_target(assignment, out, keep)
-    text = nbformat.writes(exercise_notebook(assignment)) + "\n"
-    refuse_unmarked(assignment)  # after the notebook's own refusals, which say more
+    text = exercise_text(assignment)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

@@ -41,6 +41,7 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
 
     \b
     Upload the zip as a "Zip file upload" autograder; students submit their .ipynb.
+    --out names the zip file (never `-`: a zip is no text for standard output).
     Example:  grader export-gradescope --assignment masked_attention --out masked.zip
     """
     from grader.author.export import export_gradescope
@@ -92,7 +93,10 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
 @main.command()
 @COURSE_OPTIONS
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=None, help="File or folder to write to."
+    "--out",
+    type=click.Path(allow_dash=True, path_type=Path),
+    default=None,
+    help="File or folder to write to (-: one assignment's notebook on standard output).",
 )
 @_errors_to_exit_codes
 def assign(assignment: str | None, config_path: Path | None, out: Path | None) -> None:
@@ -100,12 +104,15 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
 
     \b
     Without --assignment, every assignment in the config is written to its `exercise` path.
-    Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
+    Examples:
+      grader assign --assignment self_attention --out /tmp/student.ipynb
+      grader assign --assignment self_attention --out - | jq .metadata   # standard output
     """
     from grader.author.assign import (
         course_sources,
         exercise_notebook,
         exercise_target,
+        exercise_text,
         refuse_exercise_paths,
         refuse_unmarked,
         write_exercise,
@@ -114,12 +121,20 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     config = _whole_course(config_path, "assign")
     if out is None:
         refuse_exercise_paths(config)
-    if out is not None and not out.is_dir():
-        _output_file(out)
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped
         specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    if out is not None and str(out) == "-":  # one notebook's bytes, and nothing else
+        if len(specs) != 1:
+            raise UsageError(
+                f"--out -: standard output takes one notebook, not {len(specs)}: name one "
+                "assignment with --assignment"
+            )
+        click.echo(exercise_text(specs[0]).encode("utf-8"), nl=False)
+        return
+    if out is not None and not out.is_dir():
+        _output_file(out)
     if out is not None and not out.is_dir() and len(specs) > 1:
         raise UsageError(
             f"--out {out}: one file for {len(specs)} assignments, each written over the last: "
