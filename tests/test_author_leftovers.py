@@ -93,3 +93,39 @@ def test_export_gradescope_refuses_out_dash(tmp_path: Path) -> None:
     said = _refused(args, tmp_path)
     assert said.startswith("Error: --out -: the autograder is a zip to upload")
     assert not (tmp_path / "-").exists()
+
+
+def _replacing(course: Path, named: str) -> None:
+    """The init course's catalogue, its one mistake saying it replaces `named`."""
+    catalogue = course / "solutions" / "standardize_mistakes.py"
+    text = catalogue.read_text()
+    assert text.count('    locate=r"\\.var\\(",\n') == 1
+    catalogue.write_text(
+        text.replace(
+            '    locate=r"\\.var\\(",\n', f'    locate=r"\\.var\\(", replaces={named!r},\n'
+        )
+    )
+
+
+@pytest.mark.parametrize("named", ["typo", "divides_by_variance"])
+def test_a_replaces_naming_no_other_mistake_is_refused_at_load(tmp_path: Path, named: str) -> None:
+    # `replaces="typo"` was kept and never matched anything: the author was not told.
+    course = _course(tmp_path)
+    _replacing(course, named)
+    said = _refused(["selftest", "--course", str(course)], tmp_path)
+    assert (
+        f"mistake divides_by_variance (standardize__divides_by_variance): replaces='{named}'"
+        in said
+    )
+    assert ("itself" if named == "divides_by_variance" else "no mistake of this catalogue") in said
+
+
+def test_a_replaces_naming_a_grader_id_is_kept(tmp_path: Path) -> None:
+    from grader.course.config import load_config
+    from grader.judge.preflight import checked_catalogue
+
+    course = _course(tmp_path)
+    _replacing(course, "output_transposed")
+    config = load_config(course / "config.yaml")
+    catalogue = checked_catalogue(config, config.assignment("example"))
+    assert [m.replaces for m in catalogue.mistakes] == ["output_transposed"]
