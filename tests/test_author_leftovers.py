@@ -129,3 +129,35 @@ def test_a_replaces_naming_a_grader_id_is_kept(tmp_path: Path) -> None:
     config = load_config(course / "config.yaml")
     catalogue = checked_catalogue(config, config.assignment("example"))
     assert [m.replaces for m in catalogue.mistakes] == ["output_transposed"]
+
+
+def test_selftest_runs_a_solution_that_never_ends_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Graded as a submission first, the solution held the worker for a whole time limit
+    # while the course's own run of it queued behind: refused after twice the limit.
+    from grader.run.workers import Workers
+
+    course = _course(tmp_path)
+    config = course / "config.yaml"
+    text = config.read_text()
+    assert text.count("time_limit: {submission: 20, cell: 5, call: 2}") == 1
+    config.write_text(
+        text.replace("submission: 20, cell: 5, call: 2", "submission: 2, cell: 1, call: 1")
+    )
+    solution = course / "solutions" / "standardize.ipynb"
+    notebook = json.loads(solution.read_text())
+    loop = {"cell_type": "code", "execution_count": None, "id": "loop", "metadata": {}}
+    notebook["cells"].append({**loop, "outputs": [], "source": "while True:\n    pass\n"})
+    solution.write_text(json.dumps(notebook))
+    runs: list[int] = []
+    real = Workers.run
+
+    def counted(self: Workers, *args: object, **kwargs: object) -> object:
+        runs.append(1)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Workers, "run", counted)
+    said = _refused(["selftest", "--course", str(course)], tmp_path)
+    assert "fails to run: cell 4: did not finish within 1 s" in said
+    assert len(runs) == 1
