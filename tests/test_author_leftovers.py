@@ -161,3 +161,24 @@ def test_selftest_runs_a_solution_that_never_ends_once(
     said = _refused(["selftest", "--course", str(course)], tmp_path)
     assert "fails to run: cell 4: did not finish within 1 s" in said
     assert len(runs) == 1
+
+
+def test_release_roster_names_a_windows_device_id_s_folder_as_its_page(tmp_path: Path) -> None:
+    # A student `CON` got the folder OUT/CON, which no Windows disk can hold: a bundle copied
+    # there lost that student. Their folder is named as their feedback page is.
+    from grader.render.escape import safe_name
+
+    course = _course(tmp_path)
+    CliRunner().invoke(main, ["assign", "--course", str(course)])
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nCON,Con Person\ns1,Ada\n")
+    out = tmp_path / "handouts"
+    args = ["release", "--course", str(course), "--roster", str(roster), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == sorted([safe_name("CON"), "s1"])
+    assert safe_name("CON") != "CON" and (out / safe_name("CON") / "exercises").is_dir()
+    assert (
+        f"note: 'CON' is no folder name on every disk: their bundle is {out / safe_name('CON')}"
+        in result.stderr
+    )

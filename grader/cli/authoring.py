@@ -191,6 +191,7 @@ def release_command(
     """
     from grader.author.release import release, student_folder
     from grader.batch.roster import load_roster
+    from grader.render.escape import safe_name
 
     config = _course(config_path)
     notes: list[str] = []
@@ -201,10 +202,16 @@ def release_command(
         click.echo(f"wrote {written} and the exercise notebooks in {out}")
         return
     students = load_roster(roster)
-    folders = [student_folder(out, s.id) for s in students]  # every id checked first
+    # Every id checked first; each folder named as the student's feedback page (an id no
+    # disk takes as a name, `CON` on Windows or one with a `:`, gets a hash).
+    folders = [out / safe_name(student_folder(out, s.id).name) for s in students]
     for student, folder in zip(students, folders, strict=True):
         with _writing(out):
             release(config, folder, assignment, sandbox, student.id, notes=notes)
+        if folder.name != student.id:  # as their feedback page is named
+            notes.append(
+                f"{student.id!r} is no folder name on every disk: their bundle is {folder}"
+            )
     _tell_notes(notes)
     noun = "bundle" if len(folders) == 1 else "bundles"
     click.echo(f"wrote {len(folders)} student {noun} in {out}/<student id>/")
