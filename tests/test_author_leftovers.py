@@ -182,3 +182,27 @@ def test_release_roster_names_a_windows_device_id_s_folder_as_its_page(tmp_path:
         f"note: 'CON' is no folder name on every disk: their bundle is {out / safe_name('CON')}"
         in result.stderr
     )
+
+
+def test_init_and_assign_print_paths_one_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # init printed `course/config.yaml` beside `/tmp/…/course/exercises/…` (the config's
+    # paths are absolute): inside the working folder, every path is now relative to it.
+    made = CliRunner().invoke(main, ["init", "course"])
+    assert made.exit_code == 0, made.output
+    wrote = [
+        line.split(" ", 1)[1] for line in made.stdout.splitlines() if line.startswith("wrote ")
+    ]
+    assert "course/exercises/standardize.ipynb" in wrote
+    assert all(not Path(p).is_absolute() and (tmp_path / p).is_file() for p in wrote)
+    monkeypatch.chdir(tmp_path / "course")
+    outside = tmp_path.parent / f"{tmp_path.name}-out.ipynb"
+    for out, shown in [
+        ([], "exercises/standardize.ipynb"),
+        (["--out", f"../../{outside.name}"], str(outside)),
+    ]:
+        result = CliRunner().invoke(main, ["assign", *out])
+        assert result.exit_code == 0, result.output
+        assert result.stdout == f"wrote {shown}\n"
+    outside.unlink()

@@ -21,6 +21,7 @@ from grader.cli.common import (
     _whole_course,
     _writing,
     main,
+    shown_path,
 )
 from grader.course.config import Mode
 from grader.errors import UsageError
@@ -48,7 +49,7 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
 
     config = _whole_course(config_path, "export-gradescope")
     _output_file(out)
-    click.echo(f"wrote {export_gradescope(config, assignment, out)}")
+    click.echo(f"wrote {shown_path(export_gradescope(config, assignment, out))}")
 
 
 @main.command("template")
@@ -146,7 +147,7 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
         exercise_notebook(spec)
         refuse_unmarked(spec)
     for spec in specs:
-        click.echo(f"wrote {write_exercise(spec, out, keep)}")
+        click.echo(f"wrote {shown_path(write_exercise(spec, out, keep))}")
 
 
 @main.command("release")
@@ -245,7 +246,7 @@ def init_command(folder: Path) -> None:
         config = load_config(folder / "config.yaml")
         made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
     for path in made:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {shown_path(path)}")
     course = shlex.quote(str(folder))
     click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {course}")
 
@@ -282,4 +283,4 @@ def new_assignment_command(name: str, function: str | None, course: Path) -> Non
     with _writing(course, "--course"):
         made = new_assignment(course, name, function)
     for path in made:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {shown_path(path)}")
