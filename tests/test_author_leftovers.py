@@ -206,3 +206,51 @@ def test_init_and_assign_print_paths_one_way(
         assert result.exit_code == 0, result.output
         assert result.stdout == f"wrote {shown}\n"
     outside.unlink()
+
+
+def test_release_refuses_an_exercise_whose_solution_changed_since_assign(tmp_path: Path) -> None:
+    # The solution was fixed after `grader assign`, and the old exercise released silently.
+    course = _course(tmp_path)
+    assert CliRunner().invoke(main, ["assign", "--course", str(course)]).exit_code == 0
+    exercise = course / "exercises" / "standardize.ipynb"
+    written = json.loads(exercise.read_text())["metadata"]["grader_written_from"]["sha256"]
+    solution = course / "solutions" / "standardize.ipynb"
+    notebook = json.loads(solution.read_text())
+    for cell in notebook["cells"]:  # outputs and counts are no change of the solution
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = 7
+    solution.write_text(json.dumps(notebook))
+    args = ["release", "--course", str(course), "--out", str(tmp_path / "handout")]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    notebook["cells"].append(
+        {"cell_type": "markdown", "id": "new", "metadata": {}, "source": "A hint."}
+    )
+    solution.write_text(json.dumps(notebook))
+    said = _refused(args, tmp_path)
+    assert said == (
+        f"Error: {course / 'config.yaml'}: assignments.example.exercise: {exercise} was written "
+        f"from an older {solution} (changed since): write it again with "
+        "`grader assign --assignment example`"
+    )
+    assert CliRunner().invoke(main, ["assign", "--course", str(course)]).exit_code == 0
+    again = json.loads(exercise.read_text())["metadata"]["grader_written_from"]["sha256"]
+    assert again != written
+    assert CliRunner().invoke(main, args).exit_code == 0
+
+
+def test_an_exercise_without_the_record_is_released_as_before(tmp_path: Path) -> None:
+    course = _course(tmp_path)
+    assert CliRunner().invoke(main, ["assign", "--course", str(course)]).exit_code == 0
+    exercise = course / "exercises" / "standardize.ipynb"
+    notebook = json.loads(exercise.read_text())
+    del notebook["metadata"]["grader_written_from"]  # written by hand, or by an older grader
+    exercise.write_text(json.dumps(notebook))
+    solution = course / "solutions" / "standardize.ipynb"
+    changed = json.loads(solution.read_text())
+    changed["cells"].append(
+        {"cell_type": "markdown", "id": "new", "metadata": {}, "source": "A hint."}
+    )
+    solution.write_text(json.dumps(changed))
+    args = ["release", "--course", str(course), "--out", str(tmp_path / "handout")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
