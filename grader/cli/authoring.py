@@ -111,11 +111,9 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     """
     from grader.author.assign import (
         course_sources,
-        exercise_notebook,
         exercise_target,
         exercise_text,
         refuse_exercise_paths,
-        refuse_unmarked,
         write_exercise,
     )
 
@@ -144,8 +142,7 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     keep = course_sources(config)
     for spec in specs:  # every target and solution checked first: a refusal writes nothing
         exercise_target(spec, out, keep)
-        exercise_notebook(spec)
-        refuse_unmarked(spec)
+        exercise_text(spec)
     for spec in specs:
         click.echo(f"wrote {shown_path(write_exercise(spec, out, keep))}")
 
