@@ -4,12 +4,15 @@ The first code cell calls `keep_going()` and the last `check()`, so "Run All" re
 check. In solution code cells, the lines between `# BEGIN SOLUTION: <what to do>` and
 `# END SOLUTION` are replaced by a TODO with that text and `raise NotImplementedError`.
 Cells tagged `solution-only` are dropped. Outputs are cleared, ids are stable, and the
-notebook's metadata names the assignment so `grader check` needs no flag.
+notebook's metadata names the assignment so `grader check` needs no flag, and holds the hash
+of the solution it was written from, so that `grader release` refuses a stale exercise.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import re
 import tokenize
 import warnings
@@ -28,6 +31,9 @@ END = re.compile(r"^\s*# END SOLUTION\s*$")
 # A marker in a markdown or raw cell (nbgrader writes them so) is never stripped.
 MARKED = re.compile(r"(BEGIN|END) SOLUTION")
 SOLUTION_ONLY = "solution-only"
+# The exercise's metadata key for the hash of the solution it was written from (release
+# refuses an exercise whose solution has changed since).
+WRITTEN_FROM = "grader_written_from"
 # The first code cell: "Run All" then goes on past unfinished functions to the check() cell.
 KEEP_GOING_CELL = (
     "# Run All goes on past the functions you have not finished yet: check() at the end\n"
@@ -161,8 +167,46 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
         "grader": {"assignment": assignment.id},
+        WRITTEN_FROM: {"sha256": _digest(solution)},
     }
     return notebook
+
+
+def _digest(solution: Any) -> str:
+    """The hash of what an exercise is made from: each cell's type, source and tags (not
+    its outputs, which Jupyter changes on every run)."""
+    cells = [[c.cell_type, c.source, c.get("metadata", {}).get("tags", [])] for c in solution.cells]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def stale_exercise(assignment: AssignmentSpec) -> bool:
+    """True when the exercise says which solution it was written from (WRITTEN_FROM) and the
+    solution has changed since; False for one without the record (written by hand)."""
+    if assignment.exercise is None:
+        return False
+    try:
+        metadata = json.loads(assignment.exercise.read_text(encoding="utf-8"))["metadata"]
+        recorded = metadata[WRITTEN_FROM]["sha256"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    return bool(recorded != _digest(_read_notebook(assignment.solution)))
+
+
+def refuse_unmarked(assignment: AssignmentSpec) -> None:
+    """ConfigError, naming the solution, when it withholds nothing from its exercise: no
+    code cell marks a solution and no cell is tagged solution-only. The exercise would be the
+    whole solution, which an author may then hand out by hand (release refuses it later)."""
+    for cell in _read_notebook(assignment.solution).cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if isinstance(tags, list) and SOLUTION_ONLY in tags:
+            return
+        if cell.cell_type == "code" and any(map(BEGIN.match, cell.source.split("\n"))):
+            return
+    raise ConfigError(
+        f"solution notebook {assignment.solution}: no code cell marks what students write, "
+        "so the exercise would be the whole solution: put `# BEGIN SOLUTION: what to do` and "
+        "`# END SOLUTION` around each graded function's body (nothing was written)"
+    )
 
 
 def course_sources(config: Config) -> dict[Path, str]:
@@ -239,12 +283,21 @@ def _where_written(assignment: AssignmentSpec, out: Path | None) -> str:
     return "--out" if out is not None else f"assignments.{assignment.id}.exercise"
 
 
+def exercise_text(assignment: AssignmentSpec) -> str:
+    """The student notebook's file, as text; ConfigError for a solution that marks nothing
+    (`refuse_unmarked`), after the notebook's own refusals, which say more."""
+    text: str = nbformat.writes(exercise_notebook(assignment)) + "\n"
+    refuse_unmarked(assignment)
+    return text
+
+
 def write_exercise(
     assignment: AssignmentSpec, out: Path | None = None, keep: Mapping[Path, str] | None = None
 ) -> Path:
-    """Write the student notebook where `exercise_target` says, and return where it went."""
+    """Write the student notebook where `exercise_target` says, and return where it went;
+    ConfigError, nothing written, for a solution that marks nothing (`refuse_unmarked`)."""
     target = exercise_target(assignment, out, keep)
-    text = nbformat.writes(exercise_notebook(assignment)) + "\n"
+    text = exercise_text(assignment)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")

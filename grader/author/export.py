@@ -96,6 +96,11 @@ def _course_cases(config: Config, assignment_id: str) -> Path | None:
 def _refuse(config: Config, assignment: AssignmentSpec, out: Path) -> None:
     """Before the zip is opened (which empties `out`): the course's files are there and read,
     and `out` is none of them, nor a folder. ConfigError or UsageError, in one line."""
+    if str(out) == "-":  # `grader export --out -` writes text; a zip is a file to upload
+        raise UsageError(
+            "--out -: the autograder is a zip to upload, not text for standard output: "
+            "name the file, e.g. --out autograder.zip"
+        )
     if out.is_dir():
         raise UsageError(f"--out {out} is a folder: name the zip, e.g. --out {out}/autograder.zip")
     kept = course_sources(config)

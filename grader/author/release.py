@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.author.assign import MARKED, refuse_shared_exercises
+from grader.author.assign import MARKED, refuse_shared_exercises, stale_exercise
 from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -250,6 +250,11 @@ def _check_exercise(
                 f"or mark `{one.function}`'s body `# BEGIN SOLUTION` in {spec.solution} and "
                 "run `grader assign`"
             )
+    if stale_exercise(spec):
+        raise ConfigError(
+            f"{where}: {spec.exercise} was written from an older {spec.solution} (changed "
+            f"since): write it again with `grader assign --assignment {spec.id}`"
+        )
     if MARKED.search(spec.exercise.read_text(encoding="utf-8", errors="replace")):
         raise ConfigError(
             f"{where}: {spec.exercise} still holds a SOLUTION marker, and what it marks would "

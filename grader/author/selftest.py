@@ -18,7 +18,7 @@ from grader.course.mistakes import Mistake
 from grader.course.notebook import Submission, load_submission
 from grader.engine import grade_submission, require
 from grader.judge.compare import stack
-from grader.judge.expected import build_expected
+from grader.judge.expected import Expected, build_expected
 from grader.judge.fingerprints import catalogue_for
 from grader.judge.static import find_function
 from grader.run.wire import Seq
@@ -59,14 +59,17 @@ def _leaves(value: object) -> list[np.ndarray] | None:
     return None if array is None else [array]
 
 
+def _expected(assignment: AssignmentSpec) -> Expected:
+    """What grading the assignment expects, from the course's code (kept in this process)."""
+    workers = shared_workers(require("auto"), assignment.files, assignment.preload)
+    return build_expected(assignment, build_cases(assignment), workers)
+
+
 def _margin(assignment: AssignmentSpec, mistake: Mistake) -> float:
     """How far, in units of the tolerance, the variant lands from the reference at best."""
     if mistake.id == "mutates_input":
         return float("inf")  # told apart by the mutation check, not by its output
-    case_set = build_cases(assignment)
-    expected = build_expected(
-        assignment, case_set, shared_workers(require("auto"), assignment.files, assignment.preload)
-    )
+    expected = _expected(assignment)
     spec = assignment.target(mistake.target)
     prints = [
         f
@@ -93,6 +96,9 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
     catalogued mistake of its targets be caught and diagnosed."""
     result = SelftestResult(assignment.id)
     solution = load_submission(assignment.solution)
+    # The course's own run first: graded as a submission, the solution's run would hold the
+    # worker while this one queued behind it, so one that never ends took two time limits.
+    _expected(assignment)
     report = grade_submission(solution, assignment)
     if not report.all_passed:
         failing = ", ".join(t.name for t in report.targets if t.status != "passed")

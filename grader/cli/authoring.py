@@ -21,6 +21,7 @@ from grader.cli.common import (
     _whole_course,
     _writing,
     main,
+    shown_path,
 )
 from grader.course.config import Mode
 from grader.errors import UsageError
@@ -41,13 +42,14 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
 
     \b
     Upload the zip as a "Zip file upload" autograder; students submit their .ipynb.
+    --out names the zip file (never `-`: a zip is no text for standard output).
     Example:  grader export-gradescope --assignment masked_attention --out masked.zip
     """
     from grader.author.export import export_gradescope
 
     config = _whole_course(config_path, "export-gradescope")
     _output_file(out)
-    click.echo(f"wrote {export_gradescope(config, assignment, out)}")
+    click.echo(f"wrote {shown_path(export_gradescope(config, assignment, out))}")
 
 
 @main.command("template")
@@ -92,7 +94,10 @@ def selftest(assignment: str | None, config_path: Path | None) -> None:
 @main.command()
 @COURSE_OPTIONS
 @click.option(
-    "--out", type=click.Path(path_type=Path), default=None, help="File or folder to write to."
+    "--out",
+    type=click.Path(allow_dash=True, path_type=Path),
+    default=None,
+    help="File or folder to write to (-: one assignment's notebook on standard output).",
 )
 @_errors_to_exit_codes
 def assign(assignment: str | None, config_path: Path | None, out: Path | None) -> None:
@@ -100,11 +105,14 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
 
     \b
     Without --assignment, every assignment in the config is written to its `exercise` path.
-    Example:  grader assign --assignment self_attention --out /tmp/student.ipynb
+    Examples:
+      grader assign --assignment self_attention --out /tmp/student.ipynb
+      grader assign --assignment self_attention --out - | jq .metadata   # standard output
     """
     from grader.author.assign import (
         course_sources,
         exercise_target,
+        exercise_text,
         refuse_exercise_paths,
         write_exercise,
     )
@@ -112,22 +120,31 @@ def assign(assignment: str | None, config_path: Path | None, out: Path | None) -
     config = _whole_course(config_path, "assign")
     if out is None:
         refuse_exercise_paths(config)
-    if out is not None and not out.is_dir():
-        _output_file(out)
     if assignment:
         specs = [config.assignment(assignment)]
     else:  # assignments without an `exercise` (graded as students hand them in) are skipped
         specs = [a for _, a in sorted(config.assignments.items()) if a.exercise is not None]
+    if out is not None and str(out) == "-":  # one notebook's bytes, and nothing else
+        if len(specs) != 1:
+            raise UsageError(
+                f"--out -: standard output takes one notebook, not {len(specs)}: name one "
+                "assignment with --assignment"
+            )
+        click.echo(exercise_text(specs[0]).encode("utf-8"), nl=False)
+        return
+    if out is not None and not out.is_dir():
+        _output_file(out)
     if out is not None and not out.is_dir() and len(specs) > 1:
         raise UsageError(
             f"--out {out}: one file for {len(specs)} assignments, each written over the last: "
             "name a folder that exists, or one assignment with --assignment"
         )
     keep = course_sources(config)
-    for spec in specs:  # every target checked first: a refusal writes nothing
+    for spec in specs:  # every target and solution checked first: a refusal writes nothing
         exercise_target(spec, out, keep)
+        exercise_text(spec)
     for spec in specs:
-        click.echo(f"wrote {write_exercise(spec, out, keep)}")
+        click.echo(f"wrote {shown_path(write_exercise(spec, out, keep))}")
 
 
 @main.command("release")
@@ -172,6 +189,7 @@ def release_command(
     """
     from grader.author.release import release, student_folder
     from grader.batch.roster import load_roster
+    from grader.render.escape import safe_name
 
     config = _course(config_path)
     notes: list[str] = []
@@ -182,10 +200,16 @@ def release_command(
         click.echo(f"wrote {written} and the exercise notebooks in {out}")
         return
     students = load_roster(roster)
-    folders = [student_folder(out, s.id) for s in students]  # every id checked first
+    # Every id checked first; each folder named as the student's feedback page (an id no
+    # disk takes as a name, `CON` on Windows or one with a `:`, gets a hash).
+    folders = [out / safe_name(student_folder(out, s.id).name) for s in students]
     for student, folder in zip(students, folders, strict=True):
         with _writing(out):
             release(config, folder, assignment, sandbox, student.id, notes=notes)
+        if folder.name != student.id:  # as their feedback page is named
+            notes.append(
+                f"{student.id!r} is no folder name on every disk: their bundle is {folder}"
+            )
     _tell_notes(notes)
     noun = "bundle" if len(folders) == 1 else "bundles"
     click.echo(f"wrote {len(folders)} student {noun} in {out}/<student id>/")
@@ -219,7 +243,7 @@ def init_command(folder: Path) -> None:
         config = load_config(folder / "config.yaml")
         made += [write_exercise(spec) for spec in config.assignments.values() if spec.exercise]
     for path in made:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {shown_path(path)}")
     course = shlex.quote(str(folder))
     click.echo(f"next: grader new-assignment NAME --function 'f(x, y)' --course {course}")
 
@@ -256,4 +280,4 @@ def new_assignment_command(name: str, function: str | None, course: Path) -> Non
     with _writing(course, "--course"):
         made = new_assignment(course, name, function)
     for path in made:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {shown_path(path)}")

@@ -215,6 +215,13 @@ def _database_option(database: str | None, out: Path | None) -> None:
         raise UsageError("--db needs --out (the feedback pages and report.html go there)")
 
 
+def shown_path(path: Path) -> str:
+    """A path as the commands print what they wrote: relative to the working folder when it
+    lies inside it, else absolute (one way for every file, however it was named)."""
+    absolute, here = Path(os.path.abspath(path)), Path(os.getcwd())
+    return str(absolute.relative_to(here)) if absolute.is_relative_to(here) else str(absolute)
+
+
 def _output_folder(out: Path) -> None:
     """Create OUT, or say in one line why it cannot be written to (before grading anything)."""
     _writable_folder(out, f"--out {out}", "the folder", "it", "exists and is not a folder")

@@ -87,6 +87,22 @@ class Catalogue:
                     "give each mistake its own id"
                 )
 
+    def refuse_unknown_replaces(self, built_in: Collection[str]) -> None:
+        """ConfigError for a `replaces=` that names no other mistake of this catalogue nor
+        one of the grader's own ids (`built_in`): a typo would never replace anything."""
+        ids = {mistake.id for mistake in self.mistakes}
+        for mistake in self.mistakes:
+            named = mistake.replaces
+            if named is None or (named != mistake.id and named in ids | set(built_in)):
+                continue
+            why = "itself" if named == mistake.id else "no mistake of this catalogue"
+            same = sorted({m.id for m in self.for_target(mistake.target)} - {mistake.id})
+            raise ConfigError(
+                f"mistake catalogue {self.path}: mistake {mistake.id} ({mistake.function}): "
+                f"replaces={named!r} names {why}; name another mistake's id (`"
+                f"{mistake.target}` has {', '.join(same) or 'no other'}) or drop replaces="
+            )
+
     def refuse_rebinding(self, solution: Collection[str]) -> None:
         """ConfigError for a top-level name of the catalogue that the solution defines too:
         run after the solution's cells, it would change the helper every variant calls,

@@ -21,6 +21,7 @@ from grader.course.mistakes import Catalogue
 from grader.course.notebook import load_submission
 from grader.errors import ConfigError
 from grader.judge.compare import compare
+from grader.judge.diagnose import GENERIC_STATIC, STRUCTURAL
 from grader.judge.expected import Expected
 from grader.judge.fingerprints import catalogue_for, compute_fingerprints
 from grader.judge.reference import compute_references, load_solution
@@ -73,6 +74,7 @@ def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
     try:
         catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
         catalogue.refuse_strays(graded | {t.name for t in spec.targets})
+        catalogue.refuse_unknown_replaces({*STRUCTURAL, *GENERIC_STATIC})
         if catalogue.mistakes:  # they run after the solution's cells, in its namespace
             targets = {t.name for t in spec.targets}  # fingerprints.py words those itself
             catalogue.refuse_rebinding(set(load_solution(spec).definitions()) - targets)
