@@ -280,7 +280,8 @@ def _notebook_cells(
     except json.JSONDecodeError as exc:
         raise SubmissionError(
             f"{path}: not a Jupyter notebook: invalid JSON at line {exc.lineno}, "
-            f"column {exc.colno} ({exc.msg})"
+            f"column {exc.colno} ({exc.msg}); was it saved while being written, cut off in a "
+            "copy, or edited by hand? Save it again from Jupyter, or take your last good copy"
         ) from None
     except RecursionError:
         raise SubmissionError(
