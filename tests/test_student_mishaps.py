@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from grader.course.bundle import BUNDLE_NAME
 from grader.course.config import Config
+from grader.course.locate import choose_course
+from grader.course.notebook import load_submission
 from grader.engine import grade_path
+from grader.errors import ConfigError, SubmissionError
 from grader.report import TargetResult
 
 import students
-from conftest import NotebookFactory
+from conftest import REPO, NotebookFactory
 
 ENDLESS_SOFTMAX = "def softmax(items_in):\n    return softmax(items_in)\n"
 
@@ -28,3 +36,63 @@ def test_a_function_that_calls_itself_forever_is_not_told_to_fix_itself_first(
     # its callers are still sent to it
     caller = _target(report.targets, "attention_loop")
     assert any(m.startswith("fix `softmax` first") for m in caller.messages), caller.messages
+
+
+def test_a_renamed_function_is_named_where_it_is_defined(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    renamed = students.CORRECT["softmax"].replace("def softmax(", "def my_softmax(")
+    path = notebook(students.cells(softmax=renamed))
+    report = grade_path(path, config, "self_attention")
+    result = _target(report.targets, "softmax")
+    assert result.status == "missing" and result.score == 0
+    # a markdown title, the setup cell, then one cell per function in CORRECT's order
+    cell = 3 + list(students.CORRECT).index("softmax")
+    hint = result.messages[-1]
+    assert f"`my_softmax` (cell {cell}, line 1)" in hint and "name it `softmax`" in hint, hint
+    assert result.location is not None and result.location.cell == cell
+
+
+def test_another_targets_name_is_never_offered_for_a_missing_one(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # softmax is left out; softmax_cols (a target of its own) is the nearest name there is
+    path = notebook(students.cells(softmax=None))
+    result = _target(grade_path(path, config, "self_attention").targets, "softmax")
+    assert result.status == "missing"
+    assert not any("softmax_cols" in m for m in result.messages), result.messages
+
+
+def test_a_notebook_saved_mid_write_says_what_to_do(tmp_path: Path) -> None:
+    whole = (REPO / "exercises" / "self_attention.ipynb").read_text(encoding="utf-8")
+    path = tmp_path / "half.ipynb"
+    path.write_text(whole[: len(whole) // 2], encoding="utf-8")
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    message = str(caught.value)
+    assert "invalid JSON" in message and "Save it again from Jupyter" in message
+    assert "\n" not in message
+
+
+def test_checked_from_another_folder_the_bundle_it_lies_in_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import grader.course.locate as locate
+
+    monkeypatch.setattr(locate, "bundled_config_path", lambda: tmp_path / "none" / "config.yaml")
+    bundle = tmp_path / "bundle"
+    (bundle / "exercises").mkdir(parents=True)
+    (bundle / BUNDLE_NAME).write_bytes(b"")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    graded = bundle / "exercises" / "mine.ipynb"
+    with pytest.raises(ConfigError) as caught:
+        choose_course(None, graded, "--course DIR")
+    message = str(caught.value)
+    assert f"{BUNDLE_NAME} in {elsewhere}" in message
+    assert f"lies in the student bundle {bundle}: run there" in message
+    # a notebook in no bundle is told nothing of one
+    with pytest.raises(ConfigError) as plain:
+        choose_course(None, elsewhere / "mine.ipynb", "--course DIR")
+    assert "student bundle" not in str(plain.value)
