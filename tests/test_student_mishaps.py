@@ -96,3 +96,24 @@ def test_checked_from_another_folder_the_bundle_it_lies_in_is_named(
     with pytest.raises(ConfigError) as plain:
         choose_course(None, elsewhere / "mine.ipynb", "--course DIR")
     assert "student bundle" not in str(plain.value)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [
+        ({"kernelspec": {"name": "ir", "language": "R", "display_name": "R"}}, "R"),
+        ({"language_info": {"name": "julia"}}, "julia"),
+        ({"kernelspec": {"name": "python3", "language": "python"}}, None),
+        ({}, None),
+    ],
+)
+def test_a_notebook_for_another_language_is_told_its_cells_run_as_python(
+    notebook: NotebookFactory, metadata: dict[str, object], said: str | None
+) -> None:
+    path = notebook(["x = 1"], metadata=metadata)
+    notes = [n for n in load_submission(path).notes if "kernel" in n]
+    if said is None:
+        assert notes == []
+    else:
+        assert len(notes) == 1 and f"set to a {said} kernel" in notes[0], notes
+        assert "Python 3 kernel" in notes[0]

@@ -310,7 +310,27 @@ def _notebook_cells(
     if problem is not None:
         raise SubmissionError(f"{path}: malformed notebook structure: {problem}") from None
     code = [(i, src, n) for (i, src, n), c in zip(cells, nb["cells"], strict=True) if _is_code(c)]
+    if (language := kernel_language(nb)) is not None:
+        notes.append(
+            f"{path.name} is set to a {language[:40]} kernel, but its code cells are run as "
+            "Python: switch the notebook to a Python 3 kernel (Kernel ▸ Change kernel) and "
+            "write Python"
+        )
     return code, assignment_hint(nb), notes
+
+
+def kernel_language(notebook: Any) -> str | None:
+    """The language the notebook's metadata names for its kernel when it is not Python
+    (an R or Julia notebook handed in by mistake), else None."""
+    metadata = notebook.get("metadata") if isinstance(notebook, dict) else None
+    if not isinstance(metadata, dict):
+        return None
+    for key, field in (("kernelspec", "language"), ("language_info", "name")):
+        entry = metadata.get(key)
+        language = entry.get(field) if isinstance(entry, dict) else None
+        if isinstance(language, str) and language.strip():
+            return None if language.strip().lower().startswith("python") else language.strip()
+    return None
 
 
 def assignment_hint(notebook: Any) -> str | None:
