@@ -117,3 +117,13 @@ def test_a_notebook_for_another_language_is_told_its_cells_run_as_python(
     else:
         assert len(notes) == 1 and f"set to a {said} kernel" in notes[0], notes
         assert "Python 3 kernel" in notes[0]
+
+
+def test_an_answer_that_is_no_numbers_is_not_said_to_ignore_its_inputs(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    words = "def softmax(items_in):\n    return 'the softmax of ' + str(len(items_in))\n"
+    result = _target(grade_path(notebook(students.cells(softmax=words)), config).targets, "softmax")
+    assert result.status == "failed"
+    assert any("returned a str, not numbers" in m for m in result.messages), result.messages
+    assert not any(m.startswith("ignores") for m in result.messages), result.messages
