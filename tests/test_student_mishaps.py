@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,26 @@ def test_an_answer_that_is_no_numbers_is_not_said_to_ignore_its_inputs(
     assert result.status == "failed"
     assert any("returned a str, not numbers" in m for m in result.messages), result.messages
     assert not any(m.startswith("ignores") for m in result.messages), result.messages
+
+
+def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path: Path) -> None:
+    path = tmp_path / "plots.ipynb"
+    path.write_bytes(b"")
+    os.truncate(path, 51 << 20)  # sparse: the size is what is refused, before any reading
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    assert "larger than the 50 MB limit; clear its outputs" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "advice"),
+    [("script.py", "save it as UTF-8"), ("nb.ipynb", "save the notebook from Jupyter")],
+)
+def test_text_that_is_not_utf8_is_told_how_to_save_it(
+    tmp_path: Path, name: str, advice: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes("# %%\nx = 'café'\n".encode("latin-1"))
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    assert "not UTF-8 text" in str(caught.value) and advice in str(caught.value)

@@ -217,19 +217,32 @@ def _read_bytes(path: Path) -> bytes:
         raise SubmissionError(f"{path}: not a file")
     size = path.stat().st_size
     if size > MAX_BYTES:
-        raise SubmissionError(f"{path}: {size / 2**20:.0f} MB is larger than the 50 MB limit")
+        raise SubmissionError(_too_large(path, size))
     return path.read_bytes()
+
+
+def _too_large(path: Path, size: int) -> str:
+    """Over the size limit: most often the cells' outputs (plots, long prints), which the
+    grader does not need."""
+    return (
+        f"{path}: {size / 2**20:.0f} MB is larger than the 50 MB limit; clear its outputs "
+        "(in Jupyter: Edit ▸ Clear Outputs of All Cells), save and check again"
+    )
 
 
 def _decode(path: Path, data: bytes) -> str:
     if len(data) > MAX_BYTES:
-        raise SubmissionError(f"{path}: {len(data) / 2**20:.0f} MB is larger than the 50 MB limit")
+        raise SubmissionError(_too_large(path, len(data)))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        how = (
+            "save it as UTF-8 (your editor's encoding setting)"
+            if path.suffix.lower() == ".py"
+            else "save the notebook from Jupyter, which writes UTF-8"
+        )
         raise SubmissionError(
-            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "save the notebook from Jupyter, which writes UTF-8"
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); {how}"
         ) from None
 
 
