@@ -151,3 +151,13 @@ def test_text_that_is_not_utf8_is_told_how_to_save_it(
     with pytest.raises(SubmissionError) as caught:
         load_submission(path)
     assert "not UTF-8 text" in str(caught.value) and advice in str(caught.value)
+
+
+def test_a_cell_that_asks_for_input_is_told_nobody_answers(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    path = notebook([*students.cells(), "name = input('your name? ')"])
+    report = grade_path(path, config, "self_attention")
+    said = [e for e in report.errors if "EOFError" in e]
+    assert len(said) == 1 and "Nobody can type an answer to input()" in said[0], report.errors
+    assert report.score == report.max_score  # the functions are graded all the same
