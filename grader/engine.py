@@ -17,6 +17,7 @@ from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import preflight
 from grader.judge.reference import Reference
 from grader.judge.released import released_data
+from grader.judge.renamed import name_renamed
 from grader.judge.score import (
     Answers,
     describe_error,
@@ -150,6 +151,7 @@ def finish(
     )
     targets = explain(targets, assignment, case_set, expected, answers, submission)
     targets = explain_timeouts(targets, submission)
+    targets = name_renamed(targets, submission)
     targets = tuple(replace(t, location=submission.locate(t.location)) for t in targets)
     errors, did_not_run = _run_errors(run, answers, submission)
     # What judging decoded and parsed is not kept on the inputs: a caller holding many

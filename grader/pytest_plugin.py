@@ -125,8 +125,9 @@ class NotebookFile(pytest.File):
             config, _ = load_course(_given_config(self.config), self.path, COURSE_HINT)
             report = grade_path(self.path, config, self.config.getoption("grader_assignment"))
         except GraderError as exc:
-            # the message names the student's file, and may quote it
-            message = safe_lines(f"the grader cannot read {self.path}: {exc}")
+            # the message names the student's file, and may quote it; once is enough
+            said = str(exc).removeprefix(f"{self.path}: ")
+            message = safe_lines(f"the grader cannot read {self.path}: {said}")
             raise self.CollectError(message) from None
         if (line := cases_line(report.targets)) is not None:
             self.config.stash.setdefault(CASES_LINES, []).append(f"{self.path.name}: {line}")

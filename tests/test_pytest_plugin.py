@@ -50,6 +50,14 @@ def test_unreadable_notebook_is_a_collection_error(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(["*the grader cannot read*invalid JSON*"])
 
 
+def test_an_unreadable_notebook_is_named_once(pytester: pytest.Pytester) -> None:
+    bad = pytester.path / "half.ipynb"
+    bad.write_text('{"cells": [')
+    result = pytester.runpytest_subprocess("--notebook", str(bad), "--grader-config", str(CONFIG))
+    said = [line for line in result.stdout.lines if "invalid JSON" in line]
+    assert len(said) == 1 and said[0].count(str(bad)) == 1, said
+
+
 def test_without_the_option_nothing_changes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_ok():\n    assert True\n")
     (pytester.path / "ignored.ipynb").write_text(BRUNO.read_text())

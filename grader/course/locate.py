@@ -114,9 +114,18 @@ def choose_course(
             f"unless named; name the course to grade against ({hint})"
         )
     raise ConfigError(
-        f"no course found: no {CONFIG_NAME} in {Path.cwd()} or any folder above it; run in a "
-        f"course folder or name one ({hint})"
+        f"no course found: no {CONFIG_NAME} or {BUNDLE_NAME} in {Path.cwd()} or any folder "
+        f"above it; run in a course folder or name one ({hint}){_bundle_beside(graded)}"
     )
+
+
+def _bundle_beside(graded: Path | None) -> str:
+    """Where the graded notebook lies in a student bundle (checked from another folder), the
+    words that name it: the way out is in the student's own folder."""
+    found = find_upward(graded.parent) if graded is not None else None
+    if found is None or not is_bundle(found):
+        return ""
+    return f"; {graded} lies in the student bundle {found.parent}: run there, or name that folder"
 
 
 def _notebooks_folder(graded: Path) -> Path | None:

@@ -217,19 +217,32 @@ def _read_bytes(path: Path) -> bytes:
         raise SubmissionError(f"{path}: not a file")
     size = path.stat().st_size
     if size > MAX_BYTES:
-        raise SubmissionError(f"{path}: {size / 2**20:.0f} MB is larger than the 50 MB limit")
+        raise SubmissionError(_too_large(path, size))
     return path.read_bytes()
+
+
+def _too_large(path: Path, size: int) -> str:
+    """Over the size limit: most often the cells' outputs (plots, long prints), which the
+    grader does not need."""
+    return (
+        f"{path}: {size / 2**20:.0f} MB is larger than the 50 MB limit; clear its outputs "
+        "(in Jupyter: Edit ▸ Clear Outputs of All Cells), save and check again"
+    )
 
 
 def _decode(path: Path, data: bytes) -> str:
     if len(data) > MAX_BYTES:
-        raise SubmissionError(f"{path}: {len(data) / 2**20:.0f} MB is larger than the 50 MB limit")
+        raise SubmissionError(_too_large(path, len(data)))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        how = (
+            "save it as UTF-8 (your editor's encoding setting)"
+            if path.suffix.lower() == ".py"
+            else "save the notebook from Jupyter, which writes UTF-8"
+        )
         raise SubmissionError(
-            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "save the notebook from Jupyter, which writes UTF-8"
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); {how}"
         ) from None
 
 
@@ -280,7 +293,8 @@ def _notebook_cells(
     except json.JSONDecodeError as exc:
         raise SubmissionError(
             f"{path}: not a Jupyter notebook: invalid JSON at line {exc.lineno}, "
-            f"column {exc.colno} ({exc.msg})"
+            f"column {exc.colno} ({exc.msg}); was it saved while being written, cut off in a "
+            "copy, or edited by hand? Save it again from Jupyter, or take your last good copy"
         ) from None
     except RecursionError:
         raise SubmissionError(
@@ -309,7 +323,27 @@ def _notebook_cells(
     if problem is not None:
         raise SubmissionError(f"{path}: malformed notebook structure: {problem}") from None
     code = [(i, src, n) for (i, src, n), c in zip(cells, nb["cells"], strict=True) if _is_code(c)]
+    if (language := kernel_language(nb)) is not None:
+        notes.append(
+            f"{path.name} is set to a {language[:40]} kernel, but its code cells are run as "
+            "Python: switch the notebook to a Python 3 kernel (Kernel ▸ Change kernel) and "
+            "write Python"
+        )
     return code, assignment_hint(nb), notes
+
+
+def kernel_language(notebook: Any) -> str | None:
+    """The language the notebook's metadata names for its kernel when it is not Python
+    (an R or Julia notebook handed in by mistake), else None."""
+    metadata = notebook.get("metadata") if isinstance(notebook, dict) else None
+    if not isinstance(metadata, dict):
+        return None
+    for key, field in (("kernelspec", "language"), ("language_info", "name")):
+        entry = metadata.get(key)
+        language = entry.get(field) if isinstance(entry, dict) else None
+        if isinstance(language, str) and language.strip():
+            return None if language.strip().lower().startswith("python") else language.strip()
+    return None
 
 
 def assignment_hint(notebook: Any) -> str | None:

@@ -542,10 +542,13 @@ def _repeated_items(ev: Evidence) -> str | None:
 
 
 def _ignored(ev: Evidence) -> str | None:
-    base_index = ev.cases[1 % len(ev.cases)].index
+    base = 1 % len(ev.cases)
+    base_index = ev.cases[base].index
     reference_base = stack(ev.reference.outputs[base_index])
     if ev.base_digest is None or reference_base is None:
         return None
+    if not isinstance(ev.answers[base], np.ndarray | Seq):
+        return None  # no numbers (a string, an array too large to send): nothing to move
     unchanged = {p for p, d in ev.probes.items() if d is not None and d == ev.base_digest}
     reference = {p: a for p, v in ev.reference_probes.items() if (a := stack(v)) is not None}
     return relations.ignored_inputs(ev.reference.parameters, unchanged, reference_base, reference)

@@ -82,10 +82,12 @@ def _upstream(
     variable: bool,
 ) -> list[str]:
     """The failing targets this one is computed from: the functions it calls, or, for a
-    variable, the failing targets its cells read (`all_x_prime` from `all_keys`)."""
+    variable, the failing targets its cells read (`all_x_prime` from `all_keys`). Never the
+    target itself: a recursion is its own fault, not a callee's."""
+    others = failing - {name}
     if variable:
-        return sorted(read_where_set(submission, name) & failing)
-    return sorted(called_names(function) & failing) if function else []
+        return sorted(read_where_set(submission, name) & others)
+    return sorted(called_names(function) & others) if function else []
 
 
 def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, ...]:

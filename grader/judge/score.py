@@ -85,7 +85,17 @@ def describe_error(error: Mapping[str, Any]) -> str:
     text = f"raised {exception_text(error)}{at}"
     if kind == "TypeError" and ZERO_DIM_MESSAGE in message:
         text += f". {NUMPY_HINT}"
+    if kind == "EOFError" and message == INPUT_MESSAGE:
+        text += f". {INPUT_HINT}"
     return text
+
+
+# What input() raises with nobody to type: the grader runs notebooks with no keyboard.
+INPUT_MESSAGE = "EOF when reading a line"
+INPUT_HINT = (
+    "Nobody can type an answer to input() while the grader runs the notebook: write the "
+    "value into the code instead"
+)
 
 
 OutcomeKind = Literal["passed", "failed", "error", "timeout", "not_implemented"]

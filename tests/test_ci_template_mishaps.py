@@ -1,0 +1,47 @@
+"""The CI templates a student's repository runs, fed a careless student's notebook: the job
+ends with the grader's own line and exit code, never a traceback of the workflow's glue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.author.export import template
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+def _grade_step() -> tuple[dict[str, str], str]:
+    job = yaml.safe_load(template("github"))["jobs"]["run-autograding-tests"]
+    step = next(s for s in job["steps"] if s.get("id") == "grade")
+    return job["env"], step["run"]
+
+
+def test_a_notebook_cut_off_mid_save_ends_the_github_job_with_the_graders_line(
+    tmp_path: Path,
+) -> None:
+    from test_export import run_bash
+
+    env, script = _grade_step()
+    whole = (REPO / "exercises" / "self_attention.ipynb").read_text(encoding="utf-8")
+    (tmp_path / env["NOTEBOOK"]).write_text(whole[: len(whole) // 2], encoding="utf-8")
+    output, summary = tmp_path / "output", tmp_path / "summary.md"
+    done = run_bash(
+        script,
+        tmp_path,
+        {
+            **env,
+            "GRADER_COURSE": str(REPO),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+        },
+    )
+    assert done.returncode == 2, done.stderr  # bad input, as grader check says
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "invalid JSON" in done.stderr
+    # no points are claimed for a notebook that could not be read
+    assert "points=" not in (output.read_text() if output.exists() else "")

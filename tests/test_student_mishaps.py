@@ -1,0 +1,163 @@
+"""A careless student's notebook: what it is told must be true and say what to change."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from grader.course.bundle import BUNDLE_NAME
+from grader.course.config import Config
+from grader.course.locate import choose_course
+from grader.course.notebook import load_submission
+from grader.engine import grade_path
+from grader.errors import ConfigError, SubmissionError
+from grader.report import TargetResult
+
+import students
+from conftest import REPO, NotebookFactory
+
+ENDLESS_SOFTMAX = "def softmax(items_in):\n    return softmax(items_in)\n"
+
+
+def _target(results: tuple[TargetResult, ...], name: str) -> TargetResult:
+    return next(t for t in results if t.name == name)
+
+
+def test_a_function_that_calls_itself_forever_is_not_told_to_fix_itself_first(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    path = notebook(students.cells(softmax=ENDLESS_SOFTMAX))
+    report = grade_path(path, config, "self_attention")
+    own = _target(report.targets, "softmax")
+    assert own.status == "error"
+    assert not any("fix `softmax` first" in m for m in own.messages), own.messages
+    assert any("RecursionError" in m for m in own.messages), own.messages
+    # its callers are still sent to it
+    caller = _target(report.targets, "attention_loop")
+    assert any(m.startswith("fix `softmax` first") for m in caller.messages), caller.messages
+
+
+def test_a_renamed_function_is_named_where_it_is_defined(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    renamed = students.CORRECT["softmax"].replace("def softmax(", "def my_softmax(")
+    path = notebook(students.cells(softmax=renamed))
+    report = grade_path(path, config, "self_attention")
+    result = _target(report.targets, "softmax")
+    assert result.status == "missing" and result.score == 0
+    # a markdown title, the setup cell, then one cell per function in CORRECT's order
+    cell = 3 + list(students.CORRECT).index("softmax")
+    hint = result.messages[-1]
+    assert f"`my_softmax` (cell {cell}, line 1)" in hint and "name it `softmax`" in hint, hint
+    assert result.location is not None and result.location.cell == cell
+
+
+def test_another_targets_name_is_never_offered_for_a_missing_one(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # softmax is left out; softmax_cols (a target of its own) is the nearest name there is
+    path = notebook(students.cells(softmax=None))
+    result = _target(grade_path(path, config, "self_attention").targets, "softmax")
+    assert result.status == "missing"
+    assert not any("softmax_cols" in m for m in result.messages), result.messages
+
+
+def test_a_notebook_saved_mid_write_says_what_to_do(tmp_path: Path) -> None:
+    whole = (REPO / "exercises" / "self_attention.ipynb").read_text(encoding="utf-8")
+    path = tmp_path / "half.ipynb"
+    path.write_text(whole[: len(whole) // 2], encoding="utf-8")
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    message = str(caught.value)
+    assert "invalid JSON" in message and "Save it again from Jupyter" in message
+    assert "\n" not in message
+
+
+def test_checked_from_another_folder_the_bundle_it_lies_in_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import grader.course.locate as locate
+
+    monkeypatch.setattr(locate, "bundled_config_path", lambda: tmp_path / "none" / "config.yaml")
+    bundle = tmp_path / "bundle"
+    (bundle / "exercises").mkdir(parents=True)
+    (bundle / BUNDLE_NAME).write_bytes(b"")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    graded = bundle / "exercises" / "mine.ipynb"
+    with pytest.raises(ConfigError) as caught:
+        choose_course(None, graded, "--course DIR")
+    message = str(caught.value)
+    assert f"{BUNDLE_NAME} in {elsewhere}" in message
+    assert f"lies in the student bundle {bundle}: run there" in message
+    # a notebook in no bundle is told nothing of one
+    with pytest.raises(ConfigError) as plain:
+        choose_course(None, elsewhere / "mine.ipynb", "--course DIR")
+    assert "student bundle" not in str(plain.value)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [
+        ({"kernelspec": {"name": "ir", "language": "R", "display_name": "R"}}, "R"),
+        ({"language_info": {"name": "julia"}}, "julia"),
+        ({"kernelspec": {"name": "python3", "language": "python"}}, None),
+        ({}, None),
+    ],
+)
+def test_a_notebook_for_another_language_is_told_its_cells_run_as_python(
+    notebook: NotebookFactory, metadata: dict[str, object], said: str | None
+) -> None:
+    path = notebook(["x = 1"], metadata=metadata)
+    notes = [n for n in load_submission(path).notes if "kernel" in n]
+    if said is None:
+        assert notes == []
+    else:
+        assert len(notes) == 1 and f"set to a {said} kernel" in notes[0], notes
+        assert "Python 3 kernel" in notes[0]
+
+
+def test_an_answer_that_is_no_numbers_is_not_said_to_ignore_its_inputs(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    words = "def softmax(items_in):\n    return 'the softmax of ' + str(len(items_in))\n"
+    result = _target(grade_path(notebook(students.cells(softmax=words)), config).targets, "softmax")
+    assert result.status == "failed"
+    assert any("returned a str, not numbers" in m for m in result.messages), result.messages
+    assert not any(m.startswith("ignores") for m in result.messages), result.messages
+
+
+def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path: Path) -> None:
+    path = tmp_path / "plots.ipynb"
+    path.write_bytes(b"")
+    os.truncate(path, 51 << 20)  # sparse: the size is what is refused, before any reading
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    assert "larger than the 50 MB limit; clear its outputs" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "advice"),
+    [("script.py", "save it as UTF-8"), ("nb.ipynb", "save the notebook from Jupyter")],
+)
+def test_text_that_is_not_utf8_is_told_how_to_save_it(
+    tmp_path: Path, name: str, advice: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes("# %%\nx = 'café'\n".encode("latin-1"))
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    assert "not UTF-8 text" in str(caught.value) and advice in str(caught.value)
+
+
+def test_a_cell_that_asks_for_input_is_told_nobody_answers(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    path = notebook([*students.cells(), "name = input('your name? ')"])
+    report = grade_path(path, config, "self_attention")
+    said = [e for e in report.errors if "EOFError" in e]
+    assert len(said) == 1 and "Nobody can type an answer to input()" in said[0], report.errors
+    assert report.score == report.max_score  # the functions are graded all the same
