@@ -71,3 +71,26 @@ def test_no_memory_outside_the_address_space_limit(fast_config: Config, tmp_path
         ("msg", -eperm),
         ("shm", -eperm),
     ]
+
+
+# What the host's OOM killer makes of the student's processes: 64 processes of 2 GB each
+# are more than most machines hold, and without a mark the killer may take the grader, or
+# any process of the machine that is larger than each of the student's.
+OOM = """
+import os
+r, w = os.pipe()
+if os.fork() == 0:
+    os.write(w, open("/proc/self/oom_score_adj").read().strip().encode())
+    os._exit(0)
+os.wait()
+ADJUST = (open("/proc/self/oom_score_adj").read().strip(), os.read(r, 16).decode())
+def softmax(items_in):
+    raise ValueError(repr(ADJUST))
+"""
+
+
+def test_the_oom_killer_takes_the_students_processes_first(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    path = write_notebook(tmp_path / "oom.ipynb", [WRONG, OOM])
+    assert said_by_softmax(fast_config, path) == ("1000", "1000")
