@@ -13,6 +13,7 @@ from test_attacks import WRONG
 from grader.course.config import Config
 from grader.engine import grade_path
 
+import students
 from conftest import write_notebook
 
 pytestmark = pytest.mark.sandbox
@@ -94,3 +95,13 @@ def test_the_oom_killer_takes_the_students_processes_first(
 ) -> None:
     path = write_notebook(tmp_path / "oom.ipynb", [WRONG, OOM])
     assert said_by_softmax(fast_config, path) == ("1000", "1000")
+
+
+def test_a_cell_too_deep_to_compile_is_its_own_error(fast_config: Config, tmp_path: Path) -> None:
+    """A cell whose compiling runs out of recursion (a sum of 60,000 terms) is an error of
+    that cell, as in Jupyter: the child went on to nothing else and every target scored 0."""
+    deep = "x = " + "+".join(["1"] * 60_000)
+    path = write_notebook(tmp_path / "deep.ipynb", [*students.cells(), deep])
+    report = grade_path(path, fast_config, "self_attention")
+    assert report.score == report.max_score, report.errors
+    assert any("RecursionError" in error for error in report.errors), report.errors
