@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from test_attacks import WRONG
+from test_redteam import NAMES
 
+from grader.batch.grade import grade_batch
 from grader.course.config import Config
 from grader.engine import grade_path
 
@@ -105,3 +107,69 @@ def test_a_cell_too_deep_to_compile_is_its_own_error(fast_config: Config, tmp_pa
     report = grade_path(path, fast_config, "self_attention")
     assert report.score == report.max_score, report.errors
     assert any("RecursionError" in error for error in report.errors), report.errors
+
+
+# Reads the frames a classmate's child sent, from what the worker freed but did not wipe (the
+# child's memory is a copy of the worker's), and answers each call with the classmate's
+# value for the same arguments.
+STEAL = """
+import ctypes, re, struct
+import numpy as np
+from grader.run.wire import Seq, decode_frame
+def plain(v):
+    if isinstance(v, Seq):
+        items = [plain(i) for i in v.items]
+        return items if v.kind == "list" else tuple(items)
+    return v
+def flat(v):
+    if isinstance(v, (list, tuple)):
+        return np.concatenate([flat(i) for i in v]) if v else np.zeros(0)
+    return np.ravel(np.asarray(v, dtype=float))
+STOLEN = {}
+for line in open("/proc/self/maps"):
+    f = line.split()
+    if not f[1].startswith("rw") or (len(f) > 5 and not f[5].startswith("[")):
+        continue
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    if hi - lo > 256 << 20:
+        continue
+    data = ctypes.string_at(lo, hi - lo)
+    for m in re.finditer(rb'\\{"kind": "result"', data):
+        if m.start() < 8:
+            continue
+        head_len, pay_len = struct.unpack(">II", data[m.start() - 8 : m.start()])
+        end = m.start() + head_len
+        try:
+            head, values = decode_frame(data[m.start() : end], data[end : end + pay_len])
+        except Exception:
+            continue
+        if head.get("status") == "ok" and "value" in values and "args" in values:
+            kept = (flat(plain(values["args"])), plain(values["value"]))
+            STOLEN.setdefault(head["target"], []).append(kept)
+def _answer(name):
+    def answer(*args):
+        mine = flat(list(args))
+        for given, value in STOLEN.get(name, []):
+            if given.shape == mine.shape and np.array_equal(given, mine):
+                return value
+        raise LookupError("not seen")
+    return answer
+for _name in NAMES:
+    globals()[_name] = _answer(_name)
+"""
+
+
+def test_no_classmate_answers_in_the_memory_a_child_is_forked_from(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    """The worker read each child's frames into memory it freed and did not wipe: the next
+    student's child, a copy of the worker, found the classmate's answers there (with the
+    arguments of each call) and scored 10 of 10 without a line of its own."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "a_honest.ipynb", students.cells())
+    names = f"NAMES = {NAMES!r}\n"
+    write_notebook(folder / "b_stealer.ipynb", [names + STEAL])
+    batch = grade_batch(folder, fast_config, None, "self_attention", jobs=1)
+    scores = {e.student: e.report.score if e.report else None for e in batch.entries}
+    assert scores == {"a_honest": 10, "b_stealer": 0}, scores
