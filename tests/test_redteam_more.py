@@ -16,7 +16,7 @@ from grader.course.config import Config
 from grader.engine import grade_path
 
 import students
-from conftest import write_notebook
+from conftest import REPO, write_notebook
 
 pytestmark = pytest.mark.sandbox
 
@@ -173,3 +173,17 @@ def test_no_classmate_answers_in_the_memory_a_child_is_forked_from(
     batch = grade_batch(folder, fast_config, None, "self_attention", jobs=1)
     scores = {e.student: e.report.score if e.report else None for e in batch.entries}
     assert scores == {"a_honest": 10, "b_stealer": 0}, scores
+
+
+def test_no_reference_answers_for_the_next_notebook_of_one_process(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    """One process grading notebook after notebook (`grader check` computing the references,
+    a loop over grade_path, the service) runs them on one shared worker: what the solution's
+    child answered must not be found by the next notebook's child either."""
+    solution = REPO / "solutions" / "self_attention.ipynb"
+    assert grade_path(solution, fast_config, "self_attention").score == 10
+    names = f"NAMES = {NAMES!r}\n"
+    stealer = write_notebook(tmp_path / "stealer.ipynb", [names + STEAL])
+    report = grade_path(stealer, fast_config, "self_attention")
+    assert report.score == 0, [(t.name, t.status) for t in report.targets]
