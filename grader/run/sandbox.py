@@ -132,7 +132,8 @@ def _limit_child(limits: Limits) -> None:
 def _first_for_the_oom_killer() -> None:
     """The host's OOM killer takes the student's processes (this one and all it starts)
     before any other: the address-space limit is per process, and 64 of them can hold more
-    than the machine has. Raising one's own score needs no privilege."""
+    than the machine has. Raising one's own score needs no privilege; a notebook may lower
+    it again (down to 0, the worker's), which only a privileged process could forbid."""
     with contextlib.suppress(OSError):
         fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
         try:
