@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 USER = "grader-ci"
 SANDBOX_TESTS = [
     "tests/test_redteam.py",
+    "tests/test_redteam_more.py",
     "tests/test_attacks.py",
     "tests/test_sandbox.py",
     "tests/test_default_signals.py",

@@ -260,7 +260,9 @@ class Runner:
         header: dict[str, Any] = {"kind": "cell", "cell": cell.index}
         try:
             code = compile_cell(cell)
-        except (SyntaxError, ValueError) as exc:
+        # A cell nested too deeply to compile (RecursionError, or MemoryError) is that
+        # cell's error, as in Jupyter: the next cells still run.
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             where = {"cell": cell.index, "line": getattr(exc, "lineno", 0) or 0}
             msg = getattr(exc, "msg", str(exc))
             header["error"] = {"type": type_name(exc), "message": msg, "where": where}

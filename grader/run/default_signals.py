@@ -22,9 +22,12 @@ import contextlib
 import itertools
 import os
 import signal
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from grader.run.wire import encode_frame
+
+if TYPE_CHECKING:
+    from grader.run.output import Output
 
 ENDED_BY_SIGNAL = 74
 
@@ -84,7 +87,7 @@ def take_default_actions(write_fd: int) -> None:
     os.abort = _abort
 
 
-def marked_signal(buffer: bytes | bytearray, status: int) -> int | None:
+def marked_signal(buffer: bytes | bytearray | Output, status: int) -> int | None:
     """The signal a child says it ended by: the mark that ends `buffer`, when the process
     exited with ENDED_BY_SIGNAL; None otherwise."""
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != ENDED_BY_SIGNAL:

@@ -30,7 +30,7 @@ def read_exact(fd: int, size: int, wait: Callable[[], None] | None = None) -> by
     return b"".join(parts)
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes | memoryview) -> None:
     """All of `data` to `fd` (a pipe may take it in parts)."""
     view = memoryview(data)
     while view:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from grader.run import default_signals, isolation
+from grader.run.output import Output
 from grader.run.wire import FrameReader, Value, WireError, encode_frame
 
 SANDBOX_FAILED = 72
@@ -125,6 +126,20 @@ def _limit_child(limits: Limits) -> None:
         _, hard = resource.getrlimit(which)
         capped = value + grace if hard == resource.RLIM_INFINITY else min(value + grace, hard)
         resource.setrlimit(which, (min(value, capped), capped))
+    _first_for_the_oom_killer()
+
+
+def _first_for_the_oom_killer() -> None:
+    """The host's OOM killer takes the student's processes (this one and all it starts)
+    before any other: the address-space limit is per process, and 64 of them can hold more
+    than the machine has. Raising one's own score needs no privilege; a notebook may lower
+    it again (down to 0, the worker's), which only a privileged process could forbid."""
+    with contextlib.suppress(OSError):
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
 
 
 def _detach_fds(keep: int, workdir: str) -> None:
@@ -248,8 +263,20 @@ class Child:
     def collect(self) -> ChildRun:
         """Read the child's frames until its last one, its end, the submission's time limit or too
         much output; kill its process group and return what it sent."""
+        run, frames = self.collect_output()
+        try:
+            run.raw = bytes(frames)
+        finally:
+            frames.release()
+            self.close_output()
+        return run
+
+    def collect_output(self) -> tuple[ChildRun, memoryview]:
+        """As `collect`, but the frames are not copied into `run.raw`: they are left where they
+        were read, outside the heap (output.py), for the worker to write to the grader from
+        there; release the view, then `close_output`, before the next child is forked."""
         run = ChildRun()
-        buffer = bytearray()
+        self.output = buffer = Output(MAX_OUTPUT)
         deadline = self.started + self.limits.submission
         try:
             self._read(buffer, run, deadline)
@@ -257,19 +284,23 @@ class Child:
             self._mark(buffer)
             self._stop(run, buffer)
         start = len(STARTED) * self.took_payload + len(SET_UP) * self.set_up
-        run.raw = bytes(buffer[start:])
         run.isolated = self.isolated
         run.seconds = time.monotonic() - self.started
-        return run
+        return run, buffer.view(start)
 
-    def _mark(self, buffer: bytearray) -> None:
+    def close_output(self) -> None:
+        """Unmap what `collect_output` read: nothing of this child's frames stays behind in
+        the memory the next child is forked from."""
+        self.output.close()
+
+    def _mark(self, buffer: Output) -> None:
         """Whether the child took its payload and said it was set up (read by _stop): the
         start of its stream says so, and a mark once seen stays (a stream that grew too
         large is dropped, and a notebook's own exit after it is still its own)."""
         self.took_payload = self.took_payload or buffer.startswith(STARTED)
         self.set_up = self.set_up or buffer.startswith(STARTED + SET_UP)
 
-    def _read(self, buffer: bytearray, run: ChildRun, deadline: float) -> None:
+    def _read(self, buffer: Output, run: ChildRun, deadline: float) -> None:
         """Until the child's last frame, its end, the deadline, or too much output."""
         poller = select.poll()
         poller.register(self.read_fd, select.POLLIN | select.POLLHUP)
@@ -283,20 +314,18 @@ class Child:
                     run.timed_out = run.went_silent = True
                     return
                 continue
-            chunk = os.read(self.read_fd, 1 << 16)
-            if not chunk:
+            if not buffer.read(self.read_fd):
                 return
-            buffer += chunk
             if len(buffer) > MAX_OUTPUT:
                 run.wire_error = f"the student process sent more than {MAX_OUTPUT >> 20} MB"
                 self._mark(buffer)  # what the child said first, before it is dropped
-                del buffer[:]
+                buffer.clear()
                 return
             if buffer.endswith(DONE):
                 run.finished = True
                 return
 
-    def _stop(self, run: ChildRun, buffer: bytearray) -> None:
+    def _stop(self, run: ChildRun, buffer: Output) -> None:
         os.close(self.read_fd)
         # Kill the group (anything the student spawned) and the child itself, in case it
         # had not yet made its own group.
@@ -308,7 +337,7 @@ class Child:
             # Ended by a signal the kernel does not deliver to a PID namespace's first process
             # (default_signals.py): the wait status and the bytes of one it ended.
             status = signum
-            del buffer[-len(default_signals.MARKS[signum]) :]
+            buffer.drop_end(len(default_signals.MARKS[signum]))
         if run.went_silent:
             run.ending = "silent"
             run.exit_description = (

@@ -4,8 +4,10 @@ A classic BPF program, handed to bubblewrap with `--seccomp FD`. It refuses, wit
 system calls that reach the kernel's largest attack surfaces and that no notebook needs:
 new user namespaces (the one thing an unprivileged process can still unshare), tracing and
 reading other processes' memory, kernel keyrings, eBPF, perf events, userfaultfd, io_uring,
-kernel modules and kexec. `clone3` answers ENOSYS, so that the C library falls back to
-`clone`, whose flags the filter can read (clone3 passes them in memory it cannot see).
+kernel modules and kexec; and the kinds of memory that a process holds outside its
+address space (System V shared memory and message queues, memfds). `clone3` answers ENOSYS,
+so that the C library falls back to `clone`, whose flags the filter can read (clone3 passes
+them in memory it cannot see).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
             "delete_module": 176, "io_uring_setup": 425, "io_uring_enter": 426,
             "io_uring_register": 427, "unshare": 272, "clone": 56, "clone3": 435,
+            "memfd_create": 319, "shmget": 29, "msgget": 68,
         },
     ),
     "aarch64": (
@@ -45,6 +48,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
             "delete_module": 106, "io_uring_setup": 425, "io_uring_enter": 426,
             "io_uring_register": 427, "unshare": 97, "clone": 220, "clone3": 435,
+            "memfd_create": 279, "shmget": 194, "msgget": 186,
         },
     ),
 }  # fmt: skip
@@ -52,6 +56,10 @@ REFUSED = (
     "ptrace", "process_vm_readv", "process_vm_writev", "keyctl", "add_key", "request_key",
     "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module",
     "finit_module", "delete_module", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    # memory outside the 2 GB address-space limit: unbounded System V shared memory (a new
+    # IPC namespace sets no size limit), memfds (16 MB each, in no mounted file system) and
+    # message queues (half a GB); /dev/shm and /tmp are bounded file systems instead
+    "memfd_create", "shmget", "msgget",
 )  # fmt: skip
 
 

@@ -46,17 +46,19 @@ def _init(fd: int, header: dict[str, Any]) -> list[Any]:
     return list(plans)
 
 
-def _job(header: dict[str, Any], isolated: bool, plans: list[Any]) -> tuple[bytes, bool]:
-    """Fork the student's child (it reads the payload), collect it, describe how it ended;
-    and whether the child took its whole payload (else the job stream is out of step). A
-    job that names one of `plans` by its index carries the cells alone."""
+def _job(header: dict[str, Any], isolated: bool, plans: list[Any], out: int) -> bool:
+    """Fork the student's child (it reads the payload), collect it, describe how it ended,
+    and send that and its frames to the grader on `out`; return whether the child took its
+    whole payload (else the job stream is out of step). A job that names one of `plans` by
+    its index carries the cells alone. The frames never enter this process's heap, whose
+    freed memory the next child is a copy of (output.py)."""
     from grader.run.sandbox import Child, Limits
 
     limits = Limits(**{k: float(v) for k, v in header["limits"].items()})
     files = [(str(source), str(name)) for source, name in header.get("files", [])]
     plan = plans[int(header["plan"])] if "plan" in header else None
     child = Child(int(header["size"]), limits, isolated, files, plan)
-    run = child.collect()
+    run, frames = child.collect_output()
     reply = {
         "kind": "done",
         "finished": run.finished,
@@ -68,7 +70,13 @@ def _job(header: dict[str, Any], isolated: bool, plans: list[Any]) -> tuple[byte
         "seconds": run.seconds,
         "isolated": run.isolated,
     }
-    return encode_message({**reply, "size": len(run.raw)}, run.raw), child.took_payload
+    try:
+        write_all(out, encode_message({**reply, "size": len(frames)}))
+        write_all(out, frames)
+    finally:
+        frames.release()
+        child.close_output()
+    return child.took_payload
 
 
 def main() -> None:
@@ -86,9 +94,7 @@ def main() -> None:
         write_all(out, encode_message({"kind": "ready", "isolated": isolated}))
         while True:
             header = read_message(0)
-            reply, in_step = _job(header, isolated, plans)
-            write_all(out, reply)
-            if not in_step:
+            if not _job(header, isolated, plans, out):
                 return  # the child did not take its whole payload: the stream is lost
     except EOFError:
         return
