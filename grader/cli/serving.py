@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from grader.cli.common import (
     CONFIG_OPTION,
     _database_option,
     _errors_to_exit_codes,
+    _output_file,
     _whole_course,
     main,
 )
@@ -210,9 +210,7 @@ def serve_tokens(
 
     # Checked before any token is issued (an issued token makes the old one stop working),
     # and written whole once they are: a refused roster leaves the last export as it was.
-    folder = export.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"--export {export}: cannot write a file there")
+    _output_file(export, "--export")
     handle = io.StringIO(newline="")
     count = issue_tokens(out, roster, instructors, base_url, handle, database)
     try:
