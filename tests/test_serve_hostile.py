@@ -92,7 +92,10 @@ def test_a_token_pasted_with_spaces_around_it_signs_in(tmp_path: Path) -> None:
             assert answer.status_code == 303, answer.text[-300:]
             assert "Alice Liddell" in client.get("/").text
         client = TestClient(app, follow_redirects=False)
-        assert client.get(f"/t/{tokens['bob']}%20").status_code == 303
+        confirm = client.get(f"/t/{tokens['bob']}%20")
+        assert confirm.status_code == 200 and "Bob" in confirm.text
+        sent = {"csrf": csrf(confirm.text), "token": f"{tokens['bob']} "}
+        assert client.post("/login", data=sent).status_code == 303
         inner = tokens["alice"][:5] + " " + tokens["alice"][5:]
         form = csrf(client.get("/").text)
         assert client.post("/login", data={"csrf": form, "token": inner}).status_code == 401
