@@ -179,6 +179,12 @@ MIGRATIONS: tuple[Step, ...] = (
 )""",
     ),
     Step("service", "CREATE INDEX IF NOT EXISTS uploads_queue ON uploads (status, id)"),
+    # What pruning the sessions at each sign-in form or sign-in reads (grader/serve/store.py).
+    Step("service", "CREATE INDEX IF NOT EXISTS sessions_by_created ON sessions (created)"),
+    Step(
+        "service",
+        "CREATE INDEX IF NOT EXISTS sessions_by_person ON sessions (person, created)",
+    ),
     Step("service", "CREATE INDEX IF NOT EXISTS uploads_by_student ON uploads (student, id)"),
     # An upload's bytes, on PostgreSQL: every replica reads what any one accepted (SQLite's
     # service keeps them in OUT/uploads/ as files, and leaves this table empty).

@@ -38,6 +38,23 @@ Status = Literal["queued", "running", "graded", "problem"]
 
 SESSION_SECONDS = 14 * 24 * 3600
 ANONYMOUS_SECONDS = 3600  # a sign-in form's session, before anyone signed in
+# Whatever is sent, the sessions table stays bounded: requests without a cookie each start a
+# sign-in form's session, of which the newest ANONYMOUS_LIMIT are kept (under a flood the
+# oldest forms go first and say "reload the page"); one person keeps their newest
+# SESSIONS_PER_PERSON (browsers), the oldest being signed out.
+ANONYMOUS_LIMIT = 10_000
+SESSIONS_PER_PERSON = 20
+
+# What the pruning at each new session reads, through the indexes on sessions (created) and
+# (person, created): the expired sessions, then when the anonymous sessions, or one person's,
+# pass their limit, the creation time of the newest one past it (SQLite and PostgreSQL alike).
+_SESSIONS_EXPIRED = "DELETE FROM sessions WHERE created < ? OR (person IS NULL AND created < ?)"
+_SESSIONS_ANONYMOUS_CUTOFF = (
+    "SELECT created FROM sessions WHERE person IS NULL ORDER BY created DESC LIMIT 1 OFFSET ?"
+)
+_SESSIONS_PERSON_CUTOFF = (
+    "SELECT created FROM sessions WHERE person = ? ORDER BY created DESC LIMIT 1 OFFSET ?"
+)
 
 
 @dataclass(frozen=True)
@@ -189,13 +206,22 @@ class Store:
     # --- sessions ------------------------------------------------------------------------
 
     def new_session(self, person: Person | None) -> str:
-        """A session (signed in as `person`, or nobody yet); returns the cookie's value."""
+        """A session (signed in as `person`, or nobody yet); returns the cookie's value. The
+        expired sessions go, and the oldest of those past their limit (module constants)."""
         key, now = new_token(), time.time()
         with self._transaction() as db:
-            db.execute(
-                "DELETE FROM sessions WHERE created < ? OR (person IS NULL AND created < ?)",
-                (now - SESSION_SECONDS, now - ANONYMOUS_SECONDS),
-            )
+            db.execute(_SESSIONS_EXPIRED, (now - SESSION_SECONDS, now - ANONYMOUS_SECONDS))
+            whose: tuple[str, ...] = (person.id,) if person else ()
+            if person is None:
+                found = db.execute(_SESSIONS_ANONYMOUS_CUTOFF, (ANONYMOUS_LIMIT - 1,))
+            else:
+                found = db.execute(_SESSIONS_PERSON_CUTOFF, (*whose, SESSIONS_PER_PERSON - 1))
+            cutoff = found.fetchone()
+            if cutoff is not None:  # room for this one: the oldest past the limit go
+                where = "person = ?" if person else "person IS NULL"
+                db.execute(
+                    f"DELETE FROM sessions WHERE {where} AND created <= ?", (*whose, cutoff[0])
+                )
             db.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?, ?)",
                 (token_hash(key), person.id if person else None, new_token(), now),
@@ -210,8 +236,9 @@ class Store:
                 "LEFT JOIN people p ON p.id = s.person WHERE s.key_hash=?",
                 (token_hash(key),),
             ).fetchone()
-        if row is None or time.time() - row[1] > SESSION_SECONDS:
-            return None
+        age = time.time() - row[1] if row is not None else 0.0
+        if row is None or age > (SESSION_SECONDS if row[2] is not None else ANONYMOUS_SECONDS):
+            return None  # expired, if not pruned yet
         person = Person(row[2], row[3], row[4]) if row[2] is not None else None
         return Session(person, row[0])
 
