@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
+from grader.batch.roster import folded
 from grader.batch.schema import SchemaError, check, migrate
 from grader.errors import UsageError
 from grader.serve.roster import Student
@@ -173,6 +174,23 @@ class Store:
                 )
                 db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
         return issued
+
+    def revoke(self, ids: Sequence[str]) -> list[Person]:
+        """Revoke these people's tokens (ids matched as the roster matches them: case and
+        Unicode form aside): their links and tokens stop signing in and their sessions end,
+        until `issue` gives them new ones; their uploads stay. Any id unknown: UsageError,
+        and nobody's token is revoked."""
+        with self._transaction() as db:
+            rows = db.execute("SELECT id, name, role FROM people").fetchall()
+            known = {folded(str(row[0])): Person(*row) for row in rows}
+            unknown = [i for i in ids if folded(i) not in known]
+            if unknown:
+                raise UsageError(f"--revoke {unknown[0]}: nobody of that id has a token here")
+            people = list({folded(i): known[folded(i)] for i in ids}.values())
+            for person in people:
+                db.execute("UPDATE people SET token_hash=NULL WHERE id=?", (person.id,))
+                db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
+        return people
 
     def person_for_token(self, token: str) -> Person | None:
         """Who this token signs in, if anyone. The spaces and line ends around it are not
