@@ -31,6 +31,7 @@ from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
 from grader.batch.roster import folded
 from grader.batch.schema import SchemaError, check, migrate
 from grader.errors import UsageError
+from grader.serve.lookalike import described, skeleton
 from grader.serve.roster import Student
 from grader.serve.tokens import new_token, same_hash, token_hash
 
@@ -160,9 +161,19 @@ class Store:
     # --- people and tokens ---------------------------------------------------------------
 
     def issue(self, people: list[Student], role: Role) -> list[tuple[Student, str]]:
-        """New tokens for these people (added when new; an old token stops working)."""
+        """New tokens for these people (added when new; an old token stops working). An id
+        that looks like another's already here (not the same but for case) is a UsageError."""
         issued = [(p, new_token()) for p in people]
         with self._transaction() as db:
+            # An id that looks like someone's already here (grader/serve/lookalike.py) would
+            # be a second account the class page shows the same: refused, nothing issued.
+            known = {
+                skeleton(str(row[0])): str(row[0]) for row in db.execute("SELECT id FROM people")
+            }
+            for person, _ in issued:
+                other = known.get(skeleton(person.id), person.id)
+                if folded(other) != folded(person.id):
+                    raise UsageError(f"{described((other, person.id))} ({other!a} has a token)")
             for person, token in issued:
                 row = db.execute("SELECT role FROM people WHERE id=?", (person.id,)).fetchone()
                 if row is not None and row[0] != role:
