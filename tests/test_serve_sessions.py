@@ -79,14 +79,44 @@ def test_a_sign_in_form_left_past_its_hour_is_out_of_date(store: Store) -> None:
     assert store.session(key) is None  # as if it had been pruned already
 
 
-@pytest.mark.parametrize("statement", ["EXPIRED", "ANONYMOUS_CUTOFF", "PERSON_CUTOFF"])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "_SESSIONS_EXPIRED",
+        "_SESSIONS_ANONYMOUS_CUTOFF",
+        "_SESSIONS_PERSON_CUTOFF",
+        "_LTI_EXPIRED",
+        "_LTI_CUTOFF",
+    ],
+)
 def test_what_the_pruning_reads_is_indexed(store: Store, statement: str) -> None:
-    sql = getattr(store_module, f"_SESSIONS_{statement}")
+    sql = getattr(store_module, statement)
+    table = "lti" if "LTI" in statement else "sessions"
     arguments = (0.0,) * sql.count("?")
     rows = store.db.raw.execute(f"EXPLAIN QUERY PLAN {sql}", arguments).fetchall()
-    reads = [str(row[-1]) for row in rows if "sessions" in str(row[-1])]
-    # SQLite says SCAN sessions for a whole-table read, SEARCH or SCAN … USING INDEX else.
+    reads = [str(row[-1]) for row in rows if table in str(row[-1])]
+    # SQLite says SCAN TABLE for a whole-table read, SEARCH or SCAN … USING INDEX else.
     assert reads and all("INDEX" in read for read in reads), reads
+
+
+def test_a_flood_of_lti_logins_keeps_a_bounded_number_of_states(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_serve_lti import Served
+
+    monkeypatch.setattr(store_module, "LTI_LIMIT", 10)
+    served = Served(tmp_path)
+    try:
+        for _ in range(30):  # anyone may start a login: each keeps a state and a nonce
+            served.login(TestClient(served.app, follow_redirects=False))
+            count = served.store.db.execute("SELECT COUNT(*) FROM lti").fetchone()[0]
+            assert count <= store_module.LTI_LIMIT
+        client = TestClient(served.app, follow_redirects=False)
+        query = served.login(client)  # a student's own, after the flood, still launches
+        token = served.platform.id_token(query["nonce"])
+        assert served.launch(client, query["state"], token).status_code == 303
+    finally:
+        served.store.close()
 
 
 @pytest.mark.postgres

@@ -234,6 +234,8 @@ MIGRATIONS: tuple[Step, ...] = (
 )""",
         later=True,
     ),
+    # What pruning them at each LTI login reads (grader/serve/store.py).
+    Step("service", "CREATE INDEX IF NOT EXISTS lti_by_expiry ON lti (expires)"),
     # Whether an upload uses one of its student's attempts: not when the service could not
     # grade it for a fault of its own (older versions' such uploads wrote "not graded: " or
     # "could not be graded (grader fault: ").

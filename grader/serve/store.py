@@ -54,6 +54,11 @@ _SESSIONS_EXPIRED = "DELETE FROM sessions WHERE created < ? OR (person IS NULL A
 _SESSIONS_ANONYMOUS_CUTOFF = (
     "SELECT created FROM sessions WHERE person IS NULL ORDER BY created DESC LIMIT 1 OFFSET ?"
 )
+# The same for LTI logins' states and nonces, which anyone may start (each kept a day, as
+# PyLTI1p3 asks): the LTI_LIMIT expiring last are kept, a flood's oldest going first.
+LTI_LIMIT = 10_000
+_LTI_EXPIRED = "DELETE FROM lti WHERE expires < ?"
+_LTI_CUTOFF = "SELECT expires FROM lti ORDER BY expires DESC LIMIT 1 OFFSET ?"
 _SESSIONS_PERSON_CUTOFF = (
     "SELECT created FROM sessions WHERE person = ? ORDER BY created DESC LIMIT 1 OFFSET ?"
 )
@@ -481,10 +486,14 @@ class Store:
     # --- LTI launches' short-lived data (states, nonces, launches) ------------------------
 
     def lti_put(self, key: str, value: str, seconds: float) -> None:
-        """Keep a value of an LTI login or launch for `seconds`."""
+        """Keep a value of an LTI login or launch for `seconds` (the expired ones go, and
+        the soonest to expire past LTI_LIMIT)."""
         now = time.time()
         with self._transaction() as db:
-            db.execute("DELETE FROM lti WHERE expires < ?", (now,))
+            db.execute(_LTI_EXPIRED, (now,))
+            cutoff = db.execute(_LTI_CUTOFF, (LTI_LIMIT - 1,)).fetchone()
+            if cutoff is not None:  # room for this one
+                db.execute("DELETE FROM lti WHERE expires <= ?", (cutoff[0],))
             db.execute(
                 "INSERT INTO lti VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
                 " SET value = excluded.value, expires = excluded.expires",
