@@ -66,3 +66,11 @@ def test_ordinary_ids_are_not_refused(tmp_path: Path) -> None:
     assert [s.id for s in read_roster(roster)] == ids
     assert len({skeleton(i) for i in ids}) == len(ids)
     assert _tokens(tmp_path / "out", roster).exit_code == 0
+
+
+def test_an_instructor_id_that_looks_like_a_student_s_is_refused(tmp_path: Path) -> None:
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nada,Ada\n")
+    args = ["serve", "tokens", "--out", str(tmp_path / "out"), "--roster", str(roster)]
+    result = CliRunner().invoke(main, [*args, "--instructor", "\u0430da"])
+    assert result.exit_code == 2 and "look alike" in result.stderr

@@ -54,14 +54,14 @@ _SESSIONS_EXPIRED = "DELETE FROM sessions WHERE created < ? OR (person IS NULL A
 _SESSIONS_ANONYMOUS_CUTOFF = (
     "SELECT created FROM sessions WHERE person IS NULL ORDER BY created DESC LIMIT 1 OFFSET ?"
 )
+_SESSIONS_PERSON_CUTOFF = (
+    "SELECT created FROM sessions WHERE person = ? ORDER BY created DESC LIMIT 1 OFFSET ?"
+)
 # The same for LTI logins' states and nonces, which anyone may start (each kept a day, as
 # PyLTI1p3 asks): the LTI_LIMIT expiring last are kept, a flood's oldest going first.
 LTI_LIMIT = 10_000
 _LTI_EXPIRED = "DELETE FROM lti WHERE expires < ?"
 _LTI_CUTOFF = "SELECT expires FROM lti ORDER BY expires DESC LIMIT 1 OFFSET ?"
-_SESSIONS_PERSON_CUTOFF = (
-    "SELECT created FROM sessions WHERE person = ? ORDER BY created DESC LIMIT 1 OFFSET ?"
-)
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ class Store:
                 skeleton(str(row[0])): str(row[0]) for row in db.execute("SELECT id FROM people")
             }
             for person, _ in issued:
-                other = known.get(skeleton(person.id), person.id)
+                other = known.setdefault(skeleton(person.id), person.id)
                 if folded(other) != folded(person.id):
                     raise UsageError(f"{described((other, person.id))} ({other!a} has a token)")
             for person, token in issued:
@@ -201,7 +201,9 @@ class Store:
             known = {folded(str(row[0])): Person(*row) for row in rows}
             unknown = [i for i in ids if folded(i) not in known]
             if unknown:
-                raise UsageError(f"--revoke {unknown[0]}: nobody of that id has a token here")
+                raise UsageError(
+                    f"--revoke {unknown[0]}: nobody of that id was ever issued a token here"
+                )
             people = list({folded(i): known[folded(i)] for i in ids}.values())
             for person in people:
                 db.execute("UPDATE people SET token_hash=NULL WHERE id=?", (person.id,))
