@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
 
@@ -98,3 +99,20 @@ def test_a_student_not_on_the_roster_is_refused_and_nothing_issued(tmp_path: Pat
 def test_the_help_shows_how_to_revoke() -> None:
     shown = CliRunner().invoke(main, ["serve", "tokens", "--help"]).output
     assert "grader serve tokens --revoke alice" in shown and "--student alice" in shown
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_revoking_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    out, roster = tmp_path / "out", tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\nbob,Bob\n")
+    db = ["--db", postgres_url]
+    tokens = _issued(_tokens(out, "--roster", str(roster), *db))
+    assert _tokens(out, "--revoke", "alice", "--revoke", "bob", *db).exit_code == 0
+    store = Store(out, postgres_url)
+    try:
+        assert store.person_for_token(tokens["alice"]) is None
+        assert store.person_for_token(tokens["bob"]) is None  # two NULL tokens: both kept
+        assert [p.id for p in store.people("student")] == ["alice", "bob"]
+    finally:
+        store.close()
