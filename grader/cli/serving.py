@@ -221,10 +221,10 @@ def serve_tokens(
     """
     from grader.serve.server import issue_tokens
 
-    _database_option(database, out)
     if revoke:
         if roster is not None or instructors or export is not None or only:
             raise UsageError("--revoke works alone: revoke first, then issue new tokens")
+        _database_option(database, out)
         from grader.serve.server import revoke_tokens
 
         for person in revoke_tokens(out, revoke, database):
@@ -232,6 +232,7 @@ def serve_tokens(
         return
     if roster is None and not instructors:
         raise UsageError("name a --roster, an --instructor, or both")
+    _database_option(database, out)
     if only and roster is None:
         raise UsageError("--student needs --roster (the student's name is read from it)")
     if export is None:
