@@ -115,7 +115,11 @@ async def until_up(base: str) -> None:
 
 async def sign_in(base: str, token: str) -> tuple[httpx.AsyncClient, str]:
     client = httpx.AsyncClient(base_url=base, timeout=30)
-    page = await client.get(f"/t/{token}", follow_redirects=True)
+    confirm = await client.get(f"/t/{token}")  # the link's page; its button posts the token
+    shown = re.search(r'name="csrf" value="([^"]+)"', confirm.text)
+    assert shown, confirm.text[:200]
+    data = {"csrf": shown.group(1), "token": token}
+    page = await client.post("/login", data=data, follow_redirects=True)
     found = re.search(r'name="csrf" value="([^"]+)"', page.text)
     assert found, page.text[:200]
     return client, found.group(1)

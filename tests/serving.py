@@ -38,8 +38,12 @@ def csrf(page: str) -> str:
 
 
 def sign_in(client: TestClient | httpx.Client, token: str) -> str:
-    """Sign in with the personal link; returns the CSRF token of the page it lands on."""
-    page = client.get(f"/t/{token}", follow_redirects=True)
+    """Sign in with the personal link and its page's button; returns the CSRF token of the
+    page it lands on."""
+    confirm = client.get(f"/t/{token}")
+    assert confirm.status_code == 200, confirm.text[:300]
+    data = {"csrf": csrf(confirm.text), "token": token}
+    page = client.post("/login", data=data, follow_redirects=True)
     assert page.status_code == 200, page.text[:300]
     return csrf(page.text)
 

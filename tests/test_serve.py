@@ -111,6 +111,36 @@ def test_sign_in_by_form_and_by_link_with_safe_cookies(served: Class) -> None:
     assert "Secure" in behind_tls.headers["set-cookie"]
 
 
+def test_a_personal_link_signs_in_only_from_its_own_page_button(served: Class) -> None:
+    # Login CSRF: a link (or an image) on another site must not sign a browser in as the
+    # link's owner, whose account would then get the victim's uploads. The GET shows a page
+    # whose button posts the token with this browser's CSRF token; the link stays valid.
+    token = served.tokens["alice"]
+    victim = served.client()
+    confirm = victim.get(f"/t/{token}")
+    assert confirm.status_code == 200 and "set-cookie" in confirm.headers
+    assert "Alice Liddell" in confirm.text and 'action="/login"' in confirm.text
+    assert f'name="token" value="{token}"' in confirm.text
+    assert "Sign out" not in confirm.text and "Sign out" not in victim.get("/").text
+    assert served.store.session(victim.cookies["grader_session"]).person is None  # type: ignore[union-attr]
+    # The attacker's page posts the token without this browser's CSRF token: refused.
+    forged = served.client().post("/login", data={"token": token})
+    assert forged.status_code == 403
+    crossed = victim.post(
+        "/login", data={"csrf": csrf(served.client().get("/").text), "token": token}
+    )
+    assert crossed.status_code == 403
+    assert "Sign out" not in victim.get("/").text
+    answer = victim.post("/login", data={"csrf": csrf(confirm.text), "token": token})
+    assert answer.status_code == 303 and answer.headers["location"] == "/"
+    assert "Alice Liddell (alice)" in victim.get("/").text
+    # Signed in as someone else, a link still asks first, and says who is signed in.
+    other = victim.get(f"/t/{served.tokens['bob']}")
+    assert other.status_code == 200 and "Bob &lt;b&gt;Builder&lt;/b&gt;" in other.text
+    assert "Alice Liddell (alice)" in victim.get("/").text
+    assert served.client().get("/t/not-a-token").status_code == 404
+
+
 def test_every_form_carries_a_csrf_token_and_every_post_checks_it(served: Class) -> None:
     student, teacher = served.client(), served.client()
     sign_in(student, served.tokens["alice"])

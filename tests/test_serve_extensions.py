@@ -56,3 +56,33 @@ def test_an_unreadable_extensions_file_is_said_on_the_class_page(tmp_path: Path)
         assert on_time is not None and on_time.late_percent == 0
         assert "the extensions cannot be read" not in instructor.get("/class").text
     store.close()
+
+
+def test_a_late_upload_reads_the_extensions_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grader.serve import semester
+
+    config = course(tmp_path)  # self_attention was due a day ago
+    (config.path.parent / "extensions.csv").write_text("student,hours\nalice,48\n")
+    reads: list[Path] = []
+    real = semester.load_extensions
+
+    def counted(folder: Path) -> dict[str, float]:
+        reads.append(folder)
+        return real(folder)
+
+    monkeypatch.setattr(semester, "load_extensions", counted)
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    app = make_app(Service(store, Limits(min_interval=0), grading, config=config))
+    with TestClient(app, follow_redirects=False) as student:
+        form = sign_in(student, tokens["alice"])
+        sent = {"notebook": ("alice.ipynb", SOLUTION)}
+        where = student.post("/upload", data={"csrf": form}, files=sent).headers["location"]
+        assert wait_graded(student, where) == "graded"
+        view = store.view(int(where.rsplit("/", 1)[1]))
+        assert view is not None and view.late_percent == 0  # the extension counted
+    assert reads == [config.path.parent]  # the class page's problem, the page, the gradebook
+    store.close()

@@ -34,6 +34,7 @@ DEPLOYMENT = "7:deployment"
 AUTHORIZE = "https://canvas.example.edu/api/lti/authorize_redirect"
 LAUNCH = "http://testserver/lti/launch"
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+DROP = object()  # a claim left out of the id_token
 
 
 def key() -> rsa.RSAPrivateKey:
@@ -68,6 +69,7 @@ class Platform:
             LTI + "roles": ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
             **claims,
         }
+        body = {name: value for name, value in body.items() if value is not DROP}
         headers = {"kid": "platform-1"}
         return jwt.encode(body, signer or self.key, algorithm="RS256", headers=headers)
 
@@ -235,3 +237,42 @@ def test_a_refusal_page_tells_the_student_to_open_the_assignment_again(served: S
     answer = served.launch(client, f"state-{uuid.uuid4()}", token)
     shown = html.unescape(answer.text)
     assert answer.status_code == 403 and "open the assignment again from your course site" in shown
+
+
+@pytest.mark.parametrize(
+    ("claims", "words"),
+    [
+        ({"exp": DROP}, 'missing the "exp" claim'),
+        ({"iat": DROP}, 'missing the "iat" claim'),
+        ({"exp": -3600}, "expired"),
+        ({"iat": 3600, "exp": 7200}, "not yet valid"),
+    ],
+)
+def test_an_id_token_without_a_live_exp_and_iat_is_refused(
+    served: Served, claims: dict[str, Any], words: str
+) -> None:
+    # OIDC core 3.1.3.7 (which LTI 1.3 follows): exp and iat are required, the current
+    # time must be before exp, and a token issued in the future is not believed.
+    client = TestClient(served.app, follow_redirects=False)
+    query = served.login(client)
+    now = int(time.time())
+    timed = {k: v if v is DROP else now + v for k, v in claims.items()}
+    answer = served.launch(
+        client, query["state"], served.platform.id_token(query["nonce"], **timed)
+    )
+    assert answer.status_code == 403 and words in html.unescape(answer.text), answer.text[-600:]
+    assert "Submit a notebook" not in signed_in_as(client)
+
+
+def test_a_platform_clock_a_little_off_is_forgiven(served: Served) -> None:
+    from grader.serve.lti import LEEWAY_SECONDS
+
+    client = TestClient(served.app, follow_redirects=False)
+    query = served.login(client)
+    now = int(time.time())
+    skew = LEEWAY_SECONDS // 2  # a platform's clock ahead of ours, its token short-lived
+    claims = {"iat": now + skew, "exp": now - skew + 5}
+    answer = served.launch(
+        client, query["state"], served.platform.id_token(query["nonce"], **claims)
+    )
+    assert answer.status_code == 303, answer.text[-600:]

@@ -179,6 +179,12 @@ MIGRATIONS: tuple[Step, ...] = (
 )""",
     ),
     Step("service", "CREATE INDEX IF NOT EXISTS uploads_queue ON uploads (status, id)"),
+    # What pruning the sessions at each sign-in form or sign-in reads (grader/serve/store.py).
+    Step("service", "CREATE INDEX IF NOT EXISTS sessions_by_created ON sessions (created)"),
+    Step(
+        "service",
+        "CREATE INDEX IF NOT EXISTS sessions_by_person ON sessions (person, created)",
+    ),
     Step("service", "CREATE INDEX IF NOT EXISTS uploads_by_student ON uploads (student, id)"),
     # An upload's bytes, on PostgreSQL: every replica reads what any one accepted (SQLite's
     # service keeps them in OUT/uploads/ as files, and leaves this table empty).
@@ -228,6 +234,8 @@ MIGRATIONS: tuple[Step, ...] = (
 )""",
         later=True,
     ),
+    # What pruning them at each LTI login reads (grader/serve/store.py).
+    Step("service", "CREATE INDEX IF NOT EXISTS lti_by_expiry ON lti (expires)"),
     # Whether an upload uses one of its student's attempts: not when the service could not
     # grade it for a fault of its own (older versions' such uploads wrote "not graded: " or
     # "could not be graded (grader fault: ").

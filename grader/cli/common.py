@@ -227,12 +227,13 @@ def _output_folder(out: Path) -> None:
     _writable_folder(out, f"--out {out}", "the folder", "it", "exists and is not a folder")
 
 
-def _output_file(out: Path) -> None:
-    """Create the folder of the file --out names, or say in one line why it cannot be (an
-    export, a zip or a notebook the grader would otherwise fail to write with a traceback)."""
+def _output_file(out: Path, option: str = "--out") -> None:
+    """Create the folder of the file `option` (--out) names, or say in one line why it
+    cannot be (an export, a zip or a notebook the grader would otherwise fail to write with
+    a traceback)."""
     folder = out.parent
     said = f"{folder} is not a folder"
-    _writable_folder(folder, f"--out {out}", "its folder", str(folder), said)
+    _writable_folder(folder, f"{option} {out}", "its folder", str(folder), said)
 
 
 def _writable_folder(folder: Path, option: str, named: str, within: str, not_one: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from grader.cli.common import (
     CONFIG_OPTION,
     _database_option,
     _errors_to_exit_codes,
+    _output_file,
     _whole_course,
     main,
 )
@@ -180,6 +180,21 @@ def serve_command(
     default=None,
     help="The service's PostgreSQL database, when it runs with --db.",
 )
+@click.option(
+    "--student",
+    "only",
+    metavar="ID",
+    multiple=True,
+    help="With --roster: issue for this roster student only (repeat); the others' tokens "
+    "stay as they are.",
+)
+@click.option(
+    "--revoke",
+    metavar="ID",
+    multiple=True,
+    help="Revoke this person's token (repeat): their link stops signing in and their "
+    "sessions end; their uploads stay. Issues nothing.",
+)
 @_errors_to_exit_codes
 def serve_tokens(
     roster: Path | None,
@@ -188,33 +203,48 @@ def serve_tokens(
     base_url: str,
     export: Path | None,
     database: str | None,
+    only: tuple[str, ...],
+    revoke: tuple[str, ...],
 ) -> None:
     """Issue sign-in tokens and personal links (an earlier token of the same person stops
-    working). Tokens are stored hashed: this is the only time they are shown.
+    working), or revoke them. Tokens are stored hashed: this is the only time they are shown.
 
     \b
     Examples:
       grader serve tokens --roster roster.csv > tokens.csv
       grader serve tokens --instructor ada --export staff.csv
       grader serve tokens --roster roster.csv --db postgresql://grader@dbhost/course
+      grader serve tokens --revoke alice                  # a leaked link stops working
+      grader serve tokens --roster roster.csv --student alice > alice.csv   # her new one
+    A revoked person has no token until one is issued for them again (--roster issues one
+    for every roster student, --student for those named). Exit codes: 2 an unknown id.
     """
     from grader.serve.server import issue_tokens
 
+    if revoke:
+        if roster is not None or instructors or export is not None or only:
+            raise UsageError("--revoke works alone: revoke first, then issue new tokens")
+        _database_option(database, out)
+        from grader.serve.server import revoke_tokens
+
+        for person in revoke_tokens(out, revoke, database):
+            click.echo(f"revoked {person.id} ({person.role}): the link signs nobody in any more")
+        return
     if roster is None and not instructors:
         raise UsageError("name a --roster, an --instructor, or both")
     _database_option(database, out)
+    if only and roster is None:
+        raise UsageError("--student needs --roster (the student's name is read from it)")
     if export is None:
-        issue_tokens(out, roster, instructors, base_url, database=database)
+        issue_tokens(out, roster, instructors, base_url, database=database, only=only)
         return
     from grader.render.whole_file import write_text
 
     # Checked before any token is issued (an issued token makes the old one stop working),
     # and written whole once they are: a refused roster leaves the last export as it was.
-    folder = export.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"--export {export}: cannot write a file there")
+    _output_file(export, "--export")
     handle = io.StringIO(newline="")
-    count = issue_tokens(out, roster, instructors, base_url, handle, database)
+    count = issue_tokens(out, roster, instructors, base_url, handle, database, only)
     try:
         write_text(export, handle.getvalue(), newline="")
     except OSError as exc:

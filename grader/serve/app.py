@@ -99,13 +99,22 @@ async def login(request: Request) -> Response:
 
 
 async def link(request: Request) -> Response:
-    """Sign in with a personal link (/t/TOKEN)."""
+    """A personal link (/t/TOKEN): a page whose button signs in as its owner (a POST to
+    /login, with this browser's CSRF token). The GET alone signs no one in: a link or an
+    image on another site must not sign a browser into someone else's account."""
     service: Service = request.app.state.service
-    person = service.store.person_for_token(request.path_params["token"])
-    if person is None:
+    token = request.path_params["token"]
+    owner = service.store.person_for_token(token)
+    if owner is None:
         message = "This link is not valid (any more): ask your instructor for a new one."
         return page("message.html.j2", 404, title="Unknown link", message=message)
-    return signed_in_as(request, person)
+    session = session_of(request)
+    key = None
+    if session is None:
+        key = service.store.new_session(None)
+        session = service.store.session(key)
+    shown = page("link.html.j2", session=session, title="Sign in", owner=owner, token=token)
+    return set_cookie(request, shown, key) if key else shown
 
 
 async def logout(request: Request) -> Response:

@@ -27,7 +27,7 @@ from grader.report import Report
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
 from grader.serve.checks import graded_as
-from grader.serve.semester import extensions_problem, graded_view, record_late
+from grader.serve.semester import Extensions, graded_view, read_extensions, record_late
 from grader.serve.store import Store, Upload, View
 
 IN_FLIGHT_PER_WORKER = 2
@@ -49,6 +49,7 @@ class Outcome:
     view: View | None = None
     spec: AssignmentSpec | None = None
     counts: bool = True
+    extensions: Extensions | None = None  # as read once for this upload (late ones only)
 
 
 class Grading:
@@ -216,7 +217,14 @@ class Grading:
                     book.record(upload.student, path, upload.content_hash, settings, report)
                     if outcome.spec is not None:
                         course = self.config.path.parent
-                        record_late(book, course, upload.student, outcome.spec, upload.received_at)
+                        record_late(
+                            book,
+                            course,
+                            upload.student,
+                            outcome.spec,
+                            upload.received_at,
+                            outcome.extensions,
+                        )
                     book.flush()
 
     def _prepare_one(self, pool: Pool, prepared: dict[str, tuple[CaseSet, Expected]]) -> bool:
@@ -270,10 +278,16 @@ class Grading:
             report = finish(done.submission, spec, case_set, expected, done.run, done.run.seconds)
             report = with_choice(report, done.chosen)
             course, student, received = self.config.path.parent, upload.student, upload.received_at
-            if spec.late is not None:
-                self.extensions = extensions_problem(course)
-            page, view = graded_view(course, student, spec, report, done.submission, received)
-            return Outcome(report.score, report.max_score, page, "", report, view, spec)
+            # Read once for the class page, the feedback page and the gradebook alike.
+            extensions = read_extensions(course) if spec.late is not None else None
+            if extensions is not None:
+                self.extensions = extensions.problem
+            page, view = graded_view(
+                course, student, spec, report, done.submission, received, extensions
+            )
+            return Outcome(
+                report.score, report.max_score, page, "", report, view, spec, True, extensions
+            )
         except Exception as exc:  # one upload's grader fault must not stop the service
             entry = Entry(upload.student, None, None, fault=traceback.format_exc())
             log_fault(self.store.out, entry)

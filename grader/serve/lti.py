@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jwt
 import requests
 from pylti1p3.cookie import CookieService
+from pylti1p3.exception import LtiException
 from pylti1p3.launch_data_storage.base import LaunchDataStorage
 from pylti1p3.message_launch import MessageLaunch
 from pylti1p3.oidc_login import OIDCLogin
@@ -40,6 +42,8 @@ LIS = "https://purl.imsglobal.org/spec/lti/claim/lis"
 # For the platform's keys (jwks_url), fetched at each launch: a platform that does not answer
 # refuses the launch instead of holding one of the few threads uploads are stored on.
 KEYS_SECONDS = 10.0
+# How far the platform's clock may be from ours when an id_token's exp and iat are checked.
+LEEWAY_SECONDS = 60
 
 
 class Refused(Exception):
@@ -195,6 +199,23 @@ class Launch(MessageLaunch[Params, ToolConfDict, SessionService, Cookies]):
 
     def _get_request_param(self, key: str) -> str:
         return self._request.get_param(key)
+
+    def validate_jwt_signature(self) -> Launch:
+        """The id_token's signature, and its times as OIDC core 3.1.3.7 asks (LTI 1.3 follows
+        it): exp and iat are required, exp not past and iat not ahead, give or take
+        LEEWAY_SECONDS (PyLTI1p3 alone accepts a token without exp, good for ever)."""
+        public_key, algorithm = self.get_public_key()
+        try:
+            jwt.decode(
+                self._get_id_token(),
+                public_key,
+                algorithms=[algorithm],
+                leeway=LEEWAY_SECONDS,
+                options={"verify_aud": False, "require": ["exp", "iat"]},  # aud: checked apart
+            )
+        except jwt.InvalidTokenError as exc:
+            raise LtiException(f"Can't decode id_token: {exc}") from exc
+        return self
 
 
 def tool_config(settings: LtiSettings) -> ToolConfDict:

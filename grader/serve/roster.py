@@ -9,6 +9,7 @@ from pathlib import Path
 
 from grader.batch.roster import folded
 from grader.errors import UsageError
+from grader.serve.lookalike import described, look_alike
 
 
 @dataclass(frozen=True)
@@ -21,8 +22,8 @@ class Student:
 
 def read_roster(path: Path) -> list[Student]:
     """Students from a CSV file with at least the columns `id` and `name` (others ignored);
-    a missing file or column, an empty or repeated id (case and Unicode form aside) is a
-    UsageError (exit 2)."""
+    a missing file or column, an empty or repeated id (case and Unicode form aside) or two
+    ids that look alike (grader/serve/lookalike.py) is a UsageError (exit 2)."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.DictReader(handle))
@@ -37,4 +38,8 @@ def read_roster(path: Path) -> list[Student]:
     ids = [folded(s.id) for s in students]
     if "" in ids or len(set(ids)) != len(ids):
         raise UsageError(f"{path}: every row needs an id of its own")
+    # Two ids the class page would show the same (grader/serve/lookalike.py): two people.
+    pair = look_alike(s.id for s in students)
+    if pair is not None:
+        raise UsageError(f"{path}: {described(pair)}")
     return students

@@ -11,7 +11,8 @@ instructor always sees the whole page.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -93,33 +94,44 @@ def describe_policy(policy: LatePolicy) -> str:
     return "; ".join(said)
 
 
+@dataclass(frozen=True)
+class Extensions:
+    """The course's extensions as read once for one upload: hours by student, and what the
+    class page says while they cannot be read ("" when they can; the hours are then none)."""
+
+    hours: Mapping[str, float]
+    problem: str = ""
+
+
+def read_extensions(course: Path) -> Extensions:
+    """The course's extensions, read from the course folder now (at each upload, so a new
+    one counts without a restart); an unreadable file is said, never raised."""
+    try:
+        return Extensions(load_extensions(course))
+    except GraderError as exc:
+        return Extensions(
+            {},
+            f"the extensions cannot be read ({exc}): uploads graded meanwhile count no "
+            "extension; fix the file, then Regrade",
+        )
+
+
 def upload_late(
-    course: Path, spec: AssignmentSpec, student: str, received_at: float
+    course: Path,
+    spec: AssignmentSpec,
+    student: str,
+    received_at: float,
+    extensions: Extensions | None = None,
 ) -> Late | None:
-    """What handing in when the service received the upload costs (None: no `due:`). The
-    student's extension is read from the course folder at each upload, so a new one counts
-    without a restart."""
+    """What handing in when the service received the upload costs (None: no `due:`), with
+    the student's extension from `extensions` (read from the course folder when not given).
+    An unreadable extensions.csv counts no extension: the class page says so."""
     if spec.late is None:
         return None
-    try:
-        extension = load_extensions(course).get(student, 0.0)
-    except GraderError:
-        extension = 0.0  # an unreadable extensions.csv: the class page says so (below)
+    extensions = extensions or read_extensions(course)
+    extension = extensions.hours.get(student, 0.0)
     when = datetime.fromtimestamp(received_at, UTC)
     return late_of(spec.late, Handed(when, "uploaded to grader serve"), extension)
-
-
-def extensions_problem(course: Path) -> str:
-    """What the class page says while the course's extensions cannot be read ("" when they
-    can): until then every upload is graded as if no student had an extension."""
-    try:
-        load_extensions(course)
-    except GraderError as exc:
-        return (
-            f"the extensions cannot be read ({exc}): uploads graded meanwhile count no "
-            "extension; fix the file, then Regrade"
-        )
-    return ""
 
 
 def graded_view(
@@ -129,10 +141,12 @@ def graded_view(
     report: Report,
     submission: Submission | None,
     received_at: float,
+    extensions: Extensions | None = None,
 ) -> tuple[str, View]:
     """The whole feedback page and what the service keeps beside it: the public cases'
-    page and the lateness, both pages showing the deadline's penalty."""
-    late = upload_late(course, spec, student, received_at)
+    page and the lateness, both pages showing the deadline's penalty (`extensions`: as
+    read for this upload, else read now)."""
+    late = upload_late(course, spec, student, received_at, extensions)
     public = public_report(report)
 
     def adjusted(shown: Report) -> Adjusted | None:
@@ -147,10 +161,16 @@ def graded_view(
 
 
 def record_late(
-    book: Gradebook, course: Path, student: str, spec: AssignmentSpec, received_at: float
+    book: Gradebook,
+    course: Path,
+    student: str,
+    spec: AssignmentSpec,
+    received_at: float,
+    extensions: Extensions | None = None,
 ) -> None:
-    """The upload's lateness in the gradebook too: `grader report` and the exports apply it."""
-    late = upload_late(course, spec, student, received_at)
+    """The upload's lateness in the gradebook too: `grader report` and the exports apply it
+    (`extensions`: as read for this upload, else read now)."""
+    late = upload_late(course, spec, student, received_at, extensions)
     if late is not None:
         when = datetime.fromtimestamp(received_at, UTC)
         save_late(book, student, spec.id, Handed(when, "uploaded to grader serve"), late)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from grader.batch.roster import folded
 from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
@@ -21,7 +22,7 @@ from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
 from grader.serve.grading import Grading
 from grader.serve.roster import Student, read_roster
-from grader.serve.store import Store
+from grader.serve.store import Person, Store
 
 
 def serve(
@@ -100,13 +101,16 @@ def issue_tokens(
     base_url: str,
     into: TextIO | None = None,
     database: str | None = None,
+    only: Sequence[str] = (),
 ) -> int:
-    """New tokens for the roster's students and the named instructors, written as CSV
-    (id, name, role, token, link) to `into` (default stdout); returns how many.
-    `database`: the service's PostgreSQL database, when it runs on one."""
+    """New tokens for the roster's students (`only`: those of these ids alone, the others'
+    tokens left as they are) and the named instructors, written as CSV (id, name, role,
+    token, link) to `into` (default stdout); returns how many. `database`: the service's
+    PostgreSQL database, when it runs on one."""
+    students = _students(roster, only)
     store = Store(out, database)
     try:
-        issued = [(s, t, "student") for s, t in store.issue(_students(roster), "student")]
+        issued = [(s, t, "student") for s, t in store.issue(students, "student")]
         staff = [Student(name, name) for name in instructors]
         issued += [(s, t, "instructor") for s, t in store.issue(staff, "instructor")]
     finally:
@@ -119,5 +123,21 @@ def issue_tokens(
     return len(issued)
 
 
-def _students(roster: Path | None) -> list[Student]:
-    return read_roster(roster) if roster is not None else []
+def revoke_tokens(out: Path, ids: Sequence[str], database: str | None = None) -> list[Person]:
+    """Revoke these people's tokens in the service's data (`Store.revoke`): whom it revoked."""
+    store = Store(out, database)
+    try:
+        return store.revoke(ids)
+    finally:
+        store.close()
+
+
+def _students(roster: Path | None, only: Sequence[str] = ()) -> list[Student]:
+    students = read_roster(roster) if roster is not None else []
+    if not only:
+        return students
+    wanted = {folded(i): i for i in only}
+    missing = sorted(set(wanted) - {folded(s.id) for s in students})
+    if missing:
+        raise UsageError(f"--student {wanted[missing[0]]}: not on the roster")
+    return [s for s in students if folded(s.id) in wanted]

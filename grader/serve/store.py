@@ -28,8 +28,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
+from grader.batch.roster import folded
 from grader.batch.schema import SchemaError, check, migrate
 from grader.errors import UsageError
+from grader.serve.lookalike import described, skeleton
 from grader.serve.roster import Student
 from grader.serve.tokens import new_token, same_hash, token_hash
 
@@ -38,6 +40,28 @@ Status = Literal["queued", "running", "graded", "problem"]
 
 SESSION_SECONDS = 14 * 24 * 3600
 ANONYMOUS_SECONDS = 3600  # a sign-in form's session, before anyone signed in
+# Whatever is sent, the sessions table stays bounded: requests without a cookie each start a
+# sign-in form's session, of which the newest ANONYMOUS_LIMIT are kept (under a flood the
+# oldest forms go first and say "reload the page"); one person keeps their newest
+# SESSIONS_PER_PERSON (browsers), the oldest being signed out.
+ANONYMOUS_LIMIT = 10_000
+SESSIONS_PER_PERSON = 20
+
+# What the pruning at each new session reads, through the indexes on sessions (created) and
+# (person, created): the expired sessions, then when the anonymous sessions, or one person's,
+# pass their limit, the creation time of the newest one past it (SQLite and PostgreSQL alike).
+_SESSIONS_EXPIRED = "DELETE FROM sessions WHERE created < ? OR (person IS NULL AND created < ?)"
+_SESSIONS_ANONYMOUS_CUTOFF = (
+    "SELECT created FROM sessions WHERE person IS NULL ORDER BY created DESC LIMIT 1 OFFSET ?"
+)
+_SESSIONS_PERSON_CUTOFF = (
+    "SELECT created FROM sessions WHERE person = ? ORDER BY created DESC LIMIT 1 OFFSET ?"
+)
+# The same for LTI logins' states and nonces, which anyone may start (each kept a day, as
+# PyLTI1p3 asks): the LTI_LIMIT expiring last are kept, a flood's oldest going first.
+LTI_LIMIT = 10_000
+_LTI_EXPIRED = "DELETE FROM lti WHERE expires < ?"
+_LTI_CUTOFF = "SELECT expires FROM lti ORDER BY expires DESC LIMIT 1 OFFSET ?"
 
 
 @dataclass(frozen=True)
@@ -142,9 +166,19 @@ class Store:
     # --- people and tokens ---------------------------------------------------------------
 
     def issue(self, people: list[Student], role: Role) -> list[tuple[Student, str]]:
-        """New tokens for these people (added when new; an old token stops working)."""
+        """New tokens for these people (added when new; an old token stops working). An id
+        that looks like another's already here (not the same but for case) is a UsageError."""
         issued = [(p, new_token()) for p in people]
         with self._transaction() as db:
+            # An id that looks like someone's already here (grader/serve/lookalike.py) would
+            # be a second account the class page shows the same: refused, nothing issued.
+            known = {
+                skeleton(str(row[0])): str(row[0]) for row in db.execute("SELECT id FROM people")
+            }
+            for person, _ in issued:
+                other = known.setdefault(skeleton(person.id), person.id)
+                if folded(other) != folded(person.id):
+                    raise UsageError(f"{described((other, person.id))} ({other!a} has a token)")
             for person, token in issued:
                 row = db.execute("SELECT role FROM people WHERE id=?", (person.id,)).fetchone()
                 if row is not None and row[0] != role:
@@ -156,6 +190,25 @@ class Store:
                 )
                 db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
         return issued
+
+    def revoke(self, ids: Sequence[str]) -> list[Person]:
+        """Revoke these people's tokens (ids matched as the roster matches them: case and
+        Unicode form aside): their links and tokens stop signing in and their sessions end,
+        until `issue` gives them new ones; their uploads stay. Any id unknown: UsageError,
+        and nobody's token is revoked."""
+        with self._transaction() as db:
+            rows = db.execute("SELECT id, name, role FROM people").fetchall()
+            known = {folded(str(row[0])): Person(*row) for row in rows}
+            unknown = [i for i in ids if folded(i) not in known]
+            if unknown:
+                raise UsageError(
+                    f"--revoke {unknown[0]}: nobody of that id was ever issued a token here"
+                )
+            people = list({folded(i): known[folded(i)] for i in ids}.values())
+            for person in people:
+                db.execute("UPDATE people SET token_hash=NULL WHERE id=?", (person.id,))
+                db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
+        return people
 
     def person_for_token(self, token: str) -> Person | None:
         """Who this token signs in, if anyone. The spaces and line ends around it are not
@@ -189,13 +242,22 @@ class Store:
     # --- sessions ------------------------------------------------------------------------
 
     def new_session(self, person: Person | None) -> str:
-        """A session (signed in as `person`, or nobody yet); returns the cookie's value."""
+        """A session (signed in as `person`, or nobody yet); returns the cookie's value. The
+        expired sessions go, and the oldest of those past their limit (module constants)."""
         key, now = new_token(), time.time()
         with self._transaction() as db:
-            db.execute(
-                "DELETE FROM sessions WHERE created < ? OR (person IS NULL AND created < ?)",
-                (now - SESSION_SECONDS, now - ANONYMOUS_SECONDS),
-            )
+            db.execute(_SESSIONS_EXPIRED, (now - SESSION_SECONDS, now - ANONYMOUS_SECONDS))
+            whose: tuple[str, ...] = (person.id,) if person else ()
+            if person is None:
+                found = db.execute(_SESSIONS_ANONYMOUS_CUTOFF, (ANONYMOUS_LIMIT - 1,))
+            else:
+                found = db.execute(_SESSIONS_PERSON_CUTOFF, (*whose, SESSIONS_PER_PERSON - 1))
+            cutoff = found.fetchone()
+            if cutoff is not None:  # room for this one: the oldest past the limit go
+                where = "person = ?" if person else "person IS NULL"
+                db.execute(
+                    f"DELETE FROM sessions WHERE {where} AND created <= ?", (*whose, cutoff[0])
+                )
             db.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?, ?)",
                 (token_hash(key), person.id if person else None, new_token(), now),
@@ -210,8 +272,9 @@ class Store:
                 "LEFT JOIN people p ON p.id = s.person WHERE s.key_hash=?",
                 (token_hash(key),),
             ).fetchone()
-        if row is None or time.time() - row[1] > SESSION_SECONDS:
-            return None
+        age = time.time() - row[1] if row is not None else 0.0
+        if row is None or age > (SESSION_SECONDS if row[2] is not None else ANONYMOUS_SECONDS):
+            return None  # expired, if not pruned yet
         person = Person(row[2], row[3], row[4]) if row[2] is not None else None
         return Session(person, row[0])
 
@@ -425,10 +488,14 @@ class Store:
     # --- LTI launches' short-lived data (states, nonces, launches) ------------------------
 
     def lti_put(self, key: str, value: str, seconds: float) -> None:
-        """Keep a value of an LTI login or launch for `seconds`."""
+        """Keep a value of an LTI login or launch for `seconds` (the expired ones go, and
+        the soonest to expire past LTI_LIMIT)."""
         now = time.time()
         with self._transaction() as db:
-            db.execute("DELETE FROM lti WHERE expires < ?", (now,))
+            db.execute(_LTI_EXPIRED, (now,))
+            cutoff = db.execute(_LTI_CUTOFF, (LTI_LIMIT - 1,)).fetchone()
+            if cutoff is not None:  # room for this one
+                db.execute("DELETE FROM lti WHERE expires <= ?", (cutoff[0],))
             db.execute(
                 "INSERT INTO lti VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
                 " SET value = excluded.value, expires = excluded.expires",
