@@ -146,3 +146,37 @@ def test_gradescope_bundle_carries_the_data_files(tmp_path: Path) -> None:
     assert (source / "data" / "x.txt").read_text() == "numbers"
     bundled = load_config(source / "config.yaml").assignment("self_attention")
     assert [f.name for f in bundled.files] == ["data/x.txt"]
+
+
+def test_the_autograder_grades_only_in_the_sandbox_unless_the_course_says(
+    tmp_path: Path,
+) -> None:
+    # The bundled course says no `sandbox:`: the zip's config asks for it, and a note says so.
+    out = tmp_path / "a.zip"
+    result = CliRunner().invoke(
+        main, ["export-gradescope", "--assignment", "self_attention", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "note: the autograder grades only inside the sandbox (`sandbox: required`)" in (
+        result.stderr
+    )
+    with zipfile.ZipFile(out) as archive:
+        assert yaml.safe_load(archive.read("config.yaml"))["sandbox"] == "required"
+    # A course that chose `auto` keeps it, and is not told.
+    course = tmp_path / "course"
+    shutil.copytree(REPO / "solutions", course / "solutions")
+    shutil.copy(REPO / "cases.py", course / "cases.py")
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    raw["sandbox"] = "auto"
+    for spec in raw["assignments"].values():
+        spec.pop("exercise", None)
+    (course / "config.yaml").write_text(yaml.safe_dump(raw))
+    chosen = CliRunner().invoke(
+        main,
+        ["export-gradescope", "--course", str(course), "--assignment", "self_attention",
+         "--out", str(tmp_path / "b.zip")],
+    )  # fmt: skip
+    assert chosen.exit_code == 0, chosen.output
+    assert "grades only inside the sandbox" not in chosen.stderr
+    with zipfile.ZipFile(tmp_path / "b.zip") as archive:
+        assert yaml.safe_load(archive.read("config.yaml"))["sandbox"] == "auto"

@@ -63,6 +63,10 @@ def course() -> Iterator[Path]:
     raw = repo_config_raw()
     for target in raw["assignments"]["self_attention"]["targets"].values():
         target["public_cases"] = PUBLIC
+    # This machine cannot make the sandbox inside its own bwrap, as many Gradescope images
+    # cannot: the course grades with process limits alone there, as it must say to do so
+    # (the export's default is `required`: test_unsandboxed_machine_grades_nobody).
+    raw["sandbox"] = "auto"
     (folder / "config.yaml").write_text(json.dumps(raw))
     (folder / "config.yaml").chmod(0o644)
     try:
@@ -209,6 +213,7 @@ def test_the_script_quotes_the_assignment_id(course: Path) -> None:
         raw = repo_config_raw()
         weird = 'it\'s "$(touch pwned)"'
         raw["assignments"] = {weird: raw["assignments"]["self_attention"]}
+        raw["sandbox"] = "auto"  # as the course fixture's: this machine cannot nest it
         (root / "course").mkdir()
         (root / "course" / "config.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
         machine = build_machine(load_config(root / "course" / "config.yaml"), weird, root)
@@ -217,3 +222,21 @@ def test_the_script_quotes_the_assignment_id(course: Path) -> None:
         assert results["score"] == checkout_grade(course, DEMO / "bruno.ipynb")["score"]
     finally:
         shutil.rmtree(root)
+
+
+def test_unsandboxed_machine_grades_nobody_when_the_course_requires_the_sandbox(
+    machine: Path,
+) -> None:
+    config = machine / "source" / "config.yaml"
+    kept = config.read_text()
+    raw = yaml.safe_load(kept)
+    raw["sandbox"] = "required"  # what export-gradescope writes when the course says nothing
+    config.write_text(yaml.safe_dump(raw))
+    try:
+        results = submit(machine, {"bruno.ipynb": DEMO / "bruno.ipynb"})
+    finally:
+        config.write_text(kept)
+    assert results["score"] == 0 and results["tests"] == []
+    assert "sandbox" in results["output"], results["output"]
+    # and the same machine grades as before once the course allows it
+    assert submit(machine, {"bruno.ipynb": DEMO / "bruno.ipynb"})["score"] > 0

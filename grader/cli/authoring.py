@@ -43,13 +43,17 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
     \b
     Upload the zip as a "Zip file upload" autograder; students submit their .ipynb.
     --out names the zip file (never `-`: a zip is no text for standard output).
+    It grades only inside the sandbox (score 0 where none can be made) unless the
+    course's config.yaml says `sandbox: auto` (docs/ci.md).
     Example:  grader export-gradescope --assignment masked_attention --out masked.zip
     """
-    from grader.author.export import export_gradescope
+    from grader.author.export import UNSANDBOXED_NOTE, asks_for_sandbox, export_gradescope
 
     config = _whole_course(config_path, "export-gradescope")
     _output_file(out)
     click.echo(f"wrote {shown_path(export_gradescope(config, assignment, out))}")
+    if not asks_for_sandbox(config):
+        _tell_notes([UNSANDBOXED_NOTE])
 
 
 @main.command("template")
