@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -34,20 +35,35 @@ class Verdict:
 PASS = Verdict(True)
 
 
+_UNSTACKED = object()
+
+
 def stack(value: Value) -> np.ndarray | None:
-    """An array for the value when it is one, or a sequence of equally shaped arrays."""
+    """An array for the value when it is one, or a sequence of equally shaped arrays. A
+    sequence is stacked once (kept with it): the diagnosis compares one answer with a
+    thousand variants, and a student's list may hold 60,000 items."""
     if isinstance(value, np.ndarray):
         return value
-    if isinstance(value, Seq):
-        parts = [stack(item) for item in value.items]
-        if not parts:
-            return np.zeros((0,))
-        if any(p is None for p in parts):
+    if not isinstance(value, Seq):
+        return None
+    stacked = value.__dict__.get("_stacked", _UNSTACKED)
+    if stacked is _UNSTACKED:
+        stacked = _stacked(value)
+        value.__dict__["_stacked"] = stacked  # frozen: kept in its dict, as cached_property does
+    return cast("np.ndarray | None", stacked)
+
+
+def _stacked(value: Seq) -> np.ndarray | None:
+    """The items as one array, or None at the first that is none or of another shape."""
+    if not value.items:
+        return np.zeros((0,))
+    arrays: list[np.ndarray] = []
+    for item in value.items:
+        part = stack(item)
+        if part is None or (arrays and part.shape != arrays[0].shape):
             return None
-        arrays = [p for p in parts if p is not None]
-        if len({a.shape for a in arrays}) == 1:
-            return np.stack(arrays)
-    return None
+        arrays.append(part)
+    return np.stack(arrays)
 
 
 def describe(value: Value) -> str:

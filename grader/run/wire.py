@@ -55,6 +55,10 @@ class Seq:
     kind: str  # "list" or "tuple"
     items: tuple[Value, ...]
 
+    def __getstate__(self) -> dict[str, object]:
+        # The judge's stacked array (compare.stack) is a cache: never pickled with it.
+        return {k: v for k, v in self.__dict__.items() if k != "_stacked"}
+
 
 Value = np.ndarray | Seq | Other | None
 
