@@ -161,3 +161,16 @@ def test_a_cell_that_asks_for_input_is_told_nobody_answers(
     said = [e for e in report.errors if "EOFError" in e]
     assert len(said) == 1 and "Nobody can type an answer to input()" in said[0], report.errors
     assert report.score == report.max_score  # the functions are graded all the same
+
+
+def test_a_returned_array_too_large_to_send_is_said_as_its_size(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # The child used to turn it into a string first: "returned a str, not numbers".
+    huge = students.SOFTMAX_COLS.replace("return exp_values / denom", "return np.zeros(2_000_000)")
+    report = grade_path(notebook(students.cells(softmax_cols=huge)), config)
+    result = _target(report.targets, "softmax_cols")
+    assert result.status == "failed"
+    assert any(
+        "returned an array of 2000000 numbers, too many to compare" in m for m in result.messages
+    ), result.messages

@@ -6,6 +6,7 @@ differ; the largest differences) and never print whole arrays.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -232,10 +233,16 @@ def all_pass(expected: Flat, got: Sequence[Value], tol: Tolerance) -> bool:
         return bool(_within(answers.entries, expected.entries, tol).all())
 
 
+# How the child's encoder names an array larger than the parent takes (wire.py).
+_TOO_LARGE = re.compile(r"ndarray of (\d+) numbers \(too large to send\)")
+
+
 def _not_numbers(got: Value) -> str:
     if got is None:
         return "returned None: is the `return` statement missing?"
     if isinstance(got, Other):
+        if match := _TOO_LARGE.fullmatch(got.type_name):
+            return f"returned an array of {match[1]} numbers, too many to compare (or to send)"
         return f"returned {describe(got)}, not numbers"
     if isinstance(got, Seq):
         shapes = sorted({str(s.shape) for s in map(stack, got.items) if s is not None})

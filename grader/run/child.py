@@ -294,7 +294,9 @@ class Runner:
             if case.probe or case.index == self.probe_base.get(case.target):
                 header["digest"] = digest(_bounded(value))
             if not case.probe:
-                values["value"] = _bounded(value)
+                # Whole: the encoder sends an array too large for the parent as its size
+                # ("ndarray of N numbers (too large to send)"), never its numbers.
+                values["value"] = value
                 # The inputs as the call left them: the grader judges whether it changed any.
                 values["args"] = list(args)
         except TimeLimitReached as stop:
