@@ -3,7 +3,6 @@ before anything is written over the course's own files or outside its folder."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,40 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from grader.author.assign import strip_solutions, write_exercise
-from grader.author.scaffold import init_course
 from grader.cli import main
 from grader.course.config import load_config
 from grader.errors import ConfigError
 
-
-@pytest.fixture(autouse=True)
-def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands run outside the repository (whose config.yaml would be noted as ignored)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GRADER_COURSE", raising=False)
-    monkeypatch.delenv("GRADER_CONFIG", raising=False)
-
-
-def _course(tmp_path: Path) -> Path:
-    """A new course made by `grader init`."""
-    course = tmp_path / "course"
-    init_course(course)
-    return course
-
-
-def _digests(course: Path) -> dict[Path, str]:
-    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in course.rglob("*") if p.is_file()}
-
-
-def _refused(args: list[str], course: Path) -> str:
-    """Run the command: exit 2, one line on stderr, and no file of the course changed."""
-    before = _digests(course)
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2, result.output
-    said = result.stderr.strip().splitlines()
-    assert len(said) == 1, said
-    assert _digests(course) == before
-    return said[0]
+from authoring import digests, elsewhere, new_course, refused  # noqa: F401
 
 
 @pytest.mark.parametrize(
@@ -62,35 +32,35 @@ def test_assign_never_writes_over_a_file_the_course_is_made_of(
     tmp_path: Path, exercise: str, words: str
 ) -> None:
     # It did: `exercise:` naming the solution replaced the reference by its stubbed copy.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     text = config.read_text()
     config.write_text(
         text.replace("exercise: exercises/standardize.ipynb", f"exercise: {exercise}")
     )
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert said.startswith("Error: assignments.example.exercise: ") and words in said
 
 
-def test_assign_out_naming_the_solutions_folder_is_refused(tmp_path: Path) -> None:
+def test_assign_out_naming_the_solutions_folder_isrefused(tmp_path: Path) -> None:
     # --out solutions/ wrote solutions/standardize.ipynb: the solution, stubbed.
-    course = _course(tmp_path)
-    said = _refused(["assign", "--course", str(course), "--out", str(course / "solutions")], course)
+    course = new_course(tmp_path)
+    said = refused(["assign", "--course", str(course), "--out", str(course / "solutions")], course)
     assert said.startswith("Error: --out: ") and "is assignments.example.solution" in said
 
 
-def test_an_exercise_outside_the_course_or_shared_is_refused(tmp_path: Path) -> None:
-    course = _course(tmp_path)
+def test_an_exercise_outside_the_course_or_shared_isrefused(tmp_path: Path) -> None:
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     text = config.read_text()
     config.write_text(text.replace("exercise: exercises/", "exercise: ../"))
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert "assignments.example.exercise: " in said and "outside the course folder" in said
     assert not (tmp_path / "standardize.ipynb").exists()
     config.write_text(
         text + "  again:\n" + text.split("  example:\n")[1].replace("Standardize", "Again")
     )
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert "assignments.example.exercise: " in said
     assert "is assignments.again.exercise as well" in said
 
@@ -106,22 +76,22 @@ def test_a_solution_marker_in_a_text_cell_is_refused_not_handed_out(
 ) -> None:
     # A markdown cell's `BEGIN SOLUTION` (as nbgrader writes them) was copied to the exercise
     # as it is: the answer between the markers, handed to every student.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     path, notebook = _solution_cells(course)
     notebook["cells"].insert(1, {"cell_type": kind, "id": "marked", "metadata": {}, "source": [
         "### BEGIN SOLUTION\n", "Divide by the standard deviation (the answer)\n",
         "### END SOLUTION\n"]})  # fmt: skip
     path.write_text(json.dumps(notebook))
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert said.startswith(f"Error: standardize.ipynb, cell 2: a {kind} cell holds a SOLUTION")
     assert "'solution-only'" in said
     assert not (course / "exercises" / "standardize.ipynb").exists()
 
 
-def test_a_solution_marker_inside_a_string_is_refused(tmp_path: Path) -> None:
+def test_a_solution_marker_inside_a_string_isrefused(tmp_path: Path) -> None:
     # Markers inside a string were stripped as if comments: the code between the strings
     # (the answer) was handed out, and the stub landed inside a string.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     path, notebook = _solution_cells(course)
     cell = next(c for c in notebook["cells"] if "BEGIN SOLUTION" in "".join(c["source"]))
     cell["source"] = (
@@ -129,7 +99,7 @@ def test_a_solution_marker_inside_a_string_is_refused(tmp_path: Path) -> None:
         '    return (x - x.mean(axis=0)) / x.std(axis=0)\n    """\n    # END SOLUTION\n    """\n'
     )
     path.write_text(json.dumps(notebook))
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert said == (
         f"Error: standardize.ipynb, cell {notebook['cells'].index(cell) + 1}, line 3: a SOLUTION"
         " marker inside a string; a marker must be a comment line of its own"
@@ -144,7 +114,7 @@ def test_markers_in_a_cell_with_ipython_syntax_still_work() -> None:
 def test_release_refuses_an_exercise_that_still_holds_solution_markers(tmp_path: Path) -> None:
     # An exercise written by hand (or by an older grader) with the answer in a marked
     # markdown cell was released as it was.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     exercise = course / "exercises" / "standardize.ipynb"
     write_exercise(load_config(course / "config.yaml").assignment("example"))
     notebook = json.loads(exercise.read_text())
@@ -154,7 +124,7 @@ def test_release_refuses_an_exercise_that_still_holds_solution_markers(tmp_path:
     )
     exercise.write_text(json.dumps(notebook))
     out = tmp_path / "handout"
-    said = _refused(["release", "--course", str(course), "--out", str(out)], course)
+    said = refused(["release", "--course", str(course), "--out", str(out)], course)
     assert said == (
         f"Error: {course / 'config.yaml'}: assignments.example.exercise: {exercise} still holds "
         "a SOLUTION marker, and what it marks would be handed out; write the exercise with "
@@ -183,19 +153,19 @@ def test_release_refuses_an_exercise_that_still_holds_solution_markers(tmp_path:
     ],
     ids=["misspelt_target", "id_twice"],
 )
-def test_a_catalogue_entry_that_could_never_be_named_is_refused(
+def test_a_catalogue_entry_that_could_never_be_named_isrefused(
     tmp_path: Path, command: str, entry: str, words: str
 ) -> None:
     # A mistake of a misspelt function was never checked: selftest said "ok" and grading
     # never named it. An id given twice: selftest said the first was "not_implemented".
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     catalogue = course / "solutions" / "standardize_mistakes.py"
     catalogue.write_text(catalogue.read_text() + "\n\n" + entry)
     write_exercise(load_config(course / "config.yaml").assignment("example"))
     student = tmp_path / "hw.ipynb"
     student.write_bytes((course / "exercises" / "standardize.ipynb").read_bytes())
     graded = {"selftest": [], "check": [str(student)]}[command]
-    said = _refused([command, *graded, "--course", str(course)], course)
+    said = refused([command, *graded, "--course", str(course)], course)
     assert said == (
         f"Error: assignments.example.mistakes in {course / 'config.yaml'}: mistake catalogue "
         f"{catalogue}: {words}"
@@ -218,22 +188,22 @@ def test_a_target_that_is_no_python_name_is_one_line_naming_it(
 ) -> None:
     # `layer-norm:` was "the solution does not define `layer-norm`" only once the solution
     # ran; an unquoted `12:` or `null:` crashed the grader (exit 3, a traceback).
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     config.write_text(config.read_text().replace("      standardize:", f"      {key}:"))
-    said = _refused(["selftest", "--course", str(course)], course)
+    said = refused(["selftest", "--course", str(course)], course)
     assert said.startswith(f"Error: {config}") and f"assignments.example.{words}" in said
 
 
 def test_a_solution_cell_that_never_ends_says_which_limit_stopped_it(tmp_path: Path) -> None:
     # It said "cell 3: TimeLimit": neither which limit nor where it is set.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     config.write_text(config.read_text().replace("cell: 5,", "cell: 1,"))
     path, notebook = _solution_cells(course)
     notebook["cells"][1]["source"] = "import numpy as np\nwhile True:\n    pass"
     path.write_text(json.dumps(notebook))
-    said = _refused(["selftest", "--course", str(course)], course)
+    said = refused(["selftest", "--course", str(course)], course)
     assert said.endswith(
         f"{path} fails to run: cell 2: did not finish within 1 s (time_limit.cell in the config)"
     )
@@ -247,15 +217,15 @@ def test_a_solution_cell_that_never_ends_says_which_limit_stopped_it(tmp_path: P
         ("solutions/handout", "is inside the solutions' folder"),
     ],
 )
-def test_release_into_the_course_or_its_solutions_folder_is_refused(
+def test_release_into_the_course_or_its_solutions_folder_isrefused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str, words: str
 ) -> None:
     # --out . copied each exercise onto itself: shutil.SameFileError, a traceback (exit 3);
     # a later release would have removed the course's own data files as stale.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     write_exercise(load_config(course / "config.yaml").assignment("example"))
     monkeypatch.chdir(course)
-    said = _refused(["release", "--course", ".", "--out", out], course)
+    said = refused(["release", "--course", ".", "--out", out], course)
     assert said.startswith(f"Error: --out {out} {words}")
 
 
@@ -274,8 +244,8 @@ def test_new_assignment_refuses_what_would_not_load_and_writes_nothing(
 ) -> None:
     # These wrote a solution, a catalogue and an entry the config then refused (`args:`
     # empty; a target `class` no notebook can define).
-    course = _course(tmp_path)
-    said = _refused(["new-assignment", *args, "--course", str(course)], course)
+    course = new_course(tmp_path)
+    said = refused(["new-assignment", *args, "--course", str(course)], course)
     assert said.startswith(f"Error: {words}")
     assert sorted(p.name for p in (course / "solutions").iterdir()) == [
         "standardize.ipynb",
@@ -289,7 +259,7 @@ def test_new_assignment_quotes_names_yaml_would_read_as_something_else(
 ) -> None:
     # `new-assignment yes` wrote its files, then refused to add `yes:` (YAML's True) and
     # left them behind; `--function "f(x, null)"` wrote an entry that did not load.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     for args in ([word], ["other", "--function", f"f(x, {word})"]):
         result = CliRunner().invoke(main, ["new-assignment", *args, "--course", str(course)])
         assert result.exit_code == 0, result.output
@@ -325,21 +295,21 @@ def test_assign_from_a_broken_solution_notebook_is_one_line(
     tmp_path: Path, content: bytes, words: str
 ) -> None:
     # Each was a traceback (exit 3): nbformat's TypeError, ValidationError or decode error.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     (course / "solutions" / "standardize.ipynb").write_bytes(content)
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert said.startswith("Error: ") and said.endswith(words)
 
 
 @pytest.mark.parametrize("command", ["selftest", "release"])
 def test_a_catalogue_that_is_not_utf8_is_one_line(tmp_path: Path, command: str) -> None:
     # A UnicodeDecodeError traceback (exit 3) from every command that reads the catalogue.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     write_exercise(load_config(course / "config.yaml").assignment("example"))
     catalogue = course / "solutions" / "standardize_mistakes.py"
     catalogue.write_bytes(b"# caf\xe9\n")
     out = ["--out", str(tmp_path / "handout")] if command == "release" else []
-    said = _refused([command, "--course", str(course), *out], course)
+    said = refused([command, "--course", str(course), *out], course)
     assert said.endswith(
         f"mistake catalogue {catalogue}: not UTF-8 text (byte 0xe9 at offset 5); save it as UTF-8"
     )
@@ -376,10 +346,10 @@ def test_export_gradescope_never_writes_over_the_course(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str, words: str
 ) -> None:
     # --out naming the solution emptied it (the zip opened over it), then failed reading it.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     write_exercise(load_config(course / "config.yaml").assignment("example"))
     monkeypatch.chdir(course)
-    said = _refused(["export-gradescope", "-a", "example", "--course", ".", "--out", out], course)
+    said = refused(["export-gradescope", "-a", "example", "--course", ".", "--out", out], course)
     assert said.startswith(f"Error: --out {out} {words}")
 
 
@@ -388,30 +358,30 @@ def test_export_gradescope_of_a_broken_course_is_one_line_and_writes_nothing(
 ) -> None:
     # A catalogue that is not UTF-8 (or a solution that is missing) was a traceback, after
     # the zip had been started.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     (course / "solutions" / "standardize_mistakes.py").write_bytes(b"\xff")
     out = tmp_path / "autograder.zip"
-    said = _refused(
+    said = refused(
         ["export-gradescope", "-a", "example", "--course", str(course), "--out", str(out)], course
     )
     assert "not UTF-8 text" in said and not out.exists()
     (course / "solutions" / "standardize_mistakes.py").unlink()
-    said = _refused(
+    said = refused(
         ["export-gradescope", "-a", "example", "--course", str(course), "--out", str(out)], course
     )
     assert "assignments.example.mistakes: no such file" in said and not out.exists()
 
 
-def test_assign_out_one_file_for_several_assignments_is_refused(tmp_path: Path) -> None:
+def test_assign_out_one_file_for_several_assignments_isrefused(tmp_path: Path) -> None:
     # Each assignment was written to the same file, over the last, and both said "wrote".
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     text = config.read_text()
     config.write_text(
         text + "  again:\n" + text.split("  example:\n")[1].replace("exercises/", "again/")
     )
     out = tmp_path / "one.ipynb"
-    said = _refused(["assign", "--course", str(course), "--out", str(out)], course)
+    said = refused(["assign", "--course", str(course), "--out", str(out)], course)
     assert said == (
         f"Error: --out {out}: one file for 2 assignments, each written over the last: name a "
         "folder that exists, or one assignment with --assignment"
@@ -422,7 +392,7 @@ def test_assign_out_one_file_for_several_assignments_is_refused(tmp_path: Path) 
 @pytest.mark.parametrize(
     "marker", ["### BEGIN SOLUTION", "#BEGIN SOLUTION", "# BEGIN SOLUTION - the answer"]
 )
-def test_a_comment_that_is_almost_a_marker_is_refused(marker: str) -> None:
+def test_a_comment_that_is_almost_a_marker_isrefused(marker: str) -> None:
     # nbgrader's `### BEGIN SOLUTION` (and the like) matched no marker: the cell, answer
     # and all, went to the exercise as it was, without a word.
     source = f"def f(x):\n    {marker}\n    return x + 1\n    # END SOLUTION\n"
@@ -447,21 +417,21 @@ def test_the_words_in_a_string_are_no_marker() -> None:
 
 def test_one_value_the_schema_refuses_is_one_line(tmp_path: Path) -> None:
     # It was two: "… is not a valid grader config:" and the key path on a line below.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     config.write_text(config.read_text().replace("points: 2", "points: two"))
-    said = _refused(["selftest", "--course", str(course)], course)
+    said = refused(["selftest", "--course", str(course)], course)
     assert said == (
         f"Error: {config} is not a valid grader config: "
         "assignments.example.targets.standardize.points: must be a number, not 'two'"
     )
 
 
-def test_a_catalogue_that_defines_a_solution_name_again_is_refused(tmp_path: Path) -> None:
+def test_a_catalogue_that_defines_a_solution_name_again_isrefused(tmp_path: Path) -> None:
     # The catalogue runs after the solution's cells: its own `center` replaced the
     # solution's for every variant that calls it, whose fingerprint was then no longer the
     # solution with one mistake (selftest named such a variant "term_dropped", no word why).
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     path, notebook = _solution_cells(course)
     cell = next(c for c in notebook["cells"] if "BEGIN SOLUTION" in "".join(c["source"]))
     cell["source"] = "def center(x):\n    return x - x.mean(axis=0)\n\n\n" + "".join(cell["source"])
@@ -473,7 +443,7 @@ def test_a_catalogue_that_defines_a_solution_name_again_is_refused(tmp_path: Pat
         "def standardize__uncentred(x):\n    return center(x) / x.std(axis=0)\n"
     )
     line = catalogue.read_text().split("\n").index("def center(x):") + 1
-    said = _refused(["selftest", "--course", str(course)], course)
+    said = refused(["selftest", "--course", str(course)], course)
     assert said.endswith(
         f"mistake catalogue {catalogue}, line {line}: `center` is the solution's own name: a "
         "variant may call it, never define it again; rename this one"
@@ -482,30 +452,30 @@ def test_a_catalogue_that_defines_a_solution_name_again_is_refused(tmp_path: Pat
 
 def test_release_refuses_two_assignments_sharing_one_exercise(tmp_path: Path) -> None:
     # One notebook (naming one assignment in its metadata) was handed out for both.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     write_exercise(load_config(course / "config.yaml").assignment("example"))
     config = course / "config.yaml"
     text = config.read_text()
     config.write_text(text + "  again:\n" + text.split("  example:\n")[1])
     out = tmp_path / "handout"
-    said = _refused(["release", "--course", str(course), "--out", str(out)], course)
+    said = refused(["release", "--course", str(course), "--out", str(out)], course)
     assert said.startswith(f"Error: {config}: assignments.example.exercise: ")
     assert said.endswith("is assignments.again.exercise as well; give each assignment its own "
                          "exercise notebook")  # fmt: skip
     assert not out.exists()
 
 
-def test_a_notebook_named_as_the_catalogue_is_refused(tmp_path: Path) -> None:
+def test_a_notebook_named_as_the_catalogue_isrefused(tmp_path: Path) -> None:
     # A notebook's JSON parses as a Python expression: the catalogue was silently empty,
     # and selftest said "ok".
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     config.write_text(
         config.read_text().replace(
             "mistakes: solutions/standardize_mistakes.py", "mistakes: solutions/standardize.ipynb"
         )
     )
-    said = _refused(["selftest", "--course", str(course)], course)
+    said = refused(["selftest", "--course", str(course)], course)
     assert said == (
         f"Error: {config}: assignments.example.mistakes: {course / 'solutions/standardize.ipynb'}"
         " is a notebook; the mistake catalogue is a Python file of its own, e.g. "
@@ -515,7 +485,7 @@ def test_a_notebook_named_as_the_catalogue_is_refused(tmp_path: Path) -> None:
 
 def test_selftest_says_when_the_exercise_is_not_written_yet(tmp_path: Path) -> None:
     # The "untouched exercise" check was left out without a word before `grader assign`.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     result = CliRunner().invoke(main, ["selftest", "--course", str(course)])
     assert result.exit_code == 0, result.output
     exercise = course / "exercises" / "standardize.ipynb"
@@ -527,10 +497,10 @@ def test_selftest_says_when_the_exercise_is_not_written_yet(tmp_path: Path) -> N
 
 def test_assign_where_a_file_stands_for_the_exercises_folder_is_one_line(tmp_path: Path) -> None:
     # A traceback (exit 3): mkdir's FileExistsError.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     (course / "exercises").rmdir()
     (course / "exercises").write_text("a file where the folder goes\n")
-    said = _refused(["assign", "--course", str(course)], course)
+    said = refused(["assign", "--course", str(course)], course)
     assert said == (
         f"Error: assignments.example.exercise: cannot write "
         f"{course / 'exercises' / 'standardize.ipynb'}: File exists ({course / 'exercises'})"

@@ -3,45 +3,15 @@ stale, a catalogue's `replaces=` naming no mistake, `--out -`, and roster ids no
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from grader.author.scaffold import init_course
 from grader.cli import main
 
-
-@pytest.fixture(autouse=True)
-def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands run in tmp_path, outside the repository (whose config.yaml would be noted)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GRADER_COURSE", raising=False)
-    monkeypatch.delenv("GRADER_CONFIG", raising=False)
-
-
-def _course(tmp_path: Path) -> Path:
-    """A new course made by `grader init` (its exercise not yet written)."""
-    course = tmp_path / "course"
-    init_course(course)
-    return course
-
-
-def _digests(folder: Path) -> dict[Path, str]:
-    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()}
-
-
-def _refused(args: list[str], folder: Path) -> str:
-    """Run the command: exit 2, one line on stderr, no file under `folder` changed or added."""
-    before = _digests(folder)
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2, result.output
-    said = result.stderr.strip().splitlines()
-    assert len(said) == 1, said
-    assert _digests(folder) == before
-    return said[0]
+from authoring import digests, elsewhere, new_course, refused  # noqa: F401
 
 
 def _unmark(solution: Path) -> None:
@@ -56,10 +26,10 @@ def _unmark(solution: Path) -> None:
 def test_assign_refuses_a_solution_without_markers(tmp_path: Path) -> None:
     # The exercise was the whole solution (release refused it later, but the author had a
     # full answer in the exercise file, ready to be handed out by hand).
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     solution = course / "solutions" / "standardize.ipynb"
     _unmark(solution)
-    said = _refused(["assign", "--course", str(course)], tmp_path)
+    said = refused(["assign", "--course", str(course)], tmp_path)
     assert said.startswith(f"Error: solution notebook {solution}: no code cell marks")
     assert "# BEGIN SOLUTION" in said and "# END SOLUTION" in said
     assert not (course / "exercises" / "standardize.ipynb").exists()
@@ -67,7 +37,7 @@ def test_assign_refuses_a_solution_without_markers(tmp_path: Path) -> None:
 
 def test_assign_out_dash_is_the_notebook_on_standard_output(tmp_path: Path) -> None:
     # `--out -` wrote a file named '-'; `grader export --out -` means standard output.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     write = ["assign", "--course", str(course), "--assignment", "example"]
     result = CliRunner().invoke(main, [*write, "--out", "-"])
     assert result.exit_code == 0, result.output
@@ -78,19 +48,19 @@ def test_assign_out_dash_is_the_notebook_on_standard_output(tmp_path: Path) -> N
 
 
 def test_assign_out_dash_takes_one_assignment(tmp_path: Path) -> None:
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     text = config.read_text()
     again = text.split("  example:\n")[1].replace("exercises/standardize", "exercises/again")
     config.write_text(text + "  again:\n" + again)
-    said = _refused(["assign", "--course", str(course), "--out", "-"], tmp_path)
+    said = refused(["assign", "--course", str(course), "--out", "-"], tmp_path)
     assert said.startswith("Error: --out -: standard output takes one notebook, not 2")
 
 
 def test_export_gradescope_refuses_out_dash(tmp_path: Path) -> None:
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     args = ["export-gradescope", "--course", str(course), "-a", "example", "--out", "-"]
-    said = _refused(args, tmp_path)
+    said = refused(args, tmp_path)
     assert said.startswith("Error: --out -: the autograder is a zip to upload")
     assert not (tmp_path / "-").exists()
 
@@ -110,9 +80,9 @@ def _replacing(course: Path, named: str) -> None:
 @pytest.mark.parametrize("named", ["typo", "divides_by_variance"])
 def test_a_replaces_naming_no_other_mistake_is_refused_at_load(tmp_path: Path, named: str) -> None:
     # `replaces="typo"` was kept and never matched anything: the author was not told.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     _replacing(course, named)
-    said = _refused(["selftest", "--course", str(course)], tmp_path)
+    said = refused(["selftest", "--course", str(course)], tmp_path)
     assert (
         f"mistake divides_by_variance (standardize__divides_by_variance): replaces='{named}'"
         in said
@@ -124,7 +94,7 @@ def test_a_replaces_naming_a_grader_id_is_kept(tmp_path: Path) -> None:
     from grader.course.config import load_config
     from grader.judge.preflight import checked_catalogue
 
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     _replacing(course, "output_transposed")
     config = load_config(course / "config.yaml")
     catalogue = checked_catalogue(config, config.assignment("example"))
@@ -138,7 +108,7 @@ def test_selftest_runs_a_solution_that_never_ends_once(
     # while the course's own run of it queued behind: refused after twice the limit.
     from grader.run.workers import Workers
 
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     config = course / "config.yaml"
     text = config.read_text()
     assert text.count("time_limit: {submission: 20, cell: 5, call: 2}") == 1
@@ -158,7 +128,7 @@ def test_selftest_runs_a_solution_that_never_ends_once(
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Workers, "run", counted)
-    said = _refused(["selftest", "--course", str(course)], tmp_path)
+    said = refused(["selftest", "--course", str(course)], tmp_path)
     assert "fails to run: cell 4: did not finish within 1 s" in said
     assert len(runs) == 1
 
@@ -168,7 +138,7 @@ def test_release_roster_names_a_windows_device_id_s_folder_as_its_page(tmp_path:
     # there lost that student. Their folder is named as their feedback page is.
     from grader.render.escape import safe_name
 
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     CliRunner().invoke(main, ["assign", "--course", str(course)])
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name\nCON,Con Person\ns1,Ada\n")
@@ -210,7 +180,7 @@ def test_init_and_assign_print_paths_one_way(
 
 def test_release_refuses_an_exercise_whose_solution_changed_since_assign(tmp_path: Path) -> None:
     # The solution was fixed after `grader assign`, and the old exercise released silently.
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     assert CliRunner().invoke(main, ["assign", "--course", str(course)]).exit_code == 0
     exercise = course / "exercises" / "standardize.ipynb"
     written = json.loads(exercise.read_text())["metadata"]["grader_written_from"]["sha256"]
@@ -226,7 +196,7 @@ def test_release_refuses_an_exercise_whose_solution_changed_since_assign(tmp_pat
         {"cell_type": "markdown", "id": "new", "metadata": {}, "source": "A hint."}
     )
     solution.write_text(json.dumps(notebook))
-    said = _refused(args, tmp_path)
+    said = refused(args, tmp_path)
     assert said == (
         f"Error: {course / 'config.yaml'}: assignments.example.exercise: {exercise} was written "
         f"from an older {solution} (changed since): write it again with "
@@ -239,7 +209,7 @@ def test_release_refuses_an_exercise_whose_solution_changed_since_assign(tmp_pat
 
 
 def test_an_exercise_without_the_record_is_released_as_before(tmp_path: Path) -> None:
-    course = _course(tmp_path)
+    course = new_course(tmp_path)
     assert CliRunner().invoke(main, ["assign", "--course", str(course)]).exit_code == 0
     exercise = course / "exercises" / "standardize.ipynb"
     notebook = json.loads(exercise.read_text())

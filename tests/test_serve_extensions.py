@@ -8,10 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from test_serve_grading import wait_graded
 from test_serve_semester import course
 
+from grader.course.config import Config
 from grader.engine import require
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
@@ -26,14 +28,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 SOLUTION = (REPO / "solutions" / "self_attention.ipynb").read_bytes()
 
 
-def test_an_unreadable_extensions_file_is_said_on_the_class_page(tmp_path: Path) -> None:
-    config = course(tmp_path)  # self_attention was due a day ago
-    folder = config.path.parent
-    (folder / "extensions.csv").write_text("student,hours\nalice,two days\n")
+def _service(config: Config, tmp_path: Path) -> tuple[Starlette, Store, dict[str, str]]:
+    """The service for `config`, its store (in tmp_path/out), and the tokens issued."""
     store = Store(tmp_path / "out")
     tokens = issue(store)
     grading = Grading(config, store, require("required"), jobs=1)
     app = make_app(Service(store, Limits(min_interval=0), grading, config=config))
+    return app, store, tokens
+
+
+def test_an_unreadable_extensions_file_is_said_on_the_class_page(tmp_path: Path) -> None:
+    config = course(tmp_path)  # self_attention was due a day ago
+    folder = config.path.parent
+    (folder / "extensions.csv").write_text("student,hours\nalice,two days\n")
+    app, store, tokens = _service(config, tmp_path)
     with TestClient(app, follow_redirects=False) as student:
         form = sign_in(student, tokens["alice"])
         instructor = TestClient(app, follow_redirects=False)
@@ -73,10 +81,7 @@ def test_a_late_upload_reads_the_extensions_once(
         return real(folder)
 
     monkeypatch.setattr(semester, "load_extensions", counted)
-    store = Store(tmp_path / "out")
-    tokens = issue(store)
-    grading = Grading(config, store, require("required"), jobs=1)
-    app = make_app(Service(store, Limits(min_interval=0), grading, config=config))
+    app, store, tokens = _service(config, tmp_path)
     with TestClient(app, follow_redirects=False) as student:
         form = sign_in(student, tokens["alice"])
         sent = {"notebook": ("alice.ipynb", SOLUTION)}

@@ -17,9 +17,12 @@ from conftest import REPO, NotebookFactory
 CORRECT = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
 
 
-def graded(tmp_path: Path, config: Config, name: str, old: str, new: str) -> TargetResult:
-    """The correct masked notebook with `old` replaced by `new`, graded; `name`'s result."""
-    notebook = nbformat.read(CORRECT, as_version=4)
+def graded(
+    tmp_path: Path, config: Config, name: str, old: str, new: str, source: Path = CORRECT
+) -> TargetResult:
+    """The notebook `source` (the correct masked one) with `old` replaced by `new`, graded as
+    a student's; `name`'s result."""
+    notebook = nbformat.read(source, as_version=4)
     changed = [c for c in notebook.cells if old in c.source]
     assert len(changed) == 1, old
     changed[0].source = changed[0].source.replace(old, new)
@@ -119,14 +122,7 @@ MULTIHEAD = REPO / "solutions" / "multihead_attention.ipynb"
 
 def multihead(tmp_path: Path, config: Config, old: str, new: str) -> TargetResult:
     """The multihead solution with `old` replaced by `new`, graded as a student's notebook."""
-    notebook = nbformat.read(MULTIHEAD, as_version=4)
-    changed = [c for c in notebook.cells if old in c.source]
-    assert len(changed) == 1, old
-    changed[0].source = changed[0].source.replace(old, new)
-    path = tmp_path / "student.ipynb"
-    nbformat.write(notebook, path)
-    report = grade_path(path, config)
-    return next(t for t in report.targets if t.name == "multihead_scaled_self_attention")
+    return graded(tmp_path, config, "multihead_scaled_self_attention", old, new, MULTIHEAD)
 
 
 def test_heads_joined_side_by_side_are_told_the_sizes_of_the_product(
