@@ -16,7 +16,7 @@ import numpy as np
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
-from grader.judge import relations, static
+from grader.judge import relations, returns, static
 from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
@@ -147,7 +147,8 @@ def _untouched(ev: Evidence) -> str | None:
     arrays = [None if isinstance(a, _NoAnswer) else stack(a) for a in ev.answers]
     if any(a is None for a in arrays):
         return None
-    if all(a is not None and not np.any(a) for a in arrays):
+    # an empty result holds no zeros: it is empty (a loop that never ran, a crash before it)
+    if all(a is not None and a.size > 0 and not np.any(a) for a in arrays):
         return "returns only zeros"
     firsts = [stack(inputs[0]) if inputs else None for inputs in ev.reference.inputs]
     if all(
@@ -476,6 +477,9 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(repeated)
     if ignored := _ignored(ev):
         sentences.append(ignored)
+    if told := _return_place(ev):
+        sentences.append(told[0])
+        place = place or told[1]
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
         if said := relations.shape_relations(got, want):
             sentences += said
@@ -541,7 +545,34 @@ def _repeated_items(ev: Evidence) -> str | None:
     return None
 
 
+def _one_item_lists(expected: Value, got: Value) -> bool:
+    """A list (here or in a returned tuple) of one item where the reference's has more."""
+    if not (isinstance(got, Seq) and isinstance(expected, Seq)):
+        return False
+    if len(got.items) == 1 < len(expected.items):
+        return True
+    pairs = zip(expected.items, got.items, strict=False)
+    return len(got.items) == len(expected.items) and any(_one_item_lists(*p) for p in pairs)
+
+
+def _return_place(ev: Evidence) -> tuple[str, Location] | None:
+    """What the place of the function's `return` explains: None returned because the
+    result is printed, or lists of one item because the `return` is inside the loop."""
+    if ev.function is None:
+        return None
+    answered = [a for a in ev.answers if not isinstance(a, _NoAnswer)]
+    if answered and all(a is None for a in answered):
+        return returns.printed_not_returned(ev.function)
+    pairs = zip(ev.reference.outputs, ev.answers, strict=True)
+    if any(not isinstance(a, _NoAnswer) and _one_item_lists(r, a) for r, a in pairs):
+        return returns.return_in_loop(ev.function)
+    return None
+
+
 def _ignored(ev: Evidence) -> str | None:
+    answered = [a for a in ev.answers if not isinstance(a, _NoAnswer)]
+    if answered and all(a is None for a in answered):  # no `return`: None whatever comes in
+        return None
     base_index = ev.cases[1 % len(ev.cases)].index
     reference_base = stack(ev.reference.outputs[base_index])
     if ev.base_digest is None or reference_base is None:

@@ -1,0 +1,107 @@
+"""Student mistakes no catalogue lists, whose feedback was misleading or silent: each test
+grades a notebook with one such mistake and checks what the grader says points at the cause
+(the line the student must change) and says nothing that is not so."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbformat
+
+from grader.course.config import Config
+from grader.engine import grade_path
+from grader.judge.flows import computed_from
+from grader.report import TargetResult
+
+import students
+from conftest import REPO, NotebookFactory
+
+UDL = REPO / "tests" / "notebooks" / "udl_12_1" / "correct.ipynb"
+
+
+def one(config: Config, notebook: NotebookFactory, name: str, source: str) -> TargetResult:
+    """A correct self_attention notebook with `name` rewritten as `source`; its result."""
+    report = grade_path(notebook(students.cells(**{name: source})), config)
+    return next(t for t in report.targets if t.name == name)
+
+
+def udl(tmp_path: Path, config: Config, old: str, new: str) -> dict[str, TargetResult]:
+    """The correct UDL 12.1 notebook with `old` replaced by `new`, graded; results by name."""
+    notebook = nbformat.read(UDL, as_version=4)
+    changed = [c for c in notebook.cells if old in c.source]
+    assert len(changed) == 1, old
+    changed[0].source = changed[0].source.replace(old, new)
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    return {t.name: t for t in grade_path(path, config, "udl_12_1").targets}
+
+
+def test_a_return_inside_the_loop_is_pointed_at(config: Config, notebook: NotebookFactory) -> None:
+    source = students.QKV_LOOP.replace("\n    return all_queries", "\n        return all_queries")
+    result = one(config, notebook, "qkv_loop", source)
+    assert result.status == "failed"
+    line = source.splitlines().index("        return all_queries, all_keys, all_values") + 1
+    said = [m for m in result.messages if "is inside the `for` loop" in m]
+    assert said and f"line {line})" in said[0] and "first pass" in said[0], result.messages
+    assert result.location is not None and result.location.line == line
+    assert not any("no known mistake matches" in m for m in result.messages)
+
+
+def test_a_return_after_the_loop_is_not_blamed(config: Config, notebook: NotebookFactory) -> None:
+    # One item short for another reason (the loop skips the last input): the return is fine.
+    source = students.QKV_LOOP.replace("for x in all_x:", "for x in all_x[:-1]:")
+    result = one(config, notebook, "qkv_loop", source)
+    assert result.status == "failed"
+    assert not any("inside the `for` loop" in m for m in result.messages), result.messages
+
+
+def test_a_print_instead_of_a_return_is_said_not_an_ignored_input(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.SOFTMAX.replace("    return items_out", "    print(items_out)")
+    result = one(config, notebook, "softmax", source)
+    assert result.status == "failed"
+    # the output is None whatever comes in: that is not ignoring `items_in`
+    assert not any("ignores `items_in`" in m for m in result.messages), result.messages
+    said = [m for m in result.messages if "prints its result" in m]
+    assert result.location is not None and result.location.line == 3  # the print
+    assert said and f"({result.location.describe()})" in said[0], result.messages
+    assert "no `return`" in said[0]
+
+
+def test_lists_filled_by_one_loop_are_not_each_others_inputs(
+    tmp_path: Path, config: Config
+) -> None:
+    # The loop leaves the last input out: the three lists are each one item short, and none
+    # is computed from another, so none may be told to "fix" another first (in a circle).
+    results = udl(tmp_path, config, "for x in all_x:", "for x in all_x[:-1]:")
+    for name in ("all_queries", "all_keys", "all_values"):
+        assert results[name].status == "failed"
+        assert not any(f.kind == "callee" for f in results[name].findings), results[name]
+    # all_x_prime is computed from them, through the cell's temporaries
+    callee = [f.message for f in results["all_x_prime"].findings if f.kind == "callee"]
+    assert callee and callee[0].startswith("fix `all_keys` first"), callee
+    # its cell crashed before the first append: an empty list holds no zeros
+    assert not any("only zeros" in m for m in results["all_x_prime"].messages)
+
+
+def test_what_a_variable_is_computed_from_follows_temporaries_not_neighbours() -> None:
+    tree = ast.parse(
+        "all_queries, all_keys, out = [], [], []\n"
+        "for x in all_x:\n"
+        "    all_queries.append(omega_q @ x)\n"
+        "    all_keys.append(omega_k @ x)\n"
+        "for n in range(N):\n"
+        "    scores = [k.T @ all_queries[n] for k in all_keys]\n"
+        "    weights = softmax(scores)\n"
+        "    out.append(sum(w * v for w, v in zip(weights, all_values)))\n"
+        "grid = np.zeros((N, N))\n"
+        "grid[0, 1] = top\n"
+    )
+    queries = computed_from(tree, "all_queries")
+    assert {"all_x", "omega_q"} <= queries and "all_keys" not in queries
+    assert "out" not in queries and "omega_k" not in queries
+    out = computed_from(tree, "out")
+    assert {"all_queries", "all_keys", "all_values", "softmax", "N"} <= out
+    assert {"top", "np", "N"} <= computed_from(tree, "grid")
