@@ -10,8 +10,10 @@ from pathlib import Path
 import nbformat
 
 from grader.course.config import Config
+from grader.course.notebook import CodeCell, Submission
 from grader.engine import grade_path
 from grader.judge.flows import computed_from
+from grader.judge.static import find_function, function_hints
 from grader.report import TargetResult
 
 import students
@@ -105,3 +107,30 @@ def test_what_a_variable_is_computed_from_follows_temporaries_not_neighbours() -
     out = computed_from(tree, "out")
     assert {"all_queries", "all_keys", "all_values", "softmax", "N"} <= out
     assert {"top", "np", "N"} <= computed_from(tree, "grid")
+
+
+def test_a_root_written_as_a_power_of_one_half_is_no_literal_divisor() -> None:
+    # `d ** 1/2` is `(d ** 1) / 2`: its `2` is no size written as a number
+    source = (
+        "def f(x, d):\n    a = x / d ** 1/2\n    b = d ** 1 / 2\n    c = x / 2\n"
+        "    return a + b + c\n"
+    )
+    cell = CodeCell(2, source, source)
+    found = find_function(Submission(Path("student.ipynb"), "student", (cell,), None, ()), "f")
+    assert found is not None
+    hints = function_hints(found, set())
+    assert [(h.kind, h.location.line, h.text) for h in hints] == [("literal_divisor", 4, "2")]
+
+
+def test_a_square_root_written_as_a_power_of_one_half_is_named(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.SCALED.replace("/ np.sqrt(queries.shape[0])", "/ queries.shape[0] ** 1/2")
+    result = one(config, notebook, "scaled_dot_product_self_attention", source)
+    assert result.status == "failed"
+    # not "divides by the literal 2, right only when D_q = 4": the student computed D_q
+    assert result.mistakes == ("operator_precedence",), result.messages
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "** 1/2" in text)
+    assert result.location is not None and result.location.line == line
+    said = next(m for m in result.messages if m.startswith("operator_precedence:"))
+    assert "`(queries.shape[0] ** 1) / 2`" in said and "** 0.5" in said

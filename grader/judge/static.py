@@ -165,8 +165,24 @@ def _discarded(node: ast.Expr) -> bool:
     return isinstance(value, ast.Call) and _is_pure_call(value)
 
 
+def _power_of_one(node: ast.AST) -> bool:
+    """`a ** 1` ending the left side of a division (`x / a ** 1`, `a ** 1`): with the `/ 2`
+    after it, a square root written `a ** 1/2`, which Python reads as `(a ** 1) / 2`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Mult):
+        node = node.right
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Pow)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 1
+    )
+
+
 def _literal_divisor(node: ast.AST) -> ast.AST | None:
-    """The literal a division divides by: `x / 2`, `x /= 2.0`, `x / np.sqrt(4)`."""
+    """The literal a division divides by: `x / 2`, `x /= 2.0`, `x / np.sqrt(4)`; not the `2`
+    of `x / d ** 1/2` (a root that lost its parentheses, not a size written as a number)."""
+    if isinstance(node, ast.BinOp) and _power_of_one(node.left):
+        return None
     if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
         right = node.right if isinstance(node, ast.BinOp) else node.value
         if isinstance(right, ast.Constant) and isinstance(right.value, int | float):
