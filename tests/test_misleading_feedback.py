@@ -134,3 +134,13 @@ def test_a_square_root_written_as_a_power_of_one_half_is_named(
     assert result.location is not None and result.location.line == line
     said = next(m for m in result.messages if m.startswith("operator_precedence:"))
     assert "`(queries.shape[0] ** 1) / 2`" in said and "** 0.5" in said
+
+
+def test_a_list_joined_into_one_array_is_said_so(config: Config, notebook: NotebookFactory) -> None:
+    source = students.ATTENTION_LOOP.replace("return all_x_prime", "return np.hstack(all_x_prime)")
+    result = one(config, notebook, "attention_loop", source)
+    assert result.status == "failed"
+    said = next(m for m in result.messages if m.startswith("output_transposed:"))
+    # the student transposed nothing: the list became one array of columns
+    assert "returns the transpose" not in said and "np.hstack" in said, said
+    assert "return the list" in said

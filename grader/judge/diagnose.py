@@ -401,6 +401,10 @@ def _explain(
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    if mistake_id == "output_transposed" and returns.list_joined(answered):
+        what = returns.JOINED_LIST
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
@@ -545,28 +549,13 @@ def _repeated_items(ev: Evidence) -> str | None:
     return None
 
 
-def _one_item_lists(expected: Value, got: Value) -> bool:
-    """A list (here or in a returned tuple) of one item where the reference's has more."""
-    if not (isinstance(got, Seq) and isinstance(expected, Seq)):
-        return False
-    if len(got.items) == 1 < len(expected.items):
-        return True
-    pairs = zip(expected.items, got.items, strict=False)
-    return len(got.items) == len(expected.items) and any(_one_item_lists(*p) for p in pairs)
-
-
 def _return_place(ev: Evidence) -> tuple[str, Location] | None:
-    """What the place of the function's `return` explains: None returned because the
-    result is printed, or lists of one item because the `return` is inside the loop."""
+    """What the place of the function's `return` explains (returns.py)."""
     if ev.function is None:
         return None
-    answered = [a for a in ev.answers if not isinstance(a, _NoAnswer)]
-    if answered and all(a is None for a in answered):
-        return returns.printed_not_returned(ev.function)
-    pairs = zip(ev.reference.outputs, ev.answers, strict=True)
-    if any(not isinstance(a, _NoAnswer) and _one_item_lists(r, a) for r, a in pairs):
-        return returns.return_in_loop(ev.function)
-    return None
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    return returns.return_place(ev.function, answered)
 
 
 def _ignored(ev: Evidence) -> str | None:

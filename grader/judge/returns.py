@@ -1,16 +1,23 @@
-"""Where a failing function's `return` stands, read from its code (AST only, never run).
+"""What a failing function returns, and where its `return` stands (its AST, never run).
 
-Two shapes of code explain an output without any mistake in the arithmetic: a function
-whose only `return` sits in the body of a loop (it returns after the first pass, so its
-list holds one item), and a function that `print`s its result and returns nothing.
+Three shapes of code explain an output without any mistake in the arithmetic: a `return`
+in the body of a loop (it returns after the first pass, so its list holds one item), a
+result `print`ed and never returned (None), and a list of columns joined into one array
+(`np.hstack`) where the list itself is expected (it reads as the transpose).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
+
+import numpy as np
 
 from grader.judge.static import FunctionSource
 from grader.report import Location
+from grader.run.wire import Seq, Value
+
+Answered = Sequence[tuple[Value, Value]]  # (the student's value, the reference's), per case
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
 
@@ -67,3 +74,38 @@ def printed_not_returned(source: FunctionSource) -> tuple[str, Location] | None:
         "returns None: `return` the value instead of printing it"
     )
     return said, where
+
+
+def _one_item_lists(expected: Value, got: Value) -> bool:
+    """A list (here or in a returned tuple) of one item where the reference's has more."""
+    if not (isinstance(got, Seq) and isinstance(expected, Seq)):
+        return False
+    if len(got.items) == 1 < len(expected.items):
+        return True
+    pairs = zip(expected.items, got.items, strict=False)
+    return len(got.items) == len(expected.items) and any(_one_item_lists(*p) for p in pairs)
+
+
+def return_place(source: FunctionSource, answered: Answered) -> tuple[str, Location] | None:
+    """What the place of the `return` explains, and where: None returned in every case
+    because the result is printed, or lists of one item because the `return` is in the loop."""
+    if answered and all(got is None for got, _ in answered):
+        return printed_not_returned(source)
+    if any(_one_item_lists(expected, got) for got, expected in answered):
+        return return_in_loop(source)
+    return None
+
+
+# A list of columns expected, one array returned: its items were joined side by side.
+JOINED_LIST = (
+    "returns one array with the items side by side (the list joined, as `np.hstack` does), "
+    "where a list of separate items is expected, so it reads as the transpose; return the list"
+)
+
+
+def list_joined(answered: Answered) -> bool:
+    """A list is expected and one array came back, in every case that answered."""
+    return bool(answered) and all(
+        isinstance(got, np.ndarray) and isinstance(expected, Seq) and expected.kind == "list"
+        for got, expected in answered
+    )
