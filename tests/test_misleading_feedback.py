@@ -144,3 +144,15 @@ def test_a_list_joined_into_one_array_is_said_so(config: Config, notebook: Noteb
     # the student transposed nothing: the list became one array of columns
     assert "returns the transpose" not in said and "np.hstack" in said, said
     assert "return the list" in said
+
+
+def test_an_elementwise_product_of_matrices_is_told_to_use_matmul(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.SELF_ATTENTION.replace("values @ attention", "values * attention")
+    assert source != students.SELF_ATTENTION
+    result = one(config, notebook, "self_attention", source)
+    assert result.status == "error"
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "values * attention" in text)
+    said = [m for m in result.messages if "write `@`" in m]
+    assert said and said[0].endswith(f"line {line})"), result.messages

@@ -9,6 +9,7 @@ from grader.judge.relations import (
     constant_factor,
     differing_lines,
     dropped_axis,
+    elementwise_not_matmul,
     ignored_inputs,
     matmul_sizes,
     only_some_sizes,
@@ -203,3 +204,16 @@ def test_matmul_sizes_reads_numpys_matrix_product_errors() -> None:
     dot = matmul_sizes(message("dot"))
     assert dot is not None and "4 columns" in dot and "2 rows (shapes (4,4) and (2,3))" in dot
     assert matmul_sizes("operands could not be broadcast together with shapes (5,6) (5,)") is None
+
+
+def test_an_elementwise_product_that_fits_a_matrix_product_is_told_to_use_matmul() -> None:
+    error = "operands could not be broadcast together with shapes (4,3) (3,3) "
+    said = elementwise_not_matmul(error, "    return values * attention")
+    assert said is not None and "write `@`" in said and "(4, 3) and (3, 3)" in said
+    # not on a line without `*`, not for `**`, not for sizes no product takes
+    assert elementwise_not_matmul(error, "    return values + attention") is None
+    assert elementwise_not_matmul(error, "    return values ** attention") is None
+    other = "operands could not be broadcast together with shapes (4,3) (4,4) "
+    assert elementwise_not_matmul(other, "    return a * b") is None
+    vectors = "operands could not be broadcast together with shapes (4,) (3,) "
+    assert elementwise_not_matmul(vectors, "    out = out * w") is None

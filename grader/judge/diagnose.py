@@ -96,6 +96,7 @@ class Evidence:
     is_stub: bool = False  # the body is the exercise's stub, or computes nothing (stubs.py)
     crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
     errors: tuple[str, ...] = ()  # the messages of the exceptions its failing calls raised
+    error_places: tuple[Location | None, ...] = ()  # where each of those was raised
     fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
 
 
@@ -236,7 +237,19 @@ def _error_sentences(ev: Evidence) -> list[str]:
     for explain_error in (relations.dropped_axis, relations.matmul_sizes):
         if told := next(filter(None, map(explain_error, ev.errors)), None):
             found.append(told)
+    for message, place in zip(ev.errors, ev.error_places, strict=False):
+        line = _line_at(ev.function, place)
+        if place and line and (told := relations.elementwise_not_matmul(message, line)):
+            found.append(f"{told} ({place.describe()})")
+            break
     return found
+
+
+def _line_at(function: FunctionSource | None, place: Location | None) -> str | None:
+    """The text of the function's line where an error was raised, if it is in the function."""
+    if function is None or place is None or place.cell != function.cell.index:
+        return None
+    return function.line_text(place.line)
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:

@@ -11,7 +11,7 @@ from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
 from grader.judge.own_sizes import unmasked
-from grader.judge.score import Answers, describe_error
+from grader.judge.score import Answers, describe_error, location_of
 from grader.judge.static import (
     FunctionSource,
     Hint,
@@ -29,7 +29,7 @@ from grader.judge.stubs import (
     is_exercise_stub,
     read_where_set,
 )
-from grader.report import TargetResult, messages_of
+from grader.report import Location, TargetResult, messages_of
 from grader.run.wire import clean_text
 
 
@@ -52,6 +52,18 @@ def _errors(answers: Answers, target: str, cases: Sequence[Case]) -> tuple[str, 
     found = (answers.results.get((target, c.index)) for c in cases)
     return tuple(
         clean_text(r.error.get("message", ""), 300)
+        for r in found
+        if r is not None and r.status == "error" and isinstance(r.error, dict)
+    )
+
+
+def _error_places(
+    answers: Answers, target: str, cases: Sequence[Case]
+) -> tuple[Location | None, ...]:
+    """Where each exception of `_errors` was raised (cell, line), in the same order."""
+    found = (answers.results.get((target, c.index)) for c in cases)
+    return tuple(
+        location_of(r.error)
         for r in found
         if r is not None and r.status == "error" and isinstance(r.error, dict)
     )
@@ -149,6 +161,7 @@ def explain(
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
             errors=_errors(answers, name, cases),
+            error_places=_error_places(answers, name, cases),
             fixed=_fixed(submission, name, function, spec.variable),
         )
         found = diagnose(evidence)

@@ -303,6 +303,29 @@ def dropped_axis(message: str) -> str | None:
     return None
 
 
+def elementwise_not_matmul(message: str, line: str) -> str | None:
+    """For NumPy's "could not be broadcast" error between two matrices that a matrix product
+    would take, (4,3) and (3,3), raised on a line that multiplies with `*`: `*` multiplies
+    entry by entry, and `@` is the matrix product."""
+    match = _BROADCAST.search(message)
+    if match is None or not re.search(r"(?<![*])[*](?![*=])", line):
+        return None
+    shapes = [
+        tuple(int(n) for n in shape.split(",") if n)
+        for shape in re.findall(r"\(([\d,]*)\)", match.group(1))
+    ]
+    if len(shapes) != 2 or any(len(shape) != 2 for shape in shapes):
+        return None
+    (rows, inner), (inner_right, columns) = shapes
+    if inner != inner_right:
+        return None
+    return (
+        f"`*` multiplies entry by entry, so shapes {shapes[0]} and {shapes[1]} do not line up; "
+        f"as a matrix product they do ({rows}×{inner} times {inner}×{columns}): write `@` "
+        "where a matrix product is meant"
+    )
+
+
 _MATMUL = re.compile(
     r"matmul: Input operand 1 has a mismatch in its core dimension 0.*"
     r"\(size (\d+) is different from (\d+)\)"
