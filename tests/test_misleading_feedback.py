@@ -156,3 +156,23 @@ def test_an_elementwise_product_of_matrices_is_told_to_use_matmul(
     line = next(i for i, text in enumerate(source.splitlines(), 1) if "values * attention" in text)
     said = [m for m in result.messages if "write `@`" in m]
     assert said and said[0].endswith(f"line {line})"), result.messages
+
+
+MASKED = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
+
+
+def test_a_mask_applied_whether_given_or_not_is_said_from_the_cases(
+    tmp_path: Path, config: Config
+) -> None:
+    notebook = nbformat.read(MASKED, as_version=4)
+    cell = next(c for c in notebook.cells if "def scaled_dot_product_attention" in c.source)
+    old = "    if mask is not None:\n        scaled = scaled + mask\n"
+    assert old in cell.source
+    cell.source = cell.source.replace(old, "    scaled = scaled + causal_mask(len(q))\n")
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "masked_attention")
+    result = next(t for t in report.targets if t.name == "scaled_dot_product_attention")
+    assert result.status == "failed" and "passed" in result.case_outcomes
+    said = [m for m in result.messages if m.startswith("wrong exactly in the cases")]
+    assert said and "leave out `mask`" in said[0] and "never reads `mask`" in said[0], said

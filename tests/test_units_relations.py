@@ -13,6 +13,7 @@ from grader.judge.relations import (
     ignored_inputs,
     matmul_sizes,
     only_some_sizes,
+    optional_argument,
     repeated_items,
     rows_as_first,
     singleton_dimensions,
@@ -217,3 +218,18 @@ def test_an_elementwise_product_that_fits_a_matrix_product_is_told_to_use_matmul
     assert elementwise_not_matmul(other, "    return a * b") is None
     vectors = "operands could not be broadcast together with shapes (4,) (3,) "
     assert elementwise_not_matmul(vectors, "    out = out * w") is None
+
+
+def test_failing_exactly_where_an_argument_is_left_out_or_a_flag_is_set_is_said() -> None:
+    params = ("q", "k", "mask")
+    args = [(1, 2), (1, 2, "m"), (1, 2), (1, 2, "m")]
+    assert optional_argument([False, True, False, True], args, params) == ("mask", "left out")
+    assert optional_argument([True, False, True, False], args, params) == ("mask", "given")
+    flags = [(1, True), (1, False), (1,), (1, False)]
+    assert optional_argument([True, False, True, False], flags, ("x", "scaled")) == (
+        "scaled",
+        "False",
+    )
+    # every case fails, or the failing ones are no group of one argument: nothing to say
+    assert optional_argument([False] * 4, args, params) is None
+    assert optional_argument([False, False, True, True], args, params) is None

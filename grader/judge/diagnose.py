@@ -490,6 +490,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     if sizes := relations.only_some_sizes(ev.passed, [c.sizes for c in ev.cases], example):
         sentences.append(sizes)
     sentences += _error_sentences(ev)
+    if optional := _optional(ev):
+        sentences.append(optional)
     if repeated := _repeated_items(ev):
         sentences.append(repeated)
     if ignored := _ignored(ev):
@@ -569,6 +571,23 @@ def _return_place(ev: Evidence) -> tuple[str, Location] | None:
     answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
                 if not isinstance(a, _NoAnswer)]  # fmt: skip
     return returns.return_place(ev.function, answered)
+
+
+def _optional(ev: Evidence) -> str | None:
+    """Wrong exactly in the cases that leave out an argument (or set a flag one way)."""
+    found = relations.optional_argument(
+        ev.passed, [c.args for c in ev.cases], ev.reference.parameters
+    )
+    if found is None:
+        return None
+    name, kind = found
+    how = {"left out": f"leave out `{name}`", "given": f"pass `{name}`"}.get(
+        kind, f"pass `{name}={kind}`"
+    )
+    said = f"wrong exactly in the cases that {how}, right in the others"
+    if ev.function is not None and not static.reads_name(ev.function, name):
+        said += f": the function never reads `{name}`, so it does the same either way"
+    return said
 
 
 def _ignored(ev: Evidence) -> str | None:

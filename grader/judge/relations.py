@@ -75,6 +75,30 @@ def only_some_sizes(
     return None
 
 
+def _argument_kind(args: Sequence[object], position: int) -> str:
+    """How a case passes one argument: left out, a flag's value (`False`), or some value."""
+    if position >= len(args):
+        return "left out"
+    value = args[position]
+    return repr(value) if value is None or isinstance(value, bool) else "given"
+
+
+def optional_argument(
+    passed: Sequence[bool], args: Sequence[Sequence[object]], parameters: Sequence[str]
+) -> tuple[str, str] | None:
+    """(parameter, how) when the failing cases are exactly those that pass one argument one
+    way: leave it out (`mask`), or give a flag one value (`scaled=False`), and some pass."""
+    if all(passed) or not any(passed):
+        return None
+    failing = [not ok for ok in passed]
+    for position, name in enumerate(parameters):
+        kinds = [_argument_kind(a, position) for a in args]
+        for kind in dict.fromkeys(kinds):
+            if [k == kind for k in kinds] == failing and len(set(kinds)) > 1:
+                return name, kind
+    return None
+
+
 def ignored_inputs(
     parameters: Sequence[str],
     unchanged: set[int],

@@ -315,6 +315,14 @@ def _segment(lines: list[str], node: ast.AST) -> str | None:
     return "".join(chunk)
 
 
+def reads_name(source: FunctionSource, name: str) -> bool:
+    """Whether the function's code reads the name (a parameter it may leave unused)."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        for n in source.nodes
+    )
+
+
 def called_names(source: FunctionSource) -> set[str]:
     """The names the function calls directly, builtins left out."""
     return {
