@@ -13,6 +13,7 @@ from grader.course.config import Config
 from grader.course.notebook import CodeCell, Submission
 from grader.engine import grade_path
 from grader.judge.flows import computed_from
+from grader.judge.loop_bounds import early_stops
 from grader.judge.static import find_function, function_hints
 from grader.report import TargetResult
 
@@ -176,3 +177,71 @@ def test_a_mask_applied_whether_given_or_not_is_said_from_the_cases(
     assert result.status == "failed" and "passed" in result.case_outcomes
     said = [m for m in result.messages if m.startswith("wrong exactly in the cases")]
     assert said and "leave out `mask`" in said[0] and "never reads `mask`" in said[0], said
+
+
+def test_loops_that_miss_one_item_are_found_in_the_code() -> None:
+    source = (
+        "for n in range(len(xs) - 1):\n    pass\n"
+        "for x in xs[:-1]:\n    pass\n"
+        "ys = [y for y in xs[1:]]\n"
+        "for i, x in enumerate(xs[:-1]):\n    pass\n"
+        "for n in range(N):\n    pass\n"  # right
+        "for n in range(0, N - 1, 2):\n    pass\n"  # a step: another count
+        "for x in xs[1:-1]:\n    pass\n"  # two left out: not one
+    )
+    cell = CodeCell(2, source, source)
+    found = early_stops(ast.parse(source), cell)
+    assert [(where.line, what) for what, where in found] == [
+        (
+            1,
+            "the loop over `range(len(xs) - 1)` stops one early (`range(n)` already stops "
+            "before `n`)",
+        ),
+        (3, "the loop over `xs[:-1]` leaves out the last item"),
+        (5, "the loop over `xs[1:]` leaves out the first item"),
+        (6, "the loop over `enumerate(xs[:-1])` leaves out the last item"),
+    ]
+
+
+def test_a_loop_one_short_is_pointed_at(config: Config, notebook: NotebookFactory) -> None:
+    source = students.QKV_LOOP.replace("for x in all_x:", "for x in all_x[:len(all_x) - 1]:")
+    result = one(config, notebook, "qkv_loop", source)
+    assert result.status == "failed"
+    said = [m for m in result.messages if m.startswith("one item short in every case")]
+    assert said and "`all_x[:len(all_x) - 1]` leaves out the last item" in said[0], said
+    assert result.location is not None and result.location.line == 5
+
+
+def test_a_loop_variable_one_short_is_pointed_at(tmp_path: Path, config: Config) -> None:
+    results = udl(tmp_path, config, "for x in all_x:", "for x in all_x[:-1]:")
+    for name in ("all_queries", "all_keys", "all_values"):
+        said = [m for m in results[name].messages if m.startswith("one item short")]
+        assert said and "`all_x[:-1]` leaves out the last item" in said[0], results[name]
+
+
+def masked(tmp_path: Path, config: Config, function: str, source: str) -> TargetResult:
+    """The correct masked notebook with the cell defining `function` replaced; its result."""
+    notebook = nbformat.read(MASKED, as_version=4)
+    cell = next(c for c in notebook.cells if f"def {function}(" in c.source)
+    cell.source = source
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "masked_attention")
+    return next(t for t in report.targets if t.name == function)
+
+
+def test_an_off_by_one_found_on_no_line_points_at_the_loop_that_misses_one(
+    tmp_path: Path, config: Config
+) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    mask = np.zeros((L, L))\n"
+        "    for i in range(L):\n"
+        "        for j in range(i + 1, L - 1):\n"
+        "            mask[i, j] = -np.inf\n"
+        "    return mask\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert "off_by_one" in result.mistakes
+    # the reference's changed expression is nowhere in this code: not the `def` line
+    assert result.location is not None and result.location.line == 4, result.location

@@ -16,7 +16,7 @@ import numpy as np
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
-from grader.judge import relations, returns, static
+from grader.judge import loop_bounds, relations, returns, static
 from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
@@ -97,6 +97,7 @@ class Evidence:
     crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
     errors: tuple[str, ...] = ()  # the messages of the exceptions its failing calls raised
     error_places: tuple[Location | None, ...] = ()  # where each of those was raised
+    early_stops: tuple[tuple[str, Location], ...] = ()  # loops that miss one item (loop_bounds)
     fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
 
 
@@ -413,6 +414,9 @@ def _explain(
     thrown = next((h for h in ev.hints if h.kind == "discarded"), None)
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
+    at_def = ev.function is not None and where == ev.function.location()
+    if mistake_id == "off_by_one" and ev.early_stops and at_def:
+        where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
     answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
                 if not isinstance(a, _NoAnswer)]  # fmt: skip
@@ -496,7 +500,7 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(repeated)
     if ignored := _ignored(ev):
         sentences.append(ignored)
-    if told := _return_place(ev):
+    if told := _return_place(ev) or _early_stop(ev):
         sentences.append(told[0])
         place = place or told[1]
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
@@ -571,6 +575,16 @@ def _return_place(ev: Evidence) -> tuple[str, Location] | None:
     answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
                 if not isinstance(a, _NoAnswer)]  # fmt: skip
     return returns.return_place(ev.function, answered)
+
+
+def _early_stop(ev: Evidence) -> tuple[str, Location] | None:
+    """Lists one item short in every case, and a loop of the code whose bounds miss one."""
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    if not ev.early_stops or not loop_bounds.all_one_short(answered):
+        return None
+    what, where = ev.early_stops[0]
+    return f"one item short in every case: {what} ({where.describe()})", where
 
 
 def _optional(ev: Evidence) -> str | None:

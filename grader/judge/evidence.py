@@ -10,6 +10,7 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
+from grader.judge.loop_bounds import early_stops
 from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error, location_of
 from grader.judge.static import (
@@ -83,6 +84,23 @@ def _fixed(
         tree = submission.tree(cell.index)
         if tree is not None and binds(tree, name):
             found += fixed_indexes(tree, cell)
+    return tuple(found)
+
+
+def _early_stops(
+    submission: Submission, name: str, function: FunctionSource | None, variable: bool
+) -> tuple[tuple[str, Location], ...]:
+    """The loops of the target's code that miss one item: the function's, or for a
+    variable, those of the cells that set or fill it."""
+    if function is not None:
+        return tuple(early_stops(function.node, function.cell))
+    if not variable:
+        return ()
+    found: list[tuple[str, Location]] = []
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        if tree is not None and binds(tree, name):
+            found += early_stops(tree, cell)
     return tuple(found)
 
 
@@ -163,6 +181,7 @@ def explain(
             errors=_errors(answers, name, cases),
             error_places=_error_places(answers, name, cases),
             fixed=_fixed(submission, name, function, spec.variable),
+            early_stops=_early_stops(submission, name, function, spec.variable),
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.
