@@ -245,3 +245,14 @@ def test_an_off_by_one_found_on_no_line_points_at_the_loop_that_misses_one(
     assert "off_by_one" in result.mistakes
     # the reference's changed expression is nowhere in this code: not the `def` line
     assert result.location is not None and result.location.line == 4, result.location
+
+
+def test_a_mean_for_a_sum_is_told_by_its_factor_and_line(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.SOFTMAX.replace("np.sum(np.exp(items_in))", "np.mean(np.exp(items_in))")
+    assert source != students.SOFTMAX
+    result = one(config, notebook, "softmax", source)
+    said = [m for m in result.messages if m.startswith("the factor is N in every case")]
+    assert said and "`np.mean` where `np.sum` is meant" in said[0], result.messages
+    assert result.location is not None and result.location.line == 2

@@ -17,6 +17,7 @@ from grader.judge.relations import (
     repeated_items,
     rows_as_first,
     singleton_dimensions,
+    size_factor,
     sums_to_one,
 )
 
@@ -233,3 +234,21 @@ def test_failing_exactly_where_an_argument_is_left_out_or_a_flag_is_set_is_said(
     # every case fails, or the failing ones are no group of one argument: nothing to say
     assert optional_argument([False] * 4, args, params) is None
     assert optional_argument([False, False, True, True], args, params) is None
+
+
+def test_a_factor_equal_to_a_size_in_every_case_is_named() -> None:
+    vector = np.array([1.0, 2.0, 3.0])
+    pairs = [(3 * vector, vector), (7 * vector, vector)]
+    said = size_factor(pairs, [{"N": 3}, {"N": 7}], TOL)
+    assert said is not None and said.startswith("the factor is N in every case (N = 3, 7)")
+    shrunk = [(vector / 2, vector), (vector / 5, vector)]
+    assert (size_factor(shrunk, [{"N": 4, "D": 2}, {"N": 4, "D": 5}], TOL) or "").startswith(
+        "the factor is 1/D in every case"
+    )
+    # a factor that is no size, or sizes the same in every case: nothing to say
+    assert (
+        size_factor([(2 * vector, vector), (3 * vector, vector)], [{"N": 3}, {"N": 7}], TOL) is None
+    )
+    assert (
+        size_factor([(3 * vector, vector), (3 * vector, vector)], [{"N": 3}, {"N": 3}], TOL) is None
+    )

@@ -246,6 +246,17 @@ def _error_sentences(ev: Evidence) -> list[str]:
     return found
 
 
+def _line_matching(function: FunctionSource | None, pattern: str) -> Location | None:
+    """The first line of the function's body that matches the pattern, if any."""
+    if function is None or not function.node.body:
+        return None
+    end = function.node.end_lineno or function.node.lineno
+    for line in range(function.node.body[0].lineno, end + 1):
+        if re.search(pattern, function.line_text(line)):
+            return function.location(line)
+    return None
+
+
 def _line_at(function: FunctionSource | None, place: Location | None) -> str | None:
     """The text of the function's line where an error was raised, if it is in the function."""
     if function is None or place is None or place.cell != function.cell.index:
@@ -485,6 +496,11 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     pairs = _pairs(ev)
     if pairs and (factor := relations.constant_factor(pairs, ev.spec.tolerance)):
         sentences.append(factor)
+        failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
+                   if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
+        if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
+            sentences.append(counted)
+            place = place or _line_matching(ev.function, r"\bmean\s*\(")
     sums_axis = ev.spec.sums_to_one
     if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
         sentences.append(sums)

@@ -32,6 +32,40 @@ def constant_factor(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Toleran
     return f"off by a factor that depends on the input size (×{listed} in the cases in turn)"
 
 
+def size_factor(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    sizes: Sequence[Mapping[str, int]],
+    tol: Tolerance,
+) -> str | None:
+    """Every case off by a factor that is one of its sizes (N, 1/N, √N, 1/√N), and the sizes
+    differ between cases: a count multiplied in or divided out, as `np.mean` for `np.sum`."""
+    factors = []
+    for got, expected in pairs:
+        denom = float(np.vdot(expected, expected))
+        if got.shape != expected.shape or denom == 0:
+            return None
+        factor = float(np.vdot(got, expected)) / denom
+        if not np.allclose(got, factor * expected, rtol=tol.rtol * 10, atol=tol.atol * 10):
+            return None
+        factors.append(factor)
+    if len(factors) < 2 or len(sizes) != len(factors):
+        return None
+    forms = (("{}", 1.0), ("1/{}", -1.0), ("√{}", 0.5), ("1/√{}", -0.5))
+    for name in sizes[0]:
+        values = [s[name] for s in sizes if name in s]
+        if len(values) != len(sizes) or len(set(values)) < 2 or 0 in values:
+            continue
+        for form, power in forms:
+            if all(np.isclose(f, float(v) ** power) for f, v in zip(factors, values, strict=True)):
+                said = form.format(name)
+                return (
+                    f"the factor is {said} in every case ({name} = "
+                    f"{', '.join(map(str, values))}): a count of {name} multiplied in or divided "
+                    f"out where it should not be (`np.mean` where `np.sum` is meant divides by it)"
+                )
+    return None
+
+
 def sums_to_one(got: np.ndarray, axis_name: str) -> str | None:
     """For softmax-like outputs: do the weights sum to one along the axis they must?"""
     if axis_name == "all":
