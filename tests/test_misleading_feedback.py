@@ -8,12 +8,14 @@ import ast
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
-from grader.course.config import Config
+from grader.course.config import Config, Tolerance
 from grader.course.notebook import CodeCell, Submission
 from grader.engine import grade_path
 from grader.judge.flows import computed_from
 from grader.judge.loop_bounds import early_stops
+from grader.judge.number_patterns import floor_division, running_totals, whole_numbers
 from grader.judge.static import find_function, function_hints
 from grader.report import TargetResult
 
@@ -160,6 +162,7 @@ def test_an_elementwise_product_of_matrices_is_told_to_use_matmul(
 
 
 MASKED = REPO / "tests" / "notebooks" / "masked_attention" / "correct.ipynb"
+SENTENCE = REPO / "tests" / "notebooks" / "sentence_attention" / "correct.ipynb"
 
 
 def test_a_mask_applied_whether_given_or_not_is_said_from_the_cases(
@@ -256,3 +259,65 @@ def test_a_mean_for_a_sum_is_told_by_its_factor_and_line(
     said = [m for m in result.messages if m.startswith("the factor is N in every case")]
     assert said and "`np.mean` where `np.sum` is meant" in said[0], result.messages
     assert result.location is not None and result.location.line == 2
+
+
+def test_running_totals_and_whole_numbers_are_read_from_the_numbers() -> None:
+    tol = Tolerance()
+    items = [np.array([1.0, 2.0]), np.array([0.5, 0.25]), np.array([2.0, -1.0])]
+    totals = list(np.cumsum(items, axis=0))
+    assert (running_totals(totals, items, tol) or "").startswith("each item is the running total")
+    assert running_totals(items, items, tol) is None  # right
+    assert running_totals(totals[::-1], items, tol) is None  # some other mistake
+    assert whole_numbers(np.array([-1.0, 0.0]), np.array([-0.97, 0.46])) is not None
+    assert whole_numbers(np.array([-1.0, 0.0]), np.array([-1.0, 1.0])) is None  # whole anyway
+    assert whole_numbers(np.array([-1.5, 0.0]), np.array([-0.97, 0.46])) is None
+    assert floor_division("    s = q @ k // np.sqrt(d)")
+    assert not floor_division("    H = D // 2")  # an integer index: right
+    assert not floor_division("    s = q @ k / np.sqrt(d)  # not // here")
+
+
+def test_a_floor_division_is_pointed_at(config: Config, notebook: NotebookFactory) -> None:
+    source = students.SCALED.replace("all_km_qn / np.sqrt", "all_km_qn // np.sqrt")
+    assert source != students.SCALED
+    result = one(config, notebook, "scaled_dot_product_self_attention", source)
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "//" in text)
+    assert result.status == "failed" and result.location is not None
+    assert result.location.line == line
+    assert any(
+        m.startswith(f"`//` (cell {result.location.cell}, line {line})") for m in result.messages
+    )
+
+
+def test_whole_numbers_are_not_called_a_factor_or_ignored_inputs(
+    tmp_path: Path, config: Config
+) -> None:
+    notebook = nbformat.read(SENTENCE, as_version=4)
+    cell = next(c for c in notebook.cells if "def cosine_similarity(" in c.source)
+    cell.source = (
+        "def cosine_similarity(a, b):\n"
+        "    return float(a @ b // (np.linalg.norm(a) * np.linalg.norm(b)))\n"
+    )
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "sentence_attention")
+    result = next(t for t in report.targets if t.name == "cosine_similarity")
+    assert result.status == "failed"
+    assert any(m.startswith("every value is a whole number") for m in result.messages)
+    assert not any("off by a factor" in m or "ignores" in m for m in result.messages), result
+
+
+def test_a_sum_never_reset_is_not_said_to_stop_early(tmp_path: Path, config: Config) -> None:
+    notebook = nbformat.read(UDL, as_version=4)
+    cell = next(c for c in notebook.cells if "all_x_prime = []" in c.source)
+    changed = cell.source.replace("  x_prime = np.zeros((D,1))\n", "")
+    changed = changed.replace("x_prime += attention[m]", "x_prime = x_prime + attention[m]")
+    assert changed.count("x_prime = x_prime + ") == 1 and "zeros" not in changed
+    # set once, before the loop over the outputs: each output adds to the last one
+    cell.source = "x_prime = np.zeros((D,1))\n" + changed
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "udl_12_1")
+    result = next(t for t in report.targets if t.name == "all_x_prime")
+    assert result.status == "failed"
+    assert any(m.startswith("each item is the running total") for m in result.messages)
+    assert not any("stops early" in m for m in result.messages), result.messages

@@ -16,7 +16,7 @@ import numpy as np
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
-from grader.judge import loop_bounds, relations, returns, static
+from grader.judge import loop_bounds, number_patterns, relations, returns, static
 from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
@@ -246,13 +246,32 @@ def _error_sentences(ev: Evidence) -> list[str]:
     return found
 
 
-def _line_matching(function: FunctionSource | None, pattern: str) -> Location | None:
-    """The first line of the function's body that matches the pattern, if any."""
+_MEAN = re.compile(r"\bmean\s*\(")
+
+
+def _running_totals(ev: Evidence) -> str | None:
+    """The first failing list whose items are running totals of the expected ones."""
+    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
+        if ok or not (isinstance(answer, Seq) and isinstance(expected, Seq)):
+            continue
+        got = [stack(item) for item in answer.items]
+        want = [stack(item) for item in expected.items]
+        if all(g is not None for g in got) and all(w is not None for w in want):
+            return number_patterns.running_totals(
+                cast(list[np.ndarray], got), cast(list[np.ndarray], want), ev.spec.tolerance
+            )
+    return None
+
+
+def _line_matching(
+    function: FunctionSource | None, matches: Callable[[str], object]
+) -> Location | None:
+    """The first line of the function's body that `matches` (is true of), if any."""
     if function is None or not function.node.body:
         return None
     end = function.node.end_lineno or function.node.lineno
     for line in range(function.node.body[0].lineno, end + 1):
-        if re.search(pattern, function.line_text(line)):
+        if matches(function.line_text(line)):
             return function.location(line)
     return None
 
@@ -494,13 +513,21 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     sentences = []
     place = base.location  # where the feedback points: a relation's static evidence, if any
     pairs = _pairs(ev)
-    if pairs and (factor := relations.constant_factor(pairs, ev.spec.tolerance)):
+    # whole numbers: a rounding, whose factors and insensitivity to inputs are by-products
+    whole = number_patterns.whole_numbers(*pairs[0]) if pairs else None
+    if whole:
+        sentences.append(whole)
+    if floor := _line_matching(ev.function, number_patterns.floor_division):
+        sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
+        place = place or floor
+    factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
+    if factor:
         sentences.append(factor)
         failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
                    if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
         if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
             sentences.append(counted)
-            place = place or _line_matching(ev.function, r"\bmean\s*\(")
+            place = place or _line_matching(ev.function, _MEAN.search)
     sums_axis = ev.spec.sums_to_one
     if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
         sentences.append(sums)
@@ -514,8 +541,10 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(optional)
     if repeated := _repeated_items(ev):
         sentences.append(repeated)
-    if ignored := _ignored(ev):
+    if not whole and (ignored := _ignored(ev)):
         sentences.append(ignored)
+    if totals := _running_totals(ev):
+        sentences.append(totals)
     if told := _return_place(ev) or _early_stop(ev):
         sentences.append(told[0])
         place = place or told[1]
@@ -529,7 +558,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
         sentences.append(extra)
-    if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):
+    lines = relations.differing_lines(*pairs[0], ev.spec.tolerance) if pairs else None
+    if lines and not totals:
         sentences.append(lines)
         if ev.fixed and relations.rows_as_first(pairs[0][0], pairs[0][1], ev.spec.tolerance):
             fixed = ev.fixed[0]
