@@ -321,3 +321,16 @@ def test_a_sum_never_reset_is_not_said_to_stop_early(tmp_path: Path, config: Con
     assert result.status == "failed"
     assert any(m.startswith("each item is the running total") for m in result.messages)
     assert not any("stops early" in m for m in result.messages), result.messages
+
+
+def test_a_square_inside_a_returned_tuple_of_lists_is_explained(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # a 1-D input plus a D×1 bias: each query, key and value is D×D (in a tuple of lists)
+    source = students.QKV_LOOP.replace(
+        "    for x in all_x:\n", "    for x in all_x:\n        x = x.flatten()\n"
+    )
+    assert source != students.QKV_LOOP
+    result = one(config, notebook, "qkv_loop", source)
+    assert result.status == "failed"
+    assert any("broadcasts them into a square" in m for m in result.messages), result.messages

@@ -593,7 +593,7 @@ def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
     for answer, expected in zip(ev.answers, ev.reference.outputs, strict=True):
         if not (isinstance(answer, Seq) and isinstance(expected, Seq)):
             continue
-        for got, want in zip(answer.items, expected.items, strict=False):
+        for got, want in _leaves(answer, expected):
             a, b = stack(got), stack(want)
             if (
                 a is not None
@@ -601,6 +601,17 @@ def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
                 and not agrees(want, got, "squeeze", ev.spec.tolerance)
             ):
                 found.append((a, b))
+    return found
+
+
+def _leaves(answer: Seq, expected: Seq) -> list[tuple[Value, Value]]:
+    """The items of a list or tuple, and those of its lists (a tuple of three lists)."""
+    found: list[tuple[Value, Value]] = []
+    for got, want in zip(answer.items, expected.items, strict=False):
+        if isinstance(got, Seq) and isinstance(want, Seq):
+            found += zip(got.items, want.items, strict=False)
+        else:
+            found.append((got, want))
     return found
 
 
