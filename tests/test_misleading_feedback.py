@@ -334,3 +334,22 @@ def test_a_square_inside_a_returned_tuple_of_lists_is_explained(
     result = one(config, notebook, "qkv_loop", source)
     assert result.status == "failed"
     assert any("broadcasts them into a square" in m for m in result.messages), result.messages
+
+
+def test_a_function_name_assigned_over_is_pointed_at(tmp_path: Path, config: Config) -> None:
+    old = "  attention = softmax(all_km_qn)\n"
+    new = "  softmax = softmax(all_km_qn)\n  attention = softmax\n"
+    results = udl(tmp_path, config, old, new)
+    result = results["softmax"]
+    assert result.status == "missing" and result.score == 0
+    said = [m for m in result.messages if "assigns `softmax` after its `def`" in m]
+    assert said and "`softmax = softmax(all_km_qn)`" in said[0], result.messages
+    assert result.location is not None and said[0].startswith(result.location.describe())
+
+
+def test_a_missing_function_without_a_rebinding_says_nothing_more(
+    tmp_path: Path, config: Config
+) -> None:
+    results = udl(tmp_path, config, "def softmax(items_in):", "def soft_max(items_in):")
+    assert results["softmax"].status == "missing"
+    assert not any("after its `def`" in m for m in results["softmax"].messages)

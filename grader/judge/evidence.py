@@ -10,6 +10,7 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
+from grader.judge.flows import rebound
 from grader.judge.loop_bounds import early_stops
 from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error, location_of
@@ -30,7 +31,7 @@ from grader.judge.stubs import (
     is_exercise_stub,
     read_where_set,
 )
-from grader.report import Location, TargetResult, messages_of
+from grader.report import Finding, Location, TargetResult, messages_of
 from grader.run.wire import clean_text
 
 
@@ -127,6 +128,24 @@ def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, 
     )
 
 
+def _with_rebinding(result: TargetResult, submission: Submission) -> TargetResult:
+    """A function target that is some other value after the notebook ran (`softmax` is a
+    ndarray): where top-level code assigned its name after the `def`, if it did."""
+    if result.status != "missing" or not any("not a function" in m for m in result.messages):
+        return result
+    found = rebound(submission, result.name)
+    if found is None:
+        return result
+    text, where = found
+    said = (
+        f"{where.describe()}: `{clean_text(text, 80)}` assigns `{result.name}` after its "
+        f"`def`, so from there on `{result.name}` is that value, not your function: give the "
+        "value another name"
+    )
+    findings = (*result.findings, Finding("static", said, location=where))
+    return replace(result, findings=findings, messages=messages_of(findings), location=where)
+
+
 def _to_explain(result: TargetResult) -> bool:
     """Whether a target's verdict gets a diagnosis: it failed or erred, and not as a stub."""
     return result.status in ("failed", "error") and "not_implemented" not in result.mistakes
@@ -142,6 +161,7 @@ def explain(
 ) -> tuple[TargetResult, ...]:
     """Each failing target with its diagnosis added: mistakes named and findings said after
     its summary line (a diagnosis never changes a status or a score)."""
+    results = tuple(_with_rebinding(r, submission) for r in results)
     if not any(_to_explain(r) for r in results):
         return results  # nothing failed: nothing of the notebook's code need be read
     failing = {r.name for r in results if r.status != "passed"}

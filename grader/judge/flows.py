@@ -1,4 +1,5 @@
-"""Which names a variable's value is computed from, in a cell's top-level code (AST only).
+"""Which names a variable's value is computed from, in a cell's top-level code (AST only),
+and where top-level code assigns a name the notebook defines as a function.
 
 A cell often fills several graded variables in one loop (`all_queries.append(…)`,
 `all_keys.append(…)`): each is computed from what its own statements read, and from the
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+
+from grader.course.notebook import Submission
+from grader.report import Location
 
 FILLERS = ("append", "extend", "insert")  # `name.append(…)` changes `name`, reads nothing
 
@@ -106,3 +110,41 @@ def computed_from(tree: ast.Module, name: str) -> set[str]:
                 if any(read in s.writes for s in steps):  # a temporary of this cell: follow it
                     todo.append(read)
     return found - {name}
+
+
+def _top_level_stores(body: list[ast.stmt], name: str) -> list[ast.Name]:
+    """The places where a cell's own code (not a function it defines) assigns `name`."""
+    found: list[ast.Name] = []
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        todo: list[ast.AST] = [statement]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                found.append(node)
+            todo.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def rebound(submission: Submission, name: str) -> tuple[str, Location] | None:
+    """The first assignment to `name` after its last `def` (`softmax = softmax(scores)`):
+    from there on the name holds that value, not the function. Its line's text, and where."""
+    defined: tuple[int, int] | None = None
+    found: tuple[str, Location] | None = None
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                defined, found = (cell.index, node.lineno), None
+        if defined is None or found is not None or tree is None:
+            continue
+        lines = cell.original.split("\n")
+        for store in _top_level_stores(tree.body, name):
+            if (cell.index, store.lineno) > defined:
+                text = lines[store.lineno - 1].strip() if store.lineno <= len(lines) else name
+                found = (text, Location(cell.index, store.lineno))
+                break
+    return found
