@@ -15,7 +15,12 @@ from grader.course.notebook import CodeCell, Submission
 from grader.engine import grade_path
 from grader.judge.flows import computed_from
 from grader.judge.loop_bounds import early_stops
-from grader.judge.number_patterns import floor_division, running_totals, whole_numbers
+from grader.judge.number_patterns import (
+    booleans_for_infinities,
+    floor_division,
+    running_totals,
+    whole_numbers,
+)
 from grader.judge.static import find_function, function_hints
 from grader.report import TargetResult
 
@@ -353,3 +358,16 @@ def test_a_missing_function_without_a_rebinding_says_nothing_more(
     results = udl(tmp_path, config, "def softmax(items_in):", "def soft_max(items_in):")
     assert results["softmax"].status == "missing"
     assert not any("after its `def`" in m for m in results["softmax"].messages)
+
+
+def test_a_boolean_mask_where_the_additive_one_is_expected_is_said(
+    tmp_path: Path, config: Config
+) -> None:
+    source = "def causal_mask(L):\n    return np.triu(np.ones((L, L), dtype=bool), k=1)\n"
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert result.status == "failed"
+    said = [m for m in result.messages if m.startswith("1 (True) exactly where -inf")]
+    assert said and "np.where(mask, -np.inf, 0.0)" in said[0], result.messages
+    expected = np.array([[0.0, -np.inf], [0.0, 0.0]])
+    assert booleans_for_infinities(np.array([[0.0, 1.0], [0.0, 0.0]]), expected) is not None
+    assert booleans_for_infinities(np.array([[1.0, 0.0], [0.0, 0.0]]), expected) is None

@@ -520,6 +520,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     if floor := _line_matching(ev.function, number_patterns.floor_division):
         sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
         place = place or floor
+    if pairs and (flags := number_patterns.booleans_for_infinities(*pairs[0])):
+        sentences.append(flags)
     factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
     if factor:
         sentences.append(factor)

@@ -2,7 +2,8 @@
 
 A list whose items are the running totals of the expected items was summed into one
 accumulator that no pass of the loop resets; values that are all whole numbers where the
-expected ones are not went through a floor division (`//`) or an `int(…)`.
+expected ones are not went through a floor division (`//`) or an `int(…)`; ones where an
+additive mask's infinities belong are a boolean mask (True/False) returned as it is.
 """
 
 from __future__ import annotations
@@ -59,3 +60,20 @@ def floor_division(line: str) -> bool:
     it down to whole numbers; an integer index such as `D // 2` is left alone."""
     code = line.split("#", 1)[0]
     return bool(_FLOOR.search(code)) and bool(_REAL.search(code))
+
+
+def booleans_for_infinities(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Only 0 and 1 where the expected values are 0 and ±inf, the 1s exactly where the
+    infinities are: a True/False mask where an additive one (0 and -inf) is expected."""
+    if got.shape != expected.shape or not np.isin(got, (0, 1)).all():
+        return None
+    infinite = np.isinf(expected)
+    if not infinite.any() or not (expected[~infinite] == 0).all():
+        return None
+    if not np.array_equal(got == 1, infinite):
+        return None
+    sign = "-" if (expected[infinite] < 0).all() else ""
+    return (
+        f"1 (True) exactly where {sign}inf is expected, 0 elsewhere: a boolean mask where the "
+        f"mask to add is meant; turn it into numbers: `np.where(mask, {sign}np.inf, 0.0)`"
+    )
