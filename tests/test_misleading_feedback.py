@@ -371,3 +371,34 @@ def test_a_boolean_mask_where_the_additive_one_is_expected_is_said(
     expected = np.array([[0.0, -np.inf], [0.0, 0.0]])
     assert booleans_for_infinities(np.array([[0.0, 1.0], [0.0, 0.0]]), expected) is not None
     assert booleans_for_infinities(np.array([[1.0, 0.0], [0.0, 0.0]]), expected) is None
+
+
+def test_lists_returned_as_joined_arrays_are_said_so(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.QKV_LOOP.replace(
+        "return all_queries, all_keys, all_values",
+        "return np.hstack(all_queries), np.hstack(all_keys), np.hstack(all_values)",
+    )
+    assert source != students.QKV_LOOP
+    result = one(config, notebook, "qkv_loop", source)
+    assert result.status == "failed"
+    assert any(
+        m.startswith("returns arrays with each list's items joined") for m in result.messages
+    )
+    assert result.location is not None and result.location.line == len(source.splitlines())
+
+
+def test_one_item_of_the_expected_pair_is_said_so(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    scores = q @ k.T / np.sqrt(q.shape[-1])\n"
+        "    if mask is not None:\n"
+        "        scores = scores + mask\n"
+        "    return softmax(scores) @ v\n"
+    )
+    result = masked(tmp_path, config, "scaled_dot_product_attention", source)
+    assert result.status == "failed"
+    said = [m for m in result.messages if m.startswith("returns only item [0] of the 2")]
+    assert said, result.messages
+    assert result.location is not None and result.location.line == 5

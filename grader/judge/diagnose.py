@@ -247,6 +247,7 @@ def _error_sentences(ev: Evidence) -> list[str]:
 
 
 _MEAN = re.compile(r"\bmean\s*\(")
+_RETURN = re.compile(r"^\s*return\b")
 
 
 def _running_totals(ev: Evidence) -> str | None:
@@ -547,6 +548,9 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(ignored)
     if totals := _running_totals(ev):
         sentences.append(totals)
+    if form := _returned_form(ev):
+        sentences += form
+        place = place or _line_matching(ev.function, _RETURN.search)
     if told := _return_place(ev) or _early_stop(ev):
         sentences.append(told[0])
         place = place or told[1]
@@ -625,6 +629,22 @@ def _repeated_items(ev: Evidence) -> str | None:
         if said := relations.repeated_items(len(answer.items), len(expected.items)):
             return said
     return None
+
+
+def _returned_form(ev: Evidence) -> list[str]:
+    """The right numbers in another form: lists joined into arrays, one item of the pair."""
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    if returns.joined_items(answered):
+        return [returns.JOINED_ITEMS]
+    k = returns.one_item_of_pair(answered)
+    if k is None:
+        return []
+    n = len(cast(Seq, answered[0][1]).items)
+    return [
+        f"returns only item [{k}] of the {n} expected (a tuple): it is right; return all "
+        f"{n}, as a tuple"
+    ]
 
 
 def _return_place(ev: Evidence) -> tuple[str, Location] | None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from grader.judge.compare import stack
 from grader.judge.static import FunctionSource
 from grader.report import Location
 from grader.run.wire import Seq, Value
@@ -109,3 +110,47 @@ def list_joined(answered: Answered) -> bool:
         isinstance(got, np.ndarray) and isinstance(expected, Seq) and expected.kind == "list"
         for got, expected in answered
     )
+
+
+def joined_items(answered: Answered) -> bool:
+    """A tuple of lists expected, a tuple of arrays returned, each array the matching list's
+    items side by side (`np.hstack`) or one on top of the other (`np.vstack`)."""
+    if not answered:
+        return False
+    for got, expected in answered:
+        if not (isinstance(got, Seq) and isinstance(expected, Seq)):
+            return False
+        if len(got.items) != len(expected.items) or not got.items:
+            return False
+        for item, want in zip(got.items, expected.items, strict=True):
+            rows = stack(want) if isinstance(want, Seq) and want.kind == "list" else None
+            if not isinstance(item, np.ndarray) or rows is None or rows.ndim < 2:
+                return False
+            flat = rows.reshape(rows.shape[0], -1)  # one row per item
+            if not any(j.shape == item.shape and np.allclose(j, item) for j in (flat.T, flat)):
+                return False
+    return True
+
+
+# A tuple of lists expected, a tuple of joined arrays returned.
+JOINED_ITEMS = (
+    "returns arrays with each list's items joined (as `np.hstack` or `np.vstack` do), where "
+    "the lists themselves are expected: return the lists"
+)
+
+
+def one_item_of_pair(answered: Answered) -> int | None:
+    """A tuple expected and one array returned: the index of the tuple's item it equals."""
+    found: set[int] = set()
+    for got, expected in answered:
+        if not (isinstance(got, np.ndarray) and isinstance(expected, Seq)):
+            return None
+        same = {
+            k
+            for k, item in enumerate(expected.items)
+            if isinstance(item, np.ndarray) and item.shape == got.shape and np.allclose(item, got)
+        }
+        found = same if not found else found & same
+        if not found:
+            return None
+    return min(found) if found else None
