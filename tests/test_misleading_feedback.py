@@ -402,3 +402,39 @@ def test_one_item_of_the_expected_pair_is_said_so(tmp_path: Path, config: Config
     said = [m for m in result.messages if m.startswith("returns only item [0] of the 2")]
     assert said, result.messages
     assert result.location is not None and result.location.line == 5
+
+
+def hints_of(source: str) -> list[tuple[str, int, str]]:
+    """(kind, line, name) of each hint on `f`."""
+    cell = CodeCell(2, source, source)
+    found = find_function(Submission(Path("student.ipynb"), "student", (cell,), None, ()), "f")
+    assert found is not None
+    return [(h.kind, h.location.line, h.name) for h in function_hints(found, set())]
+
+
+def test_a_change_in_place_through_a_local_naming_an_argument_is_hinted() -> None:
+    source = "def f(xs, w):\n    acc = xs[0]\n    acc *= w\n    return acc\n"
+    assert hints_of(source) == [("mutates", 3, "xs")]
+    # a local that is also given a computed value is no alias: nothing is said
+    source = "def f(xs, w):\n    acc = xs[0]\n    acc = acc * 1.0\n    acc *= w\n    return acc\n"
+    assert hints_of(source) == []
+
+
+def test_a_sum_started_on_an_input_item_points_at_the_change(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = (
+        "def attention_loop(all_queries, all_keys, all_values):\n"
+        "    all_x_prime = []\n"
+        "    for query in all_queries:\n"
+        "        weights = softmax([(key.T @ query).item() for key in all_keys])\n"
+        "        x_prime = all_values[0]\n"
+        "        x_prime *= weights[0]\n"
+        "        for m in range(1, len(all_values)):\n"
+        "            x_prime += weights[m] * all_values[m]\n"
+        "        all_x_prime.append(x_prime)\n"
+        "    return all_x_prime\n"
+    )
+    result = one(config, notebook, "attention_loop", source)
+    assert "mutates_input" in result.mistakes
+    assert result.location is not None and result.location.line == 6, result.messages

@@ -146,6 +146,27 @@ def _changed_in_place(node: ast.AST) -> str | None:
     return None
 
 
+def _aliases(nodes: list[ast.AST], params: set[str]) -> dict[str, str]:
+    """Locals that only ever name a parameter's object or a part of it (`x = all_values[0]`,
+    never a computed value): changing them in place changes the caller's data. By local."""
+    found: dict[str, str] = {}
+    computed: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not isinstance(target, ast.Name):
+                continue
+            value = node.value
+            while isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in params and target.id not in params:
+                found[target.id] = value.id
+            else:
+                computed.add(target.id)
+    return {local: param for local, param in found.items() if local not in computed}
+
+
 def _is_pure_call(call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Attribute):
@@ -221,6 +242,7 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
         return source.location(getattr(node, "lineno", fn.lineno))
 
     params = _parameters(fn)
+    aliases = _aliases(source.nodes, params)
     loads: list[ast.Name] = []
     returns: list[ast.Return] = []
     for node in source.nodes:  # one walk; the hints are sorted by line at the end
@@ -239,8 +261,8 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
             test = test.operand
         if isinstance(test, ast.Name) and test.id in params:
             hints.append(Hint("truthiness", at(node), text(test), test.id))
-        if (root := _changed_in_place(node)) and root in params:
-            hints.append(Hint("mutates", at(node), text(node), root))
+        if (root := _changed_in_place(node)) and (root in params or root in aliases):
+            hints.append(Hint("mutates", at(node), text(node), aliases.get(root, root)))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returns.append(node)
     local = _local_names(fn, source.nodes) if loads or returns else set()
