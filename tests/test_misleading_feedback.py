@@ -9,10 +9,13 @@ from pathlib import Path
 
 import nbformat
 import numpy as np
+import pytest
 
 from grader.course.config import Config, Tolerance
 from grader.course.notebook import CodeCell, Submission
 from grader.engine import grade_path
+from grader.judge import derived
+from grader.judge.fingerprints import catalogue_for
 from grader.judge.flows import computed_from
 from grader.judge.loop_bounds import early_stops
 from grader.judge.number_patterns import (
@@ -438,3 +441,20 @@ def test_a_sum_started_on_an_input_item_points_at_the_change(
     result = one(config, notebook, "attention_loop", source)
     assert "mutates_input" in result.mistakes
     assert result.location is not None and result.location.line == 6, result.messages
+
+
+def test_the_derived_cache_key_covers_the_mutant_operators(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a new operator (the d ** 1/2 one) must make new derived mistakes, not read old ones
+    spec = config.assignment("self_attention")
+    hashed: list[Path] = []
+
+    def digest(parts: object, files: tuple[Path, ...]) -> str:
+        hashed.extend(files)
+        return "key"
+
+    monkeypatch.setattr(derived, "content_digest", digest)
+    derived.cache_key(spec, catalogue_for(spec))
+    names = {p.name for p in hashed}
+    assert {"mutant_operators.py", "mutants.py", "mutant_places.py"} <= names, names
