@@ -9,12 +9,15 @@ from grader.judge.relations import (
     constant_factor,
     differing_lines,
     dropped_axis,
+    elementwise_not_matmul,
     ignored_inputs,
     matmul_sizes,
     only_some_sizes,
+    optional_argument,
     repeated_items,
     rows_as_first,
     singleton_dimensions,
+    size_factor,
     sums_to_one,
 )
 
@@ -203,3 +206,49 @@ def test_matmul_sizes_reads_numpys_matrix_product_errors() -> None:
     dot = matmul_sizes(message("dot"))
     assert dot is not None and "4 columns" in dot and "2 rows (shapes (4,4) and (2,3))" in dot
     assert matmul_sizes("operands could not be broadcast together with shapes (5,6) (5,)") is None
+
+
+def test_an_elementwise_product_that_fits_a_matrix_product_is_told_to_use_matmul() -> None:
+    error = "operands could not be broadcast together with shapes (4,3) (3,3) "
+    said = elementwise_not_matmul(error, "    return values * attention")
+    assert said is not None and "write `@`" in said and "(4, 3) and (3, 3)" in said
+    # not on a line without `*`, not for `**`, not for sizes no product takes
+    assert elementwise_not_matmul(error, "    return values + attention") is None
+    assert elementwise_not_matmul(error, "    return values ** attention") is None
+    other = "operands could not be broadcast together with shapes (4,3) (4,4) "
+    assert elementwise_not_matmul(other, "    return a * b") is None
+    vectors = "operands could not be broadcast together with shapes (4,) (3,) "
+    assert elementwise_not_matmul(vectors, "    out = out * w") is None
+
+
+def test_failing_exactly_where_an_argument_is_left_out_or_a_flag_is_set_is_said() -> None:
+    params = ("q", "k", "mask")
+    args = [(1, 2), (1, 2, "m"), (1, 2), (1, 2, "m")]
+    assert optional_argument([False, True, False, True], args, params) == ("mask", "left out")
+    assert optional_argument([True, False, True, False], args, params) == ("mask", "given")
+    flags = [(1, True), (1, False), (1,), (1, False)]
+    assert optional_argument([True, False, True, False], flags, ("x", "scaled")) == (
+        "scaled",
+        "False",
+    )
+    # every case fails, or the failing ones are no group of one argument: nothing to say
+    assert optional_argument([False] * 4, args, params) is None
+    assert optional_argument([False, False, True, True], args, params) is None
+
+
+def test_a_factor_equal_to_a_size_in_every_case_is_named() -> None:
+    vector = np.array([1.0, 2.0, 3.0])
+    pairs = [(3 * vector, vector), (7 * vector, vector)]
+    said = size_factor(pairs, [{"N": 3}, {"N": 7}], TOL)
+    assert said is not None and said.startswith("the factor is N in every case (N = 3, 7)")
+    shrunk = [(vector / 2, vector), (vector / 5, vector)]
+    assert (size_factor(shrunk, [{"N": 4, "D": 2}, {"N": 4, "D": 5}], TOL) or "").startswith(
+        "the factor is 1/D in every case"
+    )
+    # a factor that is no size, or sizes the same in every case: nothing to say
+    assert (
+        size_factor([(2 * vector, vector), (3 * vector, vector)], [{"N": 3}, {"N": 7}], TOL) is None
+    )
+    assert (
+        size_factor([(3 * vector, vector), (3 * vector, vector)], [{"N": 3}, {"N": 3}], TOL) is None
+    )

@@ -16,7 +16,7 @@ import numpy as np
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
-from grader.judge import relations, static
+from grader.judge import loop_bounds, number_patterns, relations, returns, static
 from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
@@ -96,6 +96,8 @@ class Evidence:
     is_stub: bool = False  # the body is the exercise's stub, or computes nothing (stubs.py)
     crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
     errors: tuple[str, ...] = ()  # the messages of the exceptions its failing calls raised
+    error_places: tuple[Location | None, ...] = ()  # where each of those was raised
+    early_stops: tuple[tuple[str, Location], ...] = ()  # loops that miss one item (loop_bounds)
     fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
 
 
@@ -147,7 +149,8 @@ def _untouched(ev: Evidence) -> str | None:
     arrays = [None if isinstance(a, _NoAnswer) else stack(a) for a in ev.answers]
     if any(a is None for a in arrays):
         return None
-    if all(a is not None and not np.any(a) for a in arrays):
+    # an empty result holds no zeros: it is empty (a loop that never ran, a crash before it)
+    if all(a is not None and a.size > 0 and not np.any(a) for a in arrays):
         return "returns only zeros"
     firsts = [stack(inputs[0]) if inputs else None for inputs in ev.reference.inputs]
     if all(
@@ -235,7 +238,50 @@ def _error_sentences(ev: Evidence) -> list[str]:
     for explain_error in (relations.dropped_axis, relations.matmul_sizes):
         if told := next(filter(None, map(explain_error, ev.errors)), None):
             found.append(told)
+    for message, place in zip(ev.errors, ev.error_places, strict=False):
+        line = _line_at(ev.function, place)
+        if place and line and (told := relations.elementwise_not_matmul(message, line)):
+            found.append(f"{told} ({place.describe()})")
+            break
     return found
+
+
+_MEAN = re.compile(r"\bmean\s*\(")
+_RETURN = re.compile(r"^\s*return\b")
+
+
+def _running_totals(ev: Evidence) -> str | None:
+    """The first failing list whose items are running totals of the expected ones."""
+    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
+        if ok or not (isinstance(answer, Seq) and isinstance(expected, Seq)):
+            continue
+        got = [stack(item) for item in answer.items]
+        want = [stack(item) for item in expected.items]
+        if all(g is not None for g in got) and all(w is not None for w in want):
+            return number_patterns.running_totals(
+                cast(list[np.ndarray], got), cast(list[np.ndarray], want), ev.spec.tolerance
+            )
+    return None
+
+
+def _line_matching(
+    function: FunctionSource | None, matches: Callable[[str], object]
+) -> Location | None:
+    """The first line of the function's body that `matches` (is true of), if any."""
+    if function is None or not function.node.body:
+        return None
+    end = function.node.end_lineno or function.node.lineno
+    for line in range(function.node.body[0].lineno, end + 1):
+        if matches(function.line_text(line)):
+            return function.location(line)
+    return None
+
+
+def _line_at(function: FunctionSource | None, place: Location | None) -> str | None:
+    """The text of the function's line where an error was raised, if it is in the function."""
+    if function is None or place is None or place.cell != function.cell.index:
+        return None
+    return function.line_text(place.line)
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:
@@ -399,7 +445,14 @@ def _explain(
     thrown = next((h for h in ev.hints if h.kind == "discarded"), None)
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
+    at_def = ev.function is not None and where == ev.function.location()
+    if mistake_id == "off_by_one" and ev.early_stops and at_def:
+        where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    if mistake_id == "output_transposed" and returns.list_joined(answered):
+        what = returns.JOINED_LIST
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
@@ -461,8 +514,23 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     sentences = []
     place = base.location  # where the feedback points: a relation's static evidence, if any
     pairs = _pairs(ev)
-    if pairs and (factor := relations.constant_factor(pairs, ev.spec.tolerance)):
+    # whole numbers: a rounding, whose factors and insensitivity to inputs are by-products
+    whole = number_patterns.whole_numbers(*pairs[0]) if pairs else None
+    if whole:
+        sentences.append(whole)
+    if floor := _line_matching(ev.function, number_patterns.floor_division):
+        sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
+        place = place or floor
+    if pairs and (flags := number_patterns.booleans_for_infinities(*pairs[0])):
+        sentences.append(flags)
+    factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
+    if factor:
         sentences.append(factor)
+        failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
+                   if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
+        if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
+            sentences.append(counted)
+            place = place or _line_matching(ev.function, _MEAN.search)
     sums_axis = ev.spec.sums_to_one
     if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
         sentences.append(sums)
@@ -472,10 +540,20 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     if sizes := relations.only_some_sizes(ev.passed, [c.sizes for c in ev.cases], example):
         sentences.append(sizes)
     sentences += _error_sentences(ev)
+    if optional := _optional(ev):
+        sentences.append(optional)
     if repeated := _repeated_items(ev):
         sentences.append(repeated)
-    if ignored := _ignored(ev):
+    if not whole and (ignored := _ignored(ev)):
         sentences.append(ignored)
+    if totals := _running_totals(ev):
+        sentences.append(totals)
+    if form := _returned_form(ev):
+        sentences += form
+        place = place or _line_matching(ev.function, _RETURN.search)
+    if told := _return_place(ev) or _early_stop(ev):
+        sentences.append(told[0])
+        place = place or told[1]
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
         if said := relations.shape_relations(got, want):
             sentences += said
@@ -486,7 +564,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
         sentences.append(extra)
-    if pairs and (lines := relations.differing_lines(pairs[0][0], pairs[0][1], ev.spec.tolerance)):
+    lines = relations.differing_lines(*pairs[0], ev.spec.tolerance) if pairs else None
+    if lines and not totals:
         sentences.append(lines)
         if ev.fixed and relations.rows_as_first(pairs[0][0], pairs[0][1], ev.spec.tolerance):
             fixed = ev.fixed[0]
@@ -520,7 +599,7 @@ def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
     for answer, expected in zip(ev.answers, ev.reference.outputs, strict=True):
         if not (isinstance(answer, Seq) and isinstance(expected, Seq)):
             continue
-        for got, want in zip(answer.items, expected.items, strict=False):
+        for got, want in _leaves(answer, expected):
             a, b = stack(got), stack(want)
             if (
                 a is not None
@@ -528,6 +607,17 @@ def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
                 and not agrees(want, got, "squeeze", ev.spec.tolerance)
             ):
                 found.append((a, b))
+    return found
+
+
+def _leaves(answer: Seq, expected: Seq) -> list[tuple[Value, Value]]:
+    """The items of a list or tuple, and those of its lists (a tuple of three lists)."""
+    found: list[tuple[Value, Value]] = []
+    for got, want in zip(answer.items, expected.items, strict=False):
+        if isinstance(got, Seq) and isinstance(want, Seq):
+            found += zip(got.items, want.items, strict=False)
+        else:
+            found.append((got, want))
     return found
 
 
@@ -541,7 +631,62 @@ def _repeated_items(ev: Evidence) -> str | None:
     return None
 
 
+def _returned_form(ev: Evidence) -> list[str]:
+    """The right numbers in another form: lists joined into arrays, one item of the pair."""
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    if returns.joined_items(answered):
+        return [returns.JOINED_ITEMS]
+    k = returns.one_item_of_pair(answered)
+    if k is None:
+        return []
+    n = len(cast(Seq, answered[0][1]).items)
+    return [
+        f"returns only item [{k}] of the {n} expected (a tuple): it is right; return all "
+        f"{n}, as a tuple"
+    ]
+
+
+def _return_place(ev: Evidence) -> tuple[str, Location] | None:
+    """What the place of the function's `return` explains (returns.py)."""
+    if ev.function is None:
+        return None
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    return returns.return_place(ev.function, answered)
+
+
+def _early_stop(ev: Evidence) -> tuple[str, Location] | None:
+    """Lists one item short in every case, and a loop of the code whose bounds miss one."""
+    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
+                if not isinstance(a, _NoAnswer)]  # fmt: skip
+    if not ev.early_stops or not loop_bounds.all_one_short(answered):
+        return None
+    what, where = ev.early_stops[0]
+    return f"one item short in every case: {what} ({where.describe()})", where
+
+
+def _optional(ev: Evidence) -> str | None:
+    """Wrong exactly in the cases that leave out an argument (or set a flag one way)."""
+    found = relations.optional_argument(
+        ev.passed, [c.args for c in ev.cases], ev.reference.parameters
+    )
+    if found is None:
+        return None
+    name, kind = found
+    how = {"left out": f"leave out `{name}`", "given": f"pass `{name}`"}.get(
+        kind, f"pass `{name}={kind}`"
+    )
+    said = f"wrong exactly in the cases that {how}, right in the others"
+    if ev.function is not None and not static.reads_name(ev.function, name):
+        said += f": the function never reads `{name}`, so it does the same either way"
+    return said
+
+
 def _ignored(ev: Evidence) -> str | None:
+    answered = [a for a in ev.answers if not isinstance(a, _NoAnswer)]
+    if answered and all(a is None for a in answered):  # no `return`: None whatever comes in
+        return None
     base = 1 % len(ev.cases)
     base_index = ev.cases[base].index
     reference_base = stack(ev.reference.outputs[base_index])

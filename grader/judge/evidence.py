@@ -10,8 +10,10 @@ from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
+from grader.judge.flows import rebound
+from grader.judge.loop_bounds import early_stops
 from grader.judge.own_sizes import unmasked
-from grader.judge.score import Answers, describe_error
+from grader.judge.score import Answers, describe_error, location_of
 from grader.judge.static import (
     FunctionSource,
     Hint,
@@ -29,7 +31,7 @@ from grader.judge.stubs import (
     is_exercise_stub,
     read_where_set,
 )
-from grader.report import TargetResult, messages_of
+from grader.report import Finding, Location, TargetResult, messages_of
 from grader.run.wire import clean_text
 
 
@@ -57,6 +59,18 @@ def _errors(answers: Answers, target: str, cases: Sequence[Case]) -> tuple[str, 
     )
 
 
+def _error_places(
+    answers: Answers, target: str, cases: Sequence[Case]
+) -> tuple[Location | None, ...]:
+    """Where each exception of `_errors` was raised (cell, line), in the same order."""
+    found = (answers.results.get((target, c.index)) for c in cases)
+    return tuple(
+        location_of(r.error)
+        for r in found
+        if r is not None and r.status == "error" and isinstance(r.error, dict)
+    )
+
+
 def _fixed(
     submission: Submission, name: str, function: FunctionSource | None, variable: bool
 ) -> tuple[Hint, ...]:
@@ -71,6 +85,23 @@ def _fixed(
         tree = submission.tree(cell.index)
         if tree is not None and binds(tree, name):
             found += fixed_indexes(tree, cell)
+    return tuple(found)
+
+
+def _early_stops(
+    submission: Submission, name: str, function: FunctionSource | None, variable: bool
+) -> tuple[tuple[str, Location], ...]:
+    """The loops of the target's code that miss one item: the function's, or for a
+    variable, those of the cells that set or fill it."""
+    if function is not None:
+        return tuple(early_stops(function.node, function.cell))
+    if not variable:
+        return ()
+    found: list[tuple[str, Location]] = []
+    for cell in submission.cells:
+        tree = submission.tree(cell.index)
+        if tree is not None and binds(tree, name):
+            found += early_stops(tree, cell)
     return tuple(found)
 
 
@@ -99,6 +130,24 @@ def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, 
     )
 
 
+def _with_rebinding(result: TargetResult, submission: Submission) -> TargetResult:
+    """A function target that is some other value after the notebook ran (`softmax` is a
+    ndarray): where top-level code assigned its name after the `def`, if it did."""
+    if result.status != "missing" or not any("not a function" in m for m in result.messages):
+        return result
+    found = rebound(submission, result.name)
+    if found is None:
+        return result
+    text, where = found
+    said = (
+        f"{where.describe()}: `{clean_text(text, 80)}` assigns `{result.name}` after its "
+        f"`def`, so from there on `{result.name}` is that value, not your function: give the "
+        "value another name"
+    )
+    findings = (*result.findings, Finding("static", said, location=where))
+    return replace(result, findings=findings, messages=messages_of(findings), location=where)
+
+
 def _to_explain(result: TargetResult) -> bool:
     """Whether a target's verdict gets a diagnosis: it failed or erred, and not as a stub."""
     return result.status in ("failed", "error") and "not_implemented" not in result.mistakes
@@ -114,6 +163,7 @@ def explain(
 ) -> tuple[TargetResult, ...]:
     """Each failing target with its diagnosis added: mistakes named and findings said after
     its summary line (a diagnosis never changes a status or a score)."""
+    results = tuple(_with_rebinding(r, submission) for r in results)
     if not any(_to_explain(r) for r in results):
         return results  # nothing failed: nothing of the notebook's code need be read
     failing = {r.name for r in results if r.status != "passed"}
@@ -151,7 +201,9 @@ def explain(
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
             errors=_errors(answers, name, cases),
+            error_places=_error_places(answers, name, cases),
             fixed=_fixed(submission, name, function, spec.variable),
+            early_stops=_early_stops(submission, name, function, spec.variable),
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.

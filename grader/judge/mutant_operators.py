@@ -307,10 +307,22 @@ def _scale(node: ast.expr, ctx: Context) -> Iterator[Change]:
 
 def _precedence(node: ast.expr, ctx: Context) -> Iterator[Change]:
     """`x / (a * b)` written without its parentheses: `x / a * b` divides by `a` and then
-    multiplies by `b`."""
+    multiplies by `b`; `x / np.sqrt(d)` written `x / d ** 1/2`: divides by `d`, then by 2."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
         return
     right = node.right
+    if _is_sqrt(right):
+        assert isinstance(right, ast.Call)
+        root = right.args[0]
+        power = ast.BinOp(root, ast.Pow(), ast.Constant(1))
+        yield Change(
+            ast.BinOp(ast.BinOp(node.left, ast.Div(), power), ast.Div(), ast.Constant(2)),
+            "operator_precedence",
+            f"writes the square root of `{code_of(root)}` as `{code_of(root)} ** 1/2`, which "
+            f"Python reads as `({code_of(root)} ** 1) / 2` (`**` comes before `/`): so it "
+            f"divides by `{code_of(root)}` and then by 2; write `{code_of(root)} ** 0.5` or "
+            f"`{code_of(right)}`",
+        )
     if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Mult)):
         return
     written = ast.BinOp(ast.BinOp(node.left, ast.Div(), right.left), ast.Mult(), right.right)
@@ -321,6 +333,16 @@ def _precedence(node: ast.expr, ctx: Context) -> Iterator[Change]:
         f"`{code_of(right.right)}` (a division by a product written without parentheses); "
         f"divide by the product: `{code_of(node)}`",
     )
+
+
+def _is_sqrt(node: ast.expr) -> bool:
+    """A call of `np.sqrt`, `numpy.sqrt` or `math.sqrt` (or a bare `sqrt`) on one argument."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr == "sqrt" and isinstance(func.value, ast.Name)
+    return isinstance(func, ast.Name) and func.id == "sqrt"
 
 
 def _joined_order(node: ast.expr, ctx: Context) -> Iterator[Change]:

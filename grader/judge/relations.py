@@ -32,6 +32,40 @@ def constant_factor(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Toleran
     return f"off by a factor that depends on the input size (×{listed} in the cases in turn)"
 
 
+def size_factor(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    sizes: Sequence[Mapping[str, int]],
+    tol: Tolerance,
+) -> str | None:
+    """Every case off by a factor that is one of its sizes (N, 1/N, √N, 1/√N), and the sizes
+    differ between cases: a count multiplied in or divided out, as `np.mean` for `np.sum`."""
+    factors = []
+    for got, expected in pairs:
+        denom = float(np.vdot(expected, expected))
+        if got.shape != expected.shape or denom == 0:
+            return None
+        factor = float(np.vdot(got, expected)) / denom
+        if not np.allclose(got, factor * expected, rtol=tol.rtol * 10, atol=tol.atol * 10):
+            return None
+        factors.append(factor)
+    if len(factors) < 2 or len(sizes) != len(factors):
+        return None
+    forms = (("{}", 1.0), ("1/{}", -1.0), ("√{}", 0.5), ("1/√{}", -0.5))
+    for name in sizes[0]:
+        values = [s[name] for s in sizes if name in s]
+        if len(values) != len(sizes) or len(set(values)) < 2 or 0 in values:
+            continue
+        for form, power in forms:
+            if all(np.isclose(f, float(v) ** power) for f, v in zip(factors, values, strict=True)):
+                said = form.format(name)
+                return (
+                    f"the factor is {said} in every case ({name} = "
+                    f"{', '.join(map(str, values))}): a count of {name} multiplied in or divided "
+                    f"out where it should not be (`np.mean` where `np.sum` is meant divides by it)"
+                )
+    return None
+
+
 def sums_to_one(got: np.ndarray, axis_name: str) -> str | None:
     """For softmax-like outputs: do the weights sum to one along the axis they must?"""
     if axis_name == "all":
@@ -72,6 +106,30 @@ def only_some_sizes(
                 f"example: a size written as a number, or the notebook's global `{name}`, "
                 "is used where the size of the inputs is meant"
             )
+    return None
+
+
+def _argument_kind(args: Sequence[object], position: int) -> str:
+    """How a case passes one argument: left out, a flag's value (`False`), or some value."""
+    if position >= len(args):
+        return "left out"
+    value = args[position]
+    return repr(value) if value is None or isinstance(value, bool) else "given"
+
+
+def optional_argument(
+    passed: Sequence[bool], args: Sequence[Sequence[object]], parameters: Sequence[str]
+) -> tuple[str, str] | None:
+    """(parameter, how) when the failing cases are exactly those that pass one argument one
+    way: leave it out (`mask`), or give a flag one value (`scaled=False`), and some pass."""
+    if all(passed) or not any(passed):
+        return None
+    failing = [not ok for ok in passed]
+    for position, name in enumerate(parameters):
+        kinds = [_argument_kind(a, position) for a in args]
+        for kind in dict.fromkeys(kinds):
+            if [k == kind for k in kinds] == failing and len(set(kinds)) > 1:
+                return name, kind
     return None
 
 
@@ -301,6 +359,29 @@ def dropped_axis(message: str) -> str | None:
                         f"{'row' if axis == len(big) - 1 else 'slice'}"
                     )
     return None
+
+
+def elementwise_not_matmul(message: str, line: str) -> str | None:
+    """For NumPy's "could not be broadcast" error between two matrices that a matrix product
+    would take, (4,3) and (3,3), raised on a line that multiplies with `*`: `*` multiplies
+    entry by entry, and `@` is the matrix product."""
+    match = _BROADCAST.search(message)
+    if match is None or not re.search(r"(?<![*])[*](?![*=])", line):
+        return None
+    shapes = [
+        tuple(int(n) for n in shape.split(",") if n)
+        for shape in re.findall(r"\(([\d,]*)\)", match.group(1))
+    ]
+    if len(shapes) != 2 or any(len(shape) != 2 for shape in shapes):
+        return None
+    (rows, inner), (inner_right, columns) = shapes
+    if inner != inner_right:
+        return None
+    return (
+        f"`*` multiplies entry by entry, so shapes {shapes[0]} and {shapes[1]} do not line up; "
+        f"as a matrix product they do ({rows}×{inner} times {inner}×{columns}): write `@` "
+        "where a matrix product is meant"
+    )
 
 
 _MATMUL = re.compile(

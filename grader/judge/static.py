@@ -146,6 +146,27 @@ def _changed_in_place(node: ast.AST) -> str | None:
     return None
 
 
+def _aliases(nodes: list[ast.AST], params: set[str]) -> dict[str, str]:
+    """Locals that only ever name a parameter's object or a part of it (`x = all_values[0]`,
+    never a computed value): changing them in place changes the caller's data. By local."""
+    found: dict[str, str] = {}
+    computed: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not isinstance(target, ast.Name):
+                continue
+            value = node.value
+            while isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in params and target.id not in params:
+                found[target.id] = value.id
+            else:
+                computed.add(target.id)
+    return {local: param for local, param in found.items() if local not in computed}
+
+
 def _is_pure_call(call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Attribute):
@@ -165,8 +186,24 @@ def _discarded(node: ast.Expr) -> bool:
     return isinstance(value, ast.Call) and _is_pure_call(value)
 
 
+def _power_of_one(node: ast.AST) -> bool:
+    """`a ** 1` ending the left side of a division (`x / a ** 1`, `a ** 1`): with the `/ 2`
+    after it, a square root written `a ** 1/2`, which Python reads as `(a ** 1) / 2`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div | ast.Mult):
+        node = node.right
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Pow)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 1
+    )
+
+
 def _literal_divisor(node: ast.AST) -> ast.AST | None:
-    """The literal a division divides by: `x / 2`, `x /= 2.0`, `x / np.sqrt(4)`."""
+    """The literal a division divides by: `x / 2`, `x /= 2.0`, `x / np.sqrt(4)`; not the `2`
+    of `x / d ** 1/2` (a root that lost its parentheses, not a size written as a number)."""
+    if isinstance(node, ast.BinOp) and _power_of_one(node.left):
+        return None
     if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.Div):
         right = node.right if isinstance(node, ast.BinOp) else node.value
         if isinstance(right, ast.Constant) and isinstance(right.value, int | float):
@@ -205,6 +242,7 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
         return source.location(getattr(node, "lineno", fn.lineno))
 
     params = _parameters(fn)
+    aliases = _aliases(source.nodes, params)
     loads: list[ast.Name] = []
     returns: list[ast.Return] = []
     for node in source.nodes:  # one walk; the hints are sorted by line at the end
@@ -223,8 +261,8 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
             test = test.operand
         if isinstance(test, ast.Name) and test.id in params:
             hints.append(Hint("truthiness", at(node), text(test), test.id))
-        if (root := _changed_in_place(node)) and root in params:
-            hints.append(Hint("mutates", at(node), text(node), root))
+        if (root := _changed_in_place(node)) and (root in params or root in aliases):
+            hints.append(Hint("mutates", at(node), text(node), aliases.get(root, root)))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returns.append(node)
     local = _local_names(fn, source.nodes) if loads or returns else set()
@@ -297,6 +335,14 @@ def _segment(lines: list[str], node: ast.AST) -> str | None:
     chunk += lines[start : end - 1]
     chunk.append(lines[end - 1].encode()[:last].decode(errors="replace"))
     return "".join(chunk)
+
+
+def reads_name(source: FunctionSource, name: str) -> bool:
+    """Whether the function's code reads the name (a parameter it may leave unused)."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        for n in source.nodes
+    )
 
 
 def called_names(source: FunctionSource) -> set[str]:

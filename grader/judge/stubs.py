@@ -16,6 +16,7 @@ from typing import Any
 
 from grader.course.notebook import Submission, load_submission
 from grader.errors import GraderError
+from grader.judge.flows import computed_from
 from grader.judge.static import FunctionSource
 
 
@@ -138,15 +139,11 @@ def crashed_cells(
 
 
 def read_where_set(submission: Submission, name: str) -> set[str]:
-    """The names read by the cells that set or fill the variable `name` (its inputs, when
-    they are other graded variables)."""
+    """The names the cells that set or fill the variable `name` compute it from (its inputs,
+    when they are other graded variables): not the lists the same loop fills beside it."""
     found: set[str] = set()
     for cell in submission.cells:
         tree = submission.tree(cell.index)
         if tree is not None and binds(tree, name):
-            found |= {
-                n.id
-                for n in ast.walk(tree)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            }
+            found |= computed_from(tree, name)
     return found - {name}

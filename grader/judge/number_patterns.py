@@ -1,0 +1,79 @@
+"""What wrong numbers show by themselves about how they were computed.
+
+A list whose items are the running totals of the expected items was summed into one
+accumulator that no pass of the loop resets; values that are all whole numbers where the
+expected ones are not went through a floor division (`//`) or an `int(…)`; ones where an
+additive mask's infinities belong are a boolean mask (True/False) returned as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from grader.course.config import Tolerance
+
+
+def running_totals(
+    got: Sequence[np.ndarray], expected: Sequence[np.ndarray], tol: Tolerance
+) -> str | None:
+    """Each item (after the first) is the sum of the expected items up to it: the sum that
+    makes each item is carried over from one pass of the loop to the next."""
+    if len(got) != len(expected) or len(got) < 2:
+        return None
+    total = np.zeros_like(expected[0], dtype=float)
+    for item, want in zip(got, expected, strict=True):
+        if item.shape != want.shape:
+            return None
+        total = total + want
+        if not np.allclose(item, total, rtol=tol.rtol * 10, atol=tol.atol * 10):
+            return None
+    if np.allclose(got[1], expected[1], rtol=tol.rtol, atol=tol.atol):
+        return None  # the items after the first add nothing: no running total to speak of
+    return (
+        "each item is the running total of the expected items up to it: the sum that makes "
+        "one item is carried into the next; start it again (at zero) inside the loop, for "
+        "each item"
+    )
+
+
+def whole_numbers(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Every value a whole number, where the expected values are not."""
+    if got.size == 0 or got.shape != expected.shape or not np.all(np.isfinite(got)):
+        return None
+    if not np.all(got == np.round(got)) or np.all(expected == np.round(expected)):
+        return None
+    return (
+        "every value is a whole number where the expected ones are not: a floor division "
+        "`//` (use `/`) or an `int(…)` rounds the result"
+    )
+
+
+_FLOOR = re.compile(r"(?<![/])//(?![/=])")
+_REAL = re.compile(r"@|\bsqrt\b|\bnorm\b|\bexp\b|\.dot\b|\bdot\(")
+
+
+def floor_division(line: str) -> bool:
+    """A line that floor-divides real-valued work (a product, a root, a norm): `//` rounds
+    it down to whole numbers; an integer index such as `D // 2` is left alone."""
+    code = line.split("#", 1)[0]
+    return bool(_FLOOR.search(code)) and bool(_REAL.search(code))
+
+
+def booleans_for_infinities(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Only 0 and 1 where the expected values are 0 and ±inf, the 1s exactly where the
+    infinities are: a True/False mask where an additive one (0 and -inf) is expected."""
+    if got.shape != expected.shape or not np.isin(got, (0, 1)).all():
+        return None
+    infinite = np.isinf(expected)
+    if not infinite.any() or not (expected[~infinite] == 0).all():
+        return None
+    if not np.array_equal(got == 1, infinite):
+        return None
+    sign = "-" if (expected[infinite] < 0).all() else ""
+    return (
+        f"1 (True) exactly where {sign}inf is expected, 0 elsewhere: a boolean mask where the "
+        f"mask to add is meant; turn it into numbers: `np.where(mask, {sign}np.inf, 0.0)`"
+    )
