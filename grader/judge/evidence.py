@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ast
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TypeVar
 
 from grader.course.cases import PROBE_OFFSET, Case, CaseSet, probe_base
 from grader.course.config import AssignmentSpec
-from grader.course.notebook import Submission
+from grader.course.notebook import CodeCell, Submission
 from grader.judge.diagnose import NO_ANSWER, Answer, Evidence, diagnose
 from grader.judge.expected import Expected
 from grader.judge.flows import rebound
@@ -16,7 +18,6 @@ from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error, location_of
 from grader.judge.static import (
     FunctionSource,
-    Hint,
     called_names,
     find_function,
     fixed_indexes,
@@ -33,6 +34,8 @@ from grader.judge.stubs import (
 )
 from grader.report import Finding, Location, TargetResult, messages_of
 from grader.run.wire import clean_text
+
+T = TypeVar("T")
 
 
 def _digest(answers: Answers, target: str, index: int) -> str | None:
@@ -71,37 +74,24 @@ def _error_places(
     )
 
 
-def _fixed(
-    submission: Submission, name: str, function: FunctionSource | None, variable: bool
-) -> tuple[Hint, ...]:
-    """`name[0]` read inside the loops of the target's code: the function's, or for a
-    variable, the cells that set or fill it."""
+def _in_target_code(
+    submission: Submission,
+    name: str,
+    function: FunctionSource | None,
+    variable: bool,
+    find: Callable[[ast.AST, CodeCell], Sequence[T]],
+) -> tuple[T, ...]:
+    """What `find` finds in the target's code: the function's, or for a variable, the cells
+    that set or fill it."""
     if function is not None:
-        return tuple(fixed_indexes(function.node, function.cell))
+        return tuple(find(function.node, function.cell))
     if not variable:
         return ()
-    found: list[Hint] = []
+    found: list[T] = []
     for cell in submission.cells:
         tree = submission.tree(cell.index)
         if tree is not None and binds(tree, name):
-            found += fixed_indexes(tree, cell)
-    return tuple(found)
-
-
-def _early_stops(
-    submission: Submission, name: str, function: FunctionSource | None, variable: bool
-) -> tuple[tuple[str, Location], ...]:
-    """The loops of the target's code that miss one item: the function's, or for a
-    variable, those of the cells that set or fill it."""
-    if function is not None:
-        return tuple(early_stops(function.node, function.cell))
-    if not variable:
-        return ()
-    found: list[tuple[str, Location]] = []
-    for cell in submission.cells:
-        tree = submission.tree(cell.index)
-        if tree is not None and binds(tree, name):
-            found += early_stops(tree, cell)
+            found += find(tree, cell)
     return tuple(found)
 
 
@@ -202,8 +192,8 @@ def explain(
             crashes=_crashes(submission, name, answers) if spec.variable else (),
             errors=_errors(answers, name, cases),
             error_places=_error_places(answers, name, cases),
-            fixed=_fixed(submission, name, function, spec.variable),
-            early_stops=_early_stops(submission, name, function, spec.variable),
+            fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),
+            early_stops=_in_target_code(submission, name, function, spec.variable, early_stops),
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.

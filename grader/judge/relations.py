@@ -13,8 +13,8 @@ import numpy as np
 from grader.course.config import Tolerance
 
 
-def constant_factor(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Tolerance) -> str | None:
-    """Every entry is c × the expected one (c may depend on the case)."""
+def _factors(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Tolerance) -> list[float] | None:
+    """Each pair's c where every entry got is c × the expected one; None when one is not."""
     factors = []
     for got, expected in pairs:
         denom = float(np.vdot(expected, expected))
@@ -24,6 +24,14 @@ def constant_factor(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Toleran
         if not np.allclose(got, factor * expected, rtol=tol.rtol * 10, atol=tol.atol * 10):
             return None
         factors.append(factor)
+    return factors
+
+
+def constant_factor(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Tolerance) -> str | None:
+    """Every entry is c × the expected one (c may depend on the case)."""
+    factors = _factors(pairs, tol)
+    if factors is None:
+        return None
     if not factors or all(abs(f - 1) < 1e-6 for f in factors):
         return None
     if max(factors) - min(factors) < 1e-9 * max(1.0, abs(factors[0])):
@@ -39,15 +47,9 @@ def size_factor(
 ) -> str | None:
     """Every case off by a factor that is one of its sizes (N, 1/N, √N, 1/√N), and the sizes
     differ between cases: a count multiplied in or divided out, as `np.mean` for `np.sum`."""
-    factors = []
-    for got, expected in pairs:
-        denom = float(np.vdot(expected, expected))
-        if got.shape != expected.shape or denom == 0:
-            return None
-        factor = float(np.vdot(got, expected)) / denom
-        if not np.allclose(got, factor * expected, rtol=tol.rtol * 10, atol=tol.atol * 10):
-            return None
-        factors.append(factor)
+    factors = _factors(pairs, tol)
+    if factors is None:
+        return None
     if len(factors) < 2 or len(sizes) != len(factors):
         return None
     forms = (("{}", 1.0), ("1/{}", -1.0), ("√{}", 0.5), ("1/√{}", -0.5))
