@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from grader.course.cases import PROBE_OFFSET, Case, CaseSet, probe_base
 from grader.course.config import AssignmentSpec
@@ -32,7 +32,7 @@ from grader.judge.stubs import (
     is_exercise_stub,
     read_where_set,
 )
-from grader.report import Finding, Location, TargetResult, messages_of
+from grader.report import Finding, TargetResult, messages_of
 from grader.run.wire import clean_text
 
 T = TypeVar("T")
@@ -52,26 +52,14 @@ def _answer(answers: Answers, target: str, index: int) -> Answer:
     return found.values.get("value")
 
 
-def _errors(answers: Answers, target: str, cases: Sequence[Case]) -> tuple[str, ...]:
-    """The messages of the exceptions the target's calls raised, case by case (cleaned)."""
+def _raised(answers: Answers, target: str, cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """The exceptions the target's calls raised, as the child reported them, case by case."""
     found = (answers.results.get((target, c.index)) for c in cases)
-    return tuple(
-        clean_text(r.error.get("message", ""), 300)
+    return [
+        r.error
         for r in found
         if r is not None and r.status == "error" and isinstance(r.error, dict)
-    )
-
-
-def _error_places(
-    answers: Answers, target: str, cases: Sequence[Case]
-) -> tuple[Location | None, ...]:
-    """Where each exception of `_errors` was raised (cell, line), in the same order."""
-    found = (answers.results.get((target, c.index)) for c in cases)
-    return tuple(
-        location_of(r.error)
-        for r in found
-        if r is not None and r.status == "error" and isinstance(r.error, dict)
-    )
+    ]
 
 
 def _in_target_code(
@@ -171,6 +159,7 @@ def explain(
             p.index - PROBE_OFFSET: _digest(answers, name, p.index) for p in case_set.probes[name]
         }
         spec = assignment.target(name)
+        raised = _raised(answers, name, cases)
         evidence = Evidence(
             spec=spec,
             cases=cases,
@@ -190,8 +179,8 @@ def explain(
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers) if spec.variable else (),
-            errors=_errors(answers, name, cases),
-            error_places=_error_places(answers, name, cases),
+            errors=tuple(clean_text(e.get("message", ""), 300) for e in raised),
+            error_places=tuple(location_of(e) for e in raised),
             fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),
             early_stops=_in_target_code(submission, name, function, spec.variable, early_stops),
         )

@@ -338,17 +338,22 @@ def _finite_for_infinite(got: np.ndarray, expected: np.ndarray) -> str | None:
 _BROADCAST = re.compile(r"could not be broadcast together with shapes ((?:\([\d,]*\) ?)+)")
 
 
+def _broadcast_shapes(message: str) -> list[tuple[int, ...]]:
+    """The shapes NumPy's "could not be broadcast" error names, or none for another error."""
+    match = _BROADCAST.search(message)
+    if match is None:
+        return []
+    return [
+        tuple(int(n) for n in shape.split(",") if n)
+        for shape in re.findall(r"\(([\d,]*)\)", match.group(1))
+    ]
+
+
 def dropped_axis(message: str) -> str | None:
     """For NumPy's "could not be broadcast" error between a shape and that shape less one
     axis, e.g. (5,6) and (5,): the smaller is a sum or maximum taken along that axis, which
     dropped it, so it no longer lines up; `keepdims=True` keeps it as size 1."""
-    match = _BROADCAST.search(message)
-    if match is None:
-        return None
-    shapes = [
-        tuple(int(n) for n in shape.split(",") if n)
-        for shape in re.findall(r"\(([\d,]*)\)", match.group(1))
-    ]
+    shapes = _broadcast_shapes(message)
     for big in shapes:
         for small in shapes:
             for axis in range(len(big)):
@@ -367,13 +372,9 @@ def elementwise_not_matmul(message: str, line: str) -> str | None:
     """For NumPy's "could not be broadcast" error between two matrices that a matrix product
     would take, (4,3) and (3,3), raised on a line that multiplies with `*`: `*` multiplies
     entry by entry, and `@` is the matrix product."""
-    match = _BROADCAST.search(message)
-    if match is None or not re.search(r"(?<![*])[*](?![*=])", line):
+    if not re.search(r"(?<![*])[*](?![*=])", line):
         return None
-    shapes = [
-        tuple(int(n) for n in shape.split(",") if n)
-        for shape in re.findall(r"\(([\d,]*)\)", match.group(1))
-    ]
+    shapes = _broadcast_shapes(message)
     if len(shapes) != 2 or any(len(shape) != 2 for shape in shapes):
         return None
     (rows, inner), (inner_right, columns) = shapes
