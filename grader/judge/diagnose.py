@@ -239,49 +239,11 @@ def _error_sentences(ev: Evidence) -> list[str]:
         if told := next(filter(None, map(explain_error, ev.errors)), None):
             found.append(told)
     for message, place in zip(ev.errors, ev.error_places, strict=False):
-        line = _line_at(ev.function, place)
+        line = ev.function.text_at(place) if ev.function and place else None
         if place and line and (told := relations.elementwise_not_matmul(message, line)):
             found.append(f"{told} ({place.describe()})")
             break
     return found
-
-
-_MEAN = re.compile(r"\bmean\s*\(")
-_RETURN = re.compile(r"^\s*return\b")
-
-
-def _running_totals(ev: Evidence) -> str | None:
-    """The first failing list whose items are running totals of the expected ones."""
-    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
-        if ok or not (isinstance(answer, Seq) and isinstance(expected, Seq)):
-            continue
-        got = [stack(item) for item in answer.items]
-        want = [stack(item) for item in expected.items]
-        if all(g is not None for g in got) and all(w is not None for w in want):
-            return number_patterns.running_totals(
-                cast(list[np.ndarray], got), cast(list[np.ndarray], want), ev.spec.tolerance
-            )
-    return None
-
-
-def _line_matching(
-    function: FunctionSource | None, matches: Callable[[str], object]
-) -> Location | None:
-    """The first line of the function's body that `matches` (is true of), if any."""
-    if function is None or not function.node.body:
-        return None
-    end = function.node.end_lineno or function.node.lineno
-    for line in range(function.node.body[0].lineno, end + 1):
-        if matches(function.line_text(line)):
-            return function.location(line)
-    return None
-
-
-def _line_at(function: FunctionSource | None, place: Location | None) -> str | None:
-    """The text of the function's line where an error was raised, if it is in the function."""
-    if function is None or place is None or place.cell != function.cell.index:
-        return None
-    return function.line_text(place.line)
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:
@@ -514,23 +476,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
     sentences = []
     place = base.location  # where the feedback points: a relation's static evidence, if any
     pairs = _pairs(ev)
-    # whole numbers: a rounding, whose factors and insensitivity to inputs are by-products
-    whole = number_patterns.whole_numbers(*pairs[0]) if pairs else None
-    if whole:
-        sentences.append(whole)
-    if floor := _line_matching(ev.function, number_patterns.floor_division):
-        sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
-        place = place or floor
-    if pairs and (flags := number_patterns.booleans_for_infinities(*pairs[0])):
-        sentences.append(flags)
-    factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
-    if factor:
-        sentences.append(factor)
-        failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
-                   if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
-        if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
-            sentences.append(counted)
-            place = place or _line_matching(ev.function, _MEAN.search)
+    told, place, whole = _number_sentences(ev, pairs, place)
+    sentences += told
     sums_axis = ev.spec.sums_to_one
     if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
         sentences.append(sums)
@@ -546,14 +493,8 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(repeated)
     if not whole and (ignored := _ignored(ev)):
         sentences.append(ignored)
-    if totals := _running_totals(ev):
-        sentences.append(totals)
-    if form := _returned_form(ev):
-        sentences += form
-        place = place or _line_matching(ev.function, _RETURN.search)
-    if told := _return_place(ev) or _early_stop(ev):
-        sentences.append(told[0])
-        place = place or told[1]
+    shaped, place, totals = _code_sentences(ev, place)
+    sentences += shaped
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
         if said := relations.shape_relations(got, want):
             sentences += said
@@ -578,6 +519,57 @@ def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append("no known mistake matches this output; compare the cases below")
     found = (Finding("relation", sentence) for sentence in sentences)
     return Diagnosis(base.mistakes, (*base.findings, *found), place)
+
+
+def _number_sentences(
+    ev: Evidence, pairs: list[tuple[np.ndarray, np.ndarray]], place: Location | None
+) -> tuple[list[str], Location | None, bool]:
+    """What the wrong numbers show (whole numbers, a `//`, a True/False mask, a factor, one
+    that is a size), the place they point at, and whether they are whole numbers."""
+    sentences: list[str] = []
+    # whole numbers: a rounding, whose factors and insensitivity to inputs are by-products
+    whole = number_patterns.whole_numbers(*pairs[0]) if pairs else None
+    if whole:
+        sentences.append(whole)
+    function = ev.function
+    if function and (floor := function.first_line(number_patterns.floor_division)):
+        sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
+        place = place or floor
+    if pairs and (flags := number_patterns.booleans_for_infinities(*pairs[0])):
+        sentences.append(flags)
+    factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
+    if factor:
+        sentences.append(factor)
+        failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
+                   if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
+        if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
+            sentences.append(counted)
+            place = place or (
+                function.first_line(number_patterns.MEAN.search) if function else None
+            )
+    return sentences, place, bool(whole)
+
+
+def _code_sentences(
+    ev: Evidence, place: Location | None
+) -> tuple[list[str], Location | None, bool]:
+    """What the returned form and the code's loops show (running totals, lists joined, one
+    item of a pair, the place of the `return`, a loop one short), where, and whether the
+    items are running totals."""
+    sentences: list[str] = []
+    function = ev.function
+    answered = _answered(ev)
+    wrong = [p for p, ok in zip(_pairs_of(ev), ev.passed, strict=True) if p and not ok]
+    if totals := number_patterns.first_running_totals(wrong, ev.spec.tolerance):
+        sentences.append(totals)
+    if form := returns.returned_form(answered):
+        sentences += form
+        place = place or (function.first_line(returns.RETURN.search) if function else None)
+    placed = returns.return_place(function, answered) if function else None
+    if told := placed or loop_bounds.early_stop(answered, ev.early_stops):
+        sentences.append(told[0])
+        place = place or told[1]
+    return sentences, place, bool(totals)
 
 
 def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -631,39 +623,15 @@ def _repeated_items(ev: Evidence) -> str | None:
     return None
 
 
-def _returned_form(ev: Evidence) -> list[str]:
-    """The right numbers in another form: lists joined into arrays, one item of the pair."""
-    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
-                if not isinstance(a, _NoAnswer)]  # fmt: skip
-    if returns.joined_items(answered):
-        return [returns.JOINED_ITEMS]
-    k = returns.one_item_of_pair(answered)
-    if k is None:
-        return []
-    n = len(cast(Seq, answered[0][1]).items)
-    return [
-        f"returns only item [{k}] of the {n} expected (a tuple): it is right; return all "
-        f"{n}, as a tuple"
-    ]
+def _pairs_of(ev: Evidence) -> list[tuple[Value, Value] | None]:
+    """(the student's value, the reference's) for each case; None where it did not answer."""
+    pairs = zip(ev.answers, ev.reference.outputs, strict=True)
+    return [None if isinstance(a, _NoAnswer) else (a, r) for a, r in pairs]
 
 
-def _return_place(ev: Evidence) -> tuple[str, Location] | None:
-    """What the place of the function's `return` explains (returns.py)."""
-    if ev.function is None:
-        return None
-    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
-                if not isinstance(a, _NoAnswer)]  # fmt: skip
-    return returns.return_place(ev.function, answered)
-
-
-def _early_stop(ev: Evidence) -> tuple[str, Location] | None:
-    """Lists one item short in every case, and a loop of the code whose bounds miss one."""
-    answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
-                if not isinstance(a, _NoAnswer)]  # fmt: skip
-    if not ev.early_stops or not loop_bounds.all_one_short(answered):
-        return None
-    what, where = ev.early_stops[0]
-    return f"one item short in every case: {what} ({where.describe()})", where
+def _answered(ev: Evidence) -> list[tuple[Value, Value]]:
+    """(the student's value, the reference's) for each case that answered."""
+    return [pair for pair in _pairs_of(ev) if pair is not None]
 
 
 def _optional(ev: Evidence) -> str | None:

@@ -78,3 +78,13 @@ def one_short(expected: Value, got: Value) -> bool:
 def all_one_short(answered: Sequence[tuple[Value, Value]]) -> bool:
     """Every case that answered holds a list one item short."""
     return bool(answered) and all(one_short(expected, got) for got, expected in answered)
+
+
+def early_stop(
+    answered: Sequence[tuple[Value, Value]], stops: Sequence[tuple[str, Location]]
+) -> tuple[str, Location] | None:
+    """Lists one item short in every case, and the first loop of the code that misses one."""
+    if not stops or not all_one_short(answered):
+        return None
+    what, where = stops[0]
+    return f"one item short in every case: {what} ({where.describe()})", where

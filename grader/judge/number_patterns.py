@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from grader.course.config import Tolerance
+from grader.judge.compare import stack
+from grader.run.wire import Seq, Value
 
 
 def running_totals(
@@ -39,6 +41,18 @@ def running_totals(
     )
 
 
+def first_running_totals(failing: Sequence[tuple[Value, Value]], tol: Tolerance) -> str | None:
+    """`running_totals` for the first failing case that returned a list of arrays."""
+    for answer, expected in failing:
+        if not (isinstance(answer, Seq) and isinstance(expected, Seq)):
+            continue
+        got = [a for a in map(stack, answer.items) if a is not None]
+        want = [w for w in map(stack, expected.items) if w is not None]
+        if len(got) == len(answer.items) and len(want) == len(expected.items):
+            return running_totals(got, want, tol)
+    return None
+
+
 def whole_numbers(got: np.ndarray, expected: np.ndarray) -> str | None:
     """Every value a whole number, where the expected values are not."""
     if got.size == 0 or got.shape != expected.shape or not np.all(np.isfinite(got)):
@@ -51,6 +65,7 @@ def whole_numbers(got: np.ndarray, expected: np.ndarray) -> str | None:
     )
 
 
+MEAN = re.compile(r"\bmean\s*\(")  # a line that takes a mean
 _FLOOR = re.compile(r"(?<![/])//(?![/=])")
 _REAL = re.compile(r"@|\bsqrt\b|\bnorm\b|\bexp\b|\.dot\b|\bdot\(")
 

@@ -9,6 +9,7 @@ result `print`ed and never returned (None), and a list of columns joined into on
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +20,7 @@ from grader.report import Location
 from grader.run.wire import Seq, Value
 
 Answered = Sequence[tuple[Value, Value]]  # (the student's value, the reference's), per case
+RETURN = re.compile(r"^\s*return\b")  # a line that returns
 
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
 
@@ -154,3 +156,18 @@ def one_item_of_pair(answered: Answered) -> int | None:
         if not found:
             return None
     return min(found) if found else None
+
+
+def returned_form(answered: Answered) -> list[str]:
+    """The right numbers in another form: lists joined into arrays, one item of the pair."""
+    if joined_items(answered):
+        return [JOINED_ITEMS]
+    k = one_item_of_pair(answered)
+    expected = answered[0][1] if answered else None
+    if k is None or not isinstance(expected, Seq):
+        return []
+    n = len(expected.items)
+    return [
+        f"returns only item [{k}] of the {n} expected (a tuple): it is right; return all "
+        f"{n}, as a tuple"
+    ]

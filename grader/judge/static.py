@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -72,6 +73,20 @@ class FunctionSource:
         """The cell's original text at this 1-based line, or "" outside the cell."""
         lines = self.cell.original.split("\n")
         return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def first_line(self, matches: Callable[[str], object]) -> Location | None:
+        """The first line of the body whose text `matches` (is true of), if any."""
+        if not self.node.body:
+            return None
+        end = self.node.end_lineno or self.node.lineno
+        for line in range(self.node.body[0].lineno, end + 1):
+            if matches(self.line_text(line)):
+                return self.location(line)
+        return None
+
+    def text_at(self, place: Location) -> str | None:
+        """The text of the function's cell at `place` (an error's line), if it is there."""
+        return self.line_text(place.line) if place.cell == self.cell.index else None
 
 
 def find_function(submission: Submission, name: str) -> FunctionSource | None:
