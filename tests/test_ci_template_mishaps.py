@@ -45,3 +45,27 @@ def test_a_notebook_cut_off_mid_save_ends_the_github_job_with_the_graders_line(
     assert "invalid JSON" in done.stderr
     # no points are claimed for a notebook that could not be read
     assert "points=" not in (output.read_text() if output.exists() else "")
+
+
+def _sandbox_step() -> str:
+    job = yaml.safe_load(template("github"))["jobs"]["run-autograding-tests"]
+    return str(next(s for s in job["steps"] if s.get("name") == "Make the sandbox")["run"])
+
+
+@pytest.mark.parametrize("apt_status", [0, 100])
+def test_the_github_job_installs_the_sandbox_and_goes_on_where_it_cannot(
+    tmp_path: Path, apt_status: int
+) -> None:
+    from test_export import run_bash
+
+    shims, log = tmp_path / "bin", tmp_path / "calls.log"
+    shims.mkdir()
+    (shims / "sudo").write_text('#!/bin/sh\nexec "$@"\n')
+    (shims / "apt-get").write_text(f'#!/bin/sh\necho "apt-get $*" >> {log}\nexit {apt_status}\n')
+    for shim in shims.iterdir():
+        shim.chmod(0o755)
+    done = run_bash(_sandbox_step(), tmp_path, {"PATH": f"{shims}:/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr  # a runner without it still grades
+    assert "install -y -q bubblewrap" in log.read_text()
+    failed_notice = "::notice::bubblewrap could not be installed"
+    assert (failed_notice in done.stdout) == (apt_status != 0), done.stdout
