@@ -74,3 +74,48 @@ def test_an_instructor_id_that_looks_like_a_student_s_is_refused(tmp_path: Path)
     args = ["serve", "tokens", "--out", str(tmp_path / "out"), "--roster", str(roster)]
     result = CliRunner().invoke(main, [*args, "--instructor", "\u0430da"])
     assert result.exit_code == 2 and "look alike" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("ordinary", "other"),
+    [
+        ("bob", "b\u0585b"),  # Armenian small oh
+        ("kim", "k\u0131m"),  # Latin small dotless i
+        ("sam", "s\u0251m"),  # Latin small alpha
+        ("wu", "\u13b3u"),  # Cherokee letter la, shaped as W
+        ("greg", "\u0261reg"),  # Latin small script g
+    ],
+)
+def test_look_alikes_beyond_cyrillic_and_greek_are_refused(
+    tmp_path: Path, ordinary: str, other: str
+) -> None:
+    # Unicode's confusables list (the serve extra's confusable_homoglyphs), not only the
+    # letters of two scripts picked by hand.
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,name\n{ordinary},A\n{other},B\n", encoding="utf-8")
+    result = _tokens(tmp_path / "out", roster)
+    assert result.exit_code == 2, result.output
+    assert f"ids {ordinary!a} and {other!a} look alike" in result.stderr
+
+
+def test_grader_serve_without_its_extra_says_what_to_install(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\n")
+    # starlette not installed (as after `pip install attention-grader` without [serve])
+    code = "import sys; sys.modules['starlette'] = None; from grader.cli import main; main()"
+    for command in (["tokens", "--out", str(tmp_path / "out"), "--roster", str(roster)], []):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "serve", *command],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+        assert lines[0].startswith("Error: grader serve needs its extra")
+        assert lines[0].endswith("pip install 'attention-grader[serve]'")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +23,36 @@ from grader.errors import UsageError
 
 if TYPE_CHECKING:
     pass
+
+
+# The top-level modules of the `serve` extra (pyproject.toml): one of them missing is the
+# install's doing, said in one line, not a traceback.
+_SERVE_EXTRA = frozenset(
+    (
+        "starlette",
+        "uvicorn",
+        "multipart",
+        "python_multipart",
+        "pylti1p3",
+        "jwt",
+        "requests",
+        "confusable_homoglyphs",
+    )
+)
+
+
+@contextlib.contextmanager
+def _needs_serve_extra() -> Iterator[None]:
+    """Imports of the service: a module of its extra that is not installed is a UsageError
+    (exit 2) saying what to install; any other import error is the grader's own."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in _SERVE_EXTRA:
+            raise
+        raise UsageError(
+            f"grader serve needs its extra ({exc}): pip install 'attention-grader[serve]'"
+        ) from None
 
 
 @main.group("serve", invoke_without_command=True)
@@ -114,8 +146,10 @@ def serve_command(
     from grader.engine import require
     from grader.judge.preflight import preflight_all
     from grader.run.workers import shared_workers
-    from grader.serve.checks import Limits
-    from grader.serve.server import listen, serve
+
+    with _needs_serve_extra():
+        from grader.serve.checks import Limits
+        from grader.serve.server import listen, serve
 
     config = _whole_course(config_path, "serve")
     # The cheap checks first (options, secret, port), then the course's own check: a typo in
@@ -219,14 +253,13 @@ def serve_tokens(
     A revoked person has no token until one is issued for them again (--roster issues one
     for every roster student, --student for those named). Exit codes: 2 an unknown id.
     """
-    from grader.serve.server import issue_tokens
+    with _needs_serve_extra():
+        from grader.serve.server import issue_tokens, revoke_tokens
 
     if revoke:
         if roster is not None or instructors or export is not None or only:
             raise UsageError("--revoke works alone: revoke first, then issue new tokens")
         _database_option(database, out)
-        from grader.serve.server import revoke_tokens
-
         for person in revoke_tokens(out, revoke, database):
             click.echo(f"revoked {person.id} ({person.role}): the link signs nobody in any more")
         return

@@ -4,15 +4,19 @@ character (a zero-width space). Two such student ids would be two accounts that 
 page shows the same, so the roster that holds both is refused (grader/serve/roster.py), as
 a new id that looks like one issued already (grader/serve/store.py).
 
-`skeleton` is a small form of Unicode TR39's: the compatibility form (NFKC), case folded,
-the invisible format characters left out, and the letters of other scripts that look like
-Latin ones read as those. Only characters outside ASCII are ever read as others, so two
-ASCII ids never look alike here (`s101` and `sl01` are two students, as they always were);
-accented letters are themselves (`josé` is not `jose`).
+`skeleton` is a form of Unicode TR39's: the compatibility form (NFKC), case folded, the
+invisible format characters left out, and the characters of other scripts that look like a
+Latin letter or a digit read as that one. Which look alike is Unicode's confusables list, as
+the confusable_homoglyphs package holds it (the `serve` extra), with the hand-picked choices of
+`_AS_LATIN` first where a character looks like more than one (`і`: `i`, not `l`) or the list
+pairs only its capital (Cyrillic `н`, read as its capital `Н`). Only characters outside ASCII
+are ever read as others, so two ASCII ids never look alike here (`s101` and `sl01` are two
+students, as they always were); accented letters are themselves (`josé` is not `jose`).
 """
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterable
 
@@ -60,11 +64,31 @@ _AS_LATIN = str.maketrans(
 )
 
 
+@functools.cache
+def _as_ascii() -> dict[int, str]:
+    """Each character outside ASCII (case folded) that Unicode's confusables list pairs with
+    ASCII letters or digits, and the one it is read as: `_AS_LATIN`'s choice, else the only
+    one, else a letter before a digit and then the first in order."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    looks: dict[str, set[str]] = {}
+    for character, homoglyphs in confusables_data.items():
+        folded = unicodedata.normalize("NFKC", character).casefold()
+        if len(folded) != 1 or folded.isascii():
+            continue
+        for homoglyph in homoglyphs:
+            other = str(homoglyph["c"]).casefold()
+            if len(other) == 1 and other.isascii() and other.isalnum():
+                looks.setdefault(folded, set()).add(other)
+    table = {ord(c): min(them, key=lambda o: (o.isdigit(), o)) for c, them in looks.items()}
+    return {**table, **_AS_LATIN}
+
+
 def skeleton(text: str) -> str:
     """What `text` looks like: two ids of the same skeleton cannot be told apart on a page."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     shown = "".join(c for c in folded if unicodedata.category(c) != "Cf")
-    return unicodedata.normalize("NFKC", shown.translate(_AS_LATIN))
+    return unicodedata.normalize("NFKC", shown.translate(_as_ascii()))
 
 
 def look_alike(ids: Iterable[str]) -> tuple[str, str] | None:
