@@ -21,10 +21,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.roster import ROSTER_FILE, course_roster, folded
+from grader.batch.roster import ROSTER_FILE, course_roster
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
+from grader.render.escape import folded
 
 EXTENSIONS_FILE = "extensions.csv"
 EXTENSION_COLUMN = "extension_hours"

@@ -47,6 +47,7 @@ class Recorder:
         default_factory=dict
     )
     kept: dict[str, str] = field(default_factory=dict)  # which notebook was kept, and why
+    clashing: frozenset[str] = frozenset()  # names one only in case (render/escape.twins)
 
     def late(self, student: str, report: Report, save: bool = True) -> Late | None:
         """The lateness of a student's submission under its assignment's policy, stored in
@@ -140,13 +141,15 @@ class Recorder:
             content = self.hashes[entry.student]
             self.book.record(entry.student, entry.path, content, self.settings, entry.report)
         if entry.report is not None and self.out is not None:
-            page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
+            page = self.out / "feedback" / f"{safe_name(entry.student, self.clashing)}.html"
             # An unchanged submission's page again when its lateness (an extension, a
             # deadline) may have changed since, or when the page is missing or cut off.
             if new or self.handed or not page_is_whole(page):
                 try:
                     adjusted = self.adjusted(entry.student, entry.report)
-                    write_feedback(self.out, entry.student, entry.report, submission, adjusted)
+                    write_feedback(
+                        self.out, entry.student, entry.report, submission, adjusted, self.clashing
+                    )
                 except Exception as exc:  # the grade is recorded; one page must not stop all
                     problem = f"feedback page not written (grader fault: {exc!r:.200})"
                     entry = replace(entry, problem=problem, fault=traceback.format_exc())

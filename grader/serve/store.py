@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
-from grader.batch.roster import folded
 from grader.batch.schema import SchemaError, check, migrate
 from grader.errors import UsageError
+from grader.render.escape import folded
 from grader.serve.lookalike import described, skeleton
 from grader.serve.roster import Student
 from grader.serve.tokens import new_token, same_hash, token_hash
