@@ -239,6 +239,15 @@ class Store:
             ).fetchone()
         return Person(*row) if row else None
 
+    def revoked(self, person_id: str) -> bool:
+        """Whether this person's token was revoked and none issued since: they sign in by no
+        route (a link, a token, an LTI launch) until `issue` gives them a new one."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT token_hash FROM people WHERE id=?", (person_id,)
+            ).fetchone()
+        return row is not None and row[0] is None
+
     # --- sessions ------------------------------------------------------------------------
 
     def new_session(self, person: Person | None) -> str:
