@@ -189,11 +189,12 @@ def _when_handed(
     whose time is only their file's are listed in the batch."""
     recorder.extensions = load_extensions(config.path.parent)
     zone = next(spec.late.due for spec in config.assignments.values() if spec.late)
+    course_zone = config.zone()
     for student, path in submissions:
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
         if base_of(student) != student:  # another notebook of a student's
             keys = (path.stem, base_of(student))
-        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone)
+        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone, course_zone)
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
 
