@@ -147,6 +147,7 @@ class Config:
     path: Path
     assignments: Mapping[str, AssignmentSpec]
     sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
+    sandbox_named: bool = False  # whether config.yaml says `sandbox:` (else auto, unasked)
     secret_file: Path | None = None  # `secret_file:`, where per-student inputs' secret is
     serve: ServeSettings = field(default_factory=ServeSettings)  # `serve:`, grader serve's
     time_zone: str | None = None  # `time_zone:`, an IANA name (checked when loaded)
@@ -452,6 +453,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
         path=path,
         assignments=assignments,
         sandbox=raw.get("sandbox", "auto"),
+        sandbox_named="sandbox" in raw,
         secret_file=secret,
         serve=serve_settings(raw, base),
         time_zone=_time_zone(raw),
