@@ -263,6 +263,8 @@ class ClassSummary:
     scores: tuple[float, ...] = field(default=())
     # (student, line) for each override and comment of the instructor's
     notes: tuple[tuple[str, str], ...] = field(default=())
+    # The gradebook's names that differ only in case: their pages carry a hash (escape.twins).
+    clashing: frozenset[str] = field(default=frozenset())
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON-ready data (rates and means rounded to 4 places)."""

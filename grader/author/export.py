@@ -83,7 +83,7 @@ def _course_config(config: Config, assignment_id: str) -> str:
     # On Gradescope the grader runs as root beside /autograder/results: a notebook run
     # without the sandbox could write its own results.json. Unless the course says
     # otherwise, the autograder grades only inside the sandbox (UNSANDBOXED_NOTE).
-    bundle_config["sandbox"] = raw_config.get("sandbox", "required")
+    bundle_config["sandbox"] = config.sandbox if config.sandbox_named else "required"
     if _course_cases(config, assignment_id) is not None:
         bundle_config["cases"] = "cases.py"
     return yaml.safe_dump(bundle_config, sort_keys=False)
@@ -95,12 +95,6 @@ UNSANDBOXED_NOTE = (
     "grades there with process limits alone, where a notebook can forge its own grade "
     "(docs/ci.md, 'Whose grade CI can forge')"
 )
-
-
-def asks_for_sandbox(config: Config) -> bool:
-    """Whether the course's config.yaml says `sandbox:` itself (else export sets required)."""
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
-    return isinstance(raw, dict) and "sandbox" in raw
 
 
 def _course_cases(config: Config, assignment_id: str) -> Path | None:

@@ -30,6 +30,7 @@ from grader.batch.tables import csv_rows
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission, load_submission
 from grader.errors import UsageError
+from grader.render.escape import twins
 from grader.render.feedback import write_feedback
 
 
@@ -195,12 +196,13 @@ def refresh(
     """grades.csv and report.html from the gradebook (`book`, which is `database` when
     given), and the feedback pages of `students`."""
     rows = from_gradebook(book, spec.id)
+    clashing = twins(book.names())
     written = [
         write_grades(rows, [t.name for t in spec.targets], spec_total(spec), out / "grades.csv")
     ]
     for row in rows:
         if row.student in students and row.report is not None:
-            written.append(page(out, row))
+            written.append(page(out, row, clashing))
     written.append(write_report(out, spec.id, database))
     return written
 
@@ -210,11 +212,12 @@ def spec_total(spec: AssignmentSpec) -> float:
     return sum(t.points for t in spec.targets)
 
 
-def page(out: Path, row: Standing) -> Path:
-    """A student's feedback page again, with their own code when the notebook is still there."""
+def page(out: Path, row: Standing, clashing: frozenset[str] = frozenset()) -> Path:
+    """A student's feedback page again, with their own code when the notebook is still there
+    (`clashing`: the class's names one only in case, escape.twins)."""
     assert row.report is not None
     submission = _submission(Path(row.report.submission))
-    return write_feedback(out, row.student, row.report, submission, row.adjusted())
+    return write_feedback(out, row.student, row.report, submission, row.adjusted(), clashing)
 
 
 def _submission(path: Path) -> Submission | None:

@@ -11,6 +11,7 @@ from grader.batch.records import stored_roster
 from grader.batch.standing import NO_SUBMISSION, Standing, from_gradebook
 from grader.errors import UsageError
 from grader.judge.aggregate import scores_only, summarise
+from grader.render.escape import twins
 from grader.render.formats import CLASS_FORMATS
 from grader.render.whole_file import write_text
 from grader.report import ClassSummary, Points, Report
@@ -54,6 +55,7 @@ def load_summary(
         # a second time.
         rows = from_gradebook(book, name, whole=True, latest=scores)
         summary = with_standings(summary, rows, ids is not None)
+        summary = replace(summary, clashing=twins(book.names()))
     finally:
         book.close()
     return replace(summary, assignment=name)

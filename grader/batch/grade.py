@@ -41,6 +41,7 @@ from grader.engine import finish, require, with_choice
 from grader.errors import ConfigError, UsageError
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import check_files, preflight
+from grader.render.escape import twins
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
 from grader.run.workers import Workers
@@ -97,6 +98,8 @@ def grade_batch(
             found = find_submissions(source, scratch, out, untouched, best)
             recorder.batch.problems = found.problems
             submissions = _on_roster(found.submissions, config, recorder)
+            if book is not None:  # the class of OUT: this batch's students and earlier ones
+                recorder.clashing = twins([*book.names(), *(s for s, _ in submissions)])
             others = _others(submissions, found.others, recorder, best)
             if any(spec.late for spec in specs):
                 everyone = [*submissions, *others]
@@ -186,11 +189,12 @@ def _when_handed(
     whose time is only their file's are listed in the batch."""
     recorder.extensions = load_extensions(config.path.parent)
     zone = next(spec.late.due for spec in config.assignments.values() if spec.late)
+    course_zone = config.zone()
     for student, path in submissions:
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
         if base_of(student) != student:  # another notebook of a student's
             keys = (path.stem, base_of(student))
-        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone)
+        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone, course_zone)
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
 

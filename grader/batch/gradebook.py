@@ -194,6 +194,13 @@ class Gradebook:
         for row in rows:
             yield row[0], Report.from_dict(json.loads(row[1]))
 
+    def names(self) -> set[str]:
+        """Every student the gradebook knows, graded or not: the class whose page names
+        must not clash (see render/escape.twins)."""
+        self.flush()
+        rows = self.db.execute("SELECT name FROM students UNION SELECT student FROM unreadable")
+        return {str(row[0]) for row in rows}
+
     def problems(self) -> list[tuple[str, str]]:
         """(student, problem) for each submission recorded as unreadable."""
         return [(student, problem) for student, _, problem in self.unreadable()]

@@ -3,7 +3,8 @@ stores in the gradebook (table `late`), so that every output and a later regrade
 
 Where a submission's time comes from, first found first:
 1. `--submitted-at FILE` (CSV student,timestamp): given by the instructor;
-2. the LMS's file name: Blackboard's `_attempt_<yyyy-mm-dd-hh-mm-ss>` (in the due date's zone);
+2. the LMS's file name: Blackboard's `_attempt_<yyyy-mm-dd-hh-mm-ss>` (local time: in the
+   course's `time_zone:`, each with its own day's offset; else at the due date's offset);
 3. the last git commit touching the notebook, in a cloned repository;
 4. a Canvas name without `_LATE_`: Canvas says it was on time;
 5. the file's modification time: the last resort, and every output says so.
@@ -17,14 +18,15 @@ import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.roster import ROSTER_FILE, course_roster, folded
+from grader.batch.roster import ROSTER_FILE, course_roster
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
+from grader.render.escape import folded
 
 EXTENSIONS_FILE = "extensions.csv"
 EXTENSION_COLUMN = "extension_hours"
@@ -110,18 +112,25 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
 
 
 def handed_in(
-    keys: tuple[str, ...], path: Path, source: Path, given: Mapping[str, datetime], zone: datetime
+    keys: tuple[str, ...],
+    path: Path,
+    source: Path,
+    given: Mapping[str, datetime],
+    zone: datetime,
+    course_zone: tzinfo | None = None,
 ) -> Handed:
     """When the submission at `path` (found under the class folder `source`, known by `keys`:
-    its roster id and the name it was found under) was handed in; `zone` gives Blackboard's
-    local times a zone."""
+    its roster id and the name it was found under) was handed in. Blackboard's local times
+    are read in `course_zone` (the config's `time_zone:`), each with the offset of its own
+    day; without one, with the offset of `zone` (the due date)."""
     for key in keys:
         if key in given:
             return Handed(given[key], "--submitted-at")
     if stamp := _BLACKBOARD.search(path.stem):
         year, month, day, hour, minute, second = map(int, stamp.groups())
         local = datetime(year, month, day, hour, minute, second)
-        return Handed(local.replace(tzinfo=zone.tzinfo), "the Blackboard file name")
+        where = course_zone or zone.tzinfo
+        return Handed(local.replace(tzinfo=where), "the Blackboard file name")
     if (commit := _last_commit(path, source)) is not None:
         return Handed(commit, "the last git commit touching the notebook")
     if _CANVAS.match(path.name) and not _CANVAS_LATE.match(path.name):

@@ -19,7 +19,7 @@ from grader.course.config import Config
 from grader.course.deadline import Late
 from grader.course.notebook import Submission
 from grader.judge.aggregate import scores_only
-from grader.render.escape import safe_name
+from grader.render.escape import folded, safe_name
 from grader.render.feedback import Adjusted, page_is_whole, write_feedback
 from grader.report import Report
 
@@ -47,6 +47,7 @@ class Recorder:
         default_factory=dict
     )
     kept: dict[str, str] = field(default_factory=dict)  # which notebook was kept, and why
+    clashing: frozenset[str] = frozenset()  # names one only in case (render/escape.twins)
 
     def late(self, student: str, report: Report, save: bool = True) -> Late | None:
         """The lateness of a student's submission under its assignment's policy, stored in
@@ -120,6 +121,17 @@ class Recorder:
             late=self.late(student, report),
         ).adjusted()
 
+    def _page(
+        self, student: str, report: Report, submission: Submission | None, adjusted: Adjusted | None
+    ) -> None:
+        """Write a student's feedback page; the class's clashing names are passed only for a
+        student among them (the page's name is the plain one for everyone else)."""
+        assert self.out is not None
+        if folded(student) in self.clashing:
+            write_feedback(self.out, student, report, submission, adjusted, self.clashing)
+        else:
+            write_feedback(self.out, student, report, submission, adjusted)
+
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
         """Record a finished entry (one of several notebooks: once the kept one is known)."""
         if base_of(entry.student) in self.groups:
@@ -140,13 +152,13 @@ class Recorder:
             content = self.hashes[entry.student]
             self.book.record(entry.student, entry.path, content, self.settings, entry.report)
         if entry.report is not None and self.out is not None:
-            page = self.out / "feedback" / f"{safe_name(entry.student)}.html"
+            page = self.out / "feedback" / f"{safe_name(entry.student, self.clashing)}.html"
             # An unchanged submission's page again when its lateness (an extension, a
             # deadline) may have changed since, or when the page is missing or cut off.
             if new or self.handed or not page_is_whole(page):
                 try:
                     adjusted = self.adjusted(entry.student, entry.report)
-                    write_feedback(self.out, entry.student, entry.report, submission, adjusted)
+                    self._page(entry.student, entry.report, submission, adjusted)
                 except Exception as exc:  # the grade is recorded; one page must not stop all
                     problem = f"feedback page not written (grader fault: {exc!r:.200})"
                     entry = replace(entry, problem=problem, fault=traceback.format_exc())

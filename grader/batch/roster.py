@@ -12,13 +12,13 @@ a submission that matches nobody is listed, not graded. The public API is small 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.tables import csv_rows
 from grader.errors import ConfigError
+from grader.render.escape import folded
 
 ROSTER_FILE = "roster.csv"
 COLUMNS = ("id", "name", "email", "section", "lms_id", "github")
@@ -87,12 +87,6 @@ class Matched:
 
     submissions: list[tuple[str, Path]]
     unmatched: list[str]
-
-
-def folded(text: str) -> str:
-    """`text` for comparing: case folded, in one Unicode form (a file name from macOS or a
-    zip may spell `é` as `e` and an accent, the roster as one character)."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
 def _plain(text: str) -> str:

@@ -62,6 +62,15 @@ NOT_UTF8 = (
 
 # What `grader grade --out OUT` writes in OUT: not submissions, when OUT is the class folder.
 OUTPUTS = ("gradebook.sqlite", "grades.csv", "report.html", "feedback", "grader-faults.log")
+# SQLite's files beside the gradebook while it is written (or after a crash).
+_SIDECARS = tuple(f"gradebook.sqlite{end}" for end in ("-wal", "-shm", "-journal"))
+# Exactly these names are passed over: a student's `feedback_ada.ipynb` or `report.html.ipynb`
+# is a notebook like any other, and a notebook in the feedback folder is said (never silent).
+_OURS = frozenset(OUTPUTS + _SIDECARS)
+IN_OUTPUT_FOLDER = (
+    "inside the grader's feedback folder (--out is the class folder); skipped: "
+    "move it out of feedback/ to grade it"
+)
 
 
 # Inside a student's folder (a clone of the student's repository, say) a link could make the
@@ -106,6 +115,8 @@ def find_submissions(
         if item.name.startswith((".", "__MACOSX")) or ours(item):
             if _hidden_notebook(item):
                 problems.append(f"{valid_text(item.name)}: {HIDDEN}")
+            elif item.name == "feedback" and item.is_dir() and not item.is_symlink():
+                problems.extend(_notebooks_said(item, source))
             continue
         if has_invalid_text(item.name):
             problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
@@ -166,6 +177,16 @@ def _hidden_notebook(item: Path) -> bool:
     )
 
 
+def _notebooks_said(feedback: Path, source: Path) -> list[str]:
+    """A line for each notebook in the output's feedback folder when it is the class folder's
+    `feedback/` (a student's folder of that name, say): not graded, but never silently."""
+    return [
+        f"{valid_text(str(path.relative_to(source)))}: {IN_OUTPUT_FOLDER}"
+        for path in sorted(feedback.rglob("*"))
+        if path.suffix in SUFFIXES and path.is_file()
+    ]
+
+
 def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
     """The notebooks anywhere in a student's folder, and a line for each one refused."""
     notebooks: list[Path] = []
@@ -218,7 +239,7 @@ def _written_by_us(source: Path, out: Path | None) -> Callable[[Path], bool]:
 
     def ours(item: Path) -> bool:
         resolved = item.resolve() if item.is_symlink() else folder / item.name
-        return resolved == where or (inside and item.name.startswith(OUTPUTS))
+        return resolved == where or (inside and item.name in _OURS)
 
     return ours
 

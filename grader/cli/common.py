@@ -263,14 +263,31 @@ def _writing(out: Path, option: str = "--out") -> Iterator[None]:
         raise UsageError(f"{option} {out}: cannot write {name} ({exc.strerror})") from None
 
 
+def database_option(text: str) -> Callable[[F], F]:
+    """`--db URL` (the parameter `database`); `text`: its help, what the database holds for
+    this command."""
+    return click.option("--db", "database", metavar="URL", default=None, help=text)
+
+
 # --db URL for the commands that read a graded class's gradebook.
-DATABASE_OPTION = click.option(
-    "--db",
-    "database",
-    metavar="URL",
+DATABASE_OPTION = database_option(
+    "The gradebook is in this PostgreSQL database (the class was graded with `grader "
+    "grade --db URL`), not in OUT/gradebook.sqlite; the files are still written in OUT."
+)
+
+
+def jobs_option(text: str) -> Callable[[F], F]:
+    """`--jobs N` / `-j N`, how many workers (None: as many as the cores); `text`: its help."""
+    return click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help=text)
+
+
+# --cluster ADDRESS for the commands that run notebooks (grade, serve).
+CLUSTER_OPTION = click.option(
+    "--cluster",
+    metavar="ADDRESS",
     default=None,
-    help="The gradebook is in this PostgreSQL database (the class was graded with `grader "
-    "grade --db URL`), not in OUT/gradebook.sqlite; the files are still written in OUT.",
+    help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
+    "attention-grader[cluster]); --jobs is then ignored.",
 )
 
 

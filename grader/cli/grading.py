@@ -12,6 +12,7 @@ import click
 
 from grader.cli.common import (
     ASSIGNMENT_OPTION,
+    CLUSTER_OPTION,
     CONFIG_OPTION,
     COURSE_OPTIONS,
     DATABASE_OPTION,
@@ -21,6 +22,8 @@ from grader.cli.common import (
     _errors_to_exit_codes,
     _first_names,
     _output_folder,
+    database_option,
+    jobs_option,
     main,
 )
 from grader.course.config import Mode
@@ -109,13 +112,7 @@ def check(
     help="Write OUT/grades.csv, OUT/gradebook.sqlite, OUT/report.html and "
     "OUT/feedback/<student>.html.",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Workers [the cores this process may use].",
-)
+@jobs_option("Workers [the cores this process may use].")
 @click.option("--force", is_flag=True, help="Regrade submissions the gradebook already has.")
 @click.option(
     "--allow-ungraded",
@@ -129,20 +126,10 @@ def check(
     help="CSV student,timestamp (ISO 8601 with a zone): when each student handed in.",
 )
 @SANDBOX_OPTION
-@click.option(
-    "--cluster",
-    metavar="ADDRESS",
-    default=None,
-    help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
-    "attention-grader[cluster]); --jobs is then ignored.",
-)
-@click.option(
-    "--db",
-    "database",
-    metavar="URL",
-    default=None,
-    help="Keep the gradebook in PostgreSQL, e.g. postgresql://grader@HOST/course (needs "
-    "attention-grader[postgres]), instead of OUT/gradebook.sqlite; needs --out.",
+@CLUSTER_OPTION
+@database_option(
+    "Keep the gradebook in PostgreSQL, e.g. postgresql://grader@HOST/course (needs "
+    "attention-grader[postgres]), instead of OUT/gradebook.sqlite; needs --out."
 )
 @_errors_to_exit_codes
 def grade(

@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING
 import click
 
 from grader.cli.common import (
+    CLUSTER_OPTION,
     CONFIG_OPTION,
     _database_option,
     _errors_to_exit_codes,
     _output_file,
     _whole_course,
+    database_option,
+    jobs_option,
     main,
 )
 from grader.course.config import MODES, Mode
@@ -66,7 +69,7 @@ def _needs_serve_extra() -> Iterator[None]:
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Workers [cores].")
+@jobs_option("Workers [cores].")
 @click.option(
     "--sandbox",
     type=click.Choice(MODES),
@@ -94,22 +97,12 @@ def _needs_serve_extra() -> Iterator[None]:
     help="Seconds between two uploads of one student [config serve.min_interval, else 10].",
 )
 @click.option("--secure-cookies", is_flag=True, help="Cookies only over HTTPS (behind TLS).")
-@click.option(
-    "--db",
-    "database",
-    metavar="URL",
-    default=None,
-    help="Keep the service's tables and the gradebook in PostgreSQL, e.g. "
+@database_option(
+    "Keep the service's tables and the gradebook in PostgreSQL, e.g. "
     "postgresql://grader@HOST/course (needs attention-grader[postgres]); several replicas "
-    "may share it.",
+    "may share it."
 )
-@click.option(
-    "--cluster",
-    metavar="ADDRESS",
-    default=None,
-    help="Run the notebooks on a Dask cluster's workers, e.g. tcp://HOST:8786 (needs "
-    "attention-grader[cluster]); --jobs is then ignored.",
-)
+@CLUSTER_OPTION
 @click.pass_context
 @_errors_to_exit_codes
 def serve_command(
@@ -207,13 +200,7 @@ def serve_command(
     default=None,
     help="Write the CSV to this file instead of printing it.",
 )
-@click.option(
-    "--db",
-    "database",
-    metavar="URL",
-    default=None,
-    help="The service's PostgreSQL database, when it runs with --db.",
-)
+@database_option("The service's PostgreSQL database, when it runs with --db.")
 @click.option(
     "--student",
     "only",

@@ -24,6 +24,8 @@ from grader.course.service import ServeSettings, serve_settings
 from grader.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where a course has a due date (most grading needs none)
+    from datetime import tzinfo
+
     from grader.course.deadline import LatePolicy
 
 # How a notebook is to be sandboxed: `sandbox:` in the config, `--sandbox` on the command line.
@@ -145,8 +147,10 @@ class Config:
     path: Path
     assignments: Mapping[str, AssignmentSpec]
     sandbox: Mode = "auto"  # `sandbox:`, what --sandbox overrides
+    sandbox_named: bool = False  # whether config.yaml says `sandbox:` (else auto, unasked)
     secret_file: Path | None = None  # `secret_file:`, where per-student inputs' secret is
     serve: ServeSettings = field(default_factory=ServeSettings)  # `serve:`, grader serve's
+    time_zone: str | None = None  # `time_zone:`, an IANA name (checked when loaded)
 
     def assignment(self, assignment_id: str) -> AssignmentSpec:
         """The assignment with this id; ConfigError listing the known ids when there is none."""
@@ -157,6 +161,12 @@ class Config:
             raise ConfigError(
                 f"unknown assignment '{assignment_id}' in {self.path} (known: {known})"
             ) from None
+
+    def zone(self) -> tzinfo | None:
+        """The course's time zone (`time_zone:`), None when the config names none."""
+        from zoneinfo import ZoneInfo  # only where a late policy reads local times
+
+        return None if self.time_zone is None else ZoneInfo(self.time_zone)
 
 
 def load_course(given: Path | None, graded: Path | None, hint: str) -> tuple[Config, list[str]]:
@@ -443,9 +453,28 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
         path=path,
         assignments=assignments,
         sandbox=raw.get("sandbox", "auto"),
+        sandbox_named="sandbox" in raw,
         secret_file=secret,
         serve=serve_settings(raw, base),
+        time_zone=_time_zone(raw),
     )
+
+
+def _time_zone(raw: Mapping[str, Any]) -> str | None:
+    """`time_zone:`, an IANA name this machine knows; ConfigError for any other."""
+    name = raw.get("time_zone")
+    if name is None:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError):
+        raise ConfigError(
+            f"time_zone: {name!r} is no time zone this machine knows (an IANA name such as "
+            "Europe/Berlin or America/New_York)"
+        ) from None
+    return str(name)
 
 
 def _released_target(entry: Mapping[str, Any]) -> TargetSpec:

@@ -420,6 +420,14 @@ SCHEMA: dict[str, Any] = {
             "course folder; default cases.py when there is one). It runs in the grader's own "
             "process, never in a student's sandbox.",
         },
+        "time_zone": {
+            "type": "string",
+            "description": "The course's time zone, an IANA name such as `Europe/Berlin`: "
+            "the zone of the local times an LMS writes without one (Blackboard's attempt "
+            "times in its file names), each read with the offset of its own day, so that a "
+            "daylight-saving change between the due date and a submission counts. Without "
+            "it, such a time takes the due date's offset.",
+        },
         "secret_file": {
             "type": "string",
             "description": "A file (relative to the course folder) holding the course secret "

@@ -29,7 +29,9 @@ def render_html(summary: ClassSummary) -> str:
         full=sum(score == summary.max_score for score in scores),
         histogram=score_histogram(scores, summary.max_score),
         rates=pass_rates([t.name for t in summary.targets], [t.pass_rate for t in summary.targets]),
-        links={s: f"feedback/{quote(safe_name(s))}.html" for s, _ in summary.students},
+        links={
+            s: f"feedback/{quote(safe_name(s, summary.clashing))}.html" for s, _ in summary.students
+        },
         limit=LIST_LIMIT,
     )
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections import Counter
+from collections.abc import Collection, Iterable
 
 # The patterns are compiled on first use (re's own cache): a `grader check --format json`
 # compiles one of them, not all eight at import.
@@ -134,18 +136,34 @@ _WINDOWS_DEVICES = frozenset(
 )
 
 
-def safe_name(student: str) -> str:
+def folded(text: str) -> str:
+    """`text` for comparing: case folded, in one Unicode form (a file name from macOS or a
+    zip may spell `é` as `e` and an accent, the roster as one character). What a disk that
+    ignores case and form (macOS, Windows) sees of a name: `Ada` and `ada` are one file."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def twins(students: Iterable[str]) -> frozenset[str]:
+    """The folded names (see `folded`) that two or more of `students` share: the students
+    whose feedback pages or folders would be one file on such a disk."""
+    counts = Counter(folded(name) for name in set(students))
+    return frozenset(name for name, count in counts.items() if count > 1)
+
+
+def safe_name(student: str, clashing: Collection[str] = frozenset()) -> str:
     """A file name for a student's feedback page, never the same for two students: the name
     itself when it is a file name already (letters of any script, digits, `.`, `_`, `-`),
     else what is left of it once every other character is `_`, plus a short hash of the
     whole name (`Kim Park` → `Kim_Park-…`, so that `Kim_Park` keeps a page of its own).
-    A name Windows keeps for a device is not a file name there: `CON` → `CON_-…`."""
+    A name Windows keeps for a device is not a file name there: `CON` → `CON_-…`.
+    `clashing`: the class's `twins`; a name among them gets the hash too (`Ada` and `ada`
+    → `Ada-…` and `ada-…`, two files on any disk)."""
     kept = "".join(c if c.isalnum() or c in "._-" else "_" for c in student)
     readable = kept.strip("._")[:MAX_READABLE]
     stem, dot, rest = readable.partition(".")
     if stem.upper() in _WINDOWS_DEVICES:
         readable = f"{stem}_{dot}{rest}"
-    elif readable and readable == student:
+    elif readable and readable == student and folded(student) not in clashing:
         return readable
     digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{readable or 'student'}-{digest}"

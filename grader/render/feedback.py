@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,11 +75,13 @@ def write_feedback(
     report: Report,
     submission: Submission | None,
     adjusted: Adjusted | None = None,
+    clashing: Collection[str] = frozenset(),
 ) -> Path:
     """OUT/feedback/<student>.html: the verdicts, the student's own code around each line
-    pointed at, and the instructor's overrides and comments when there are any."""
+    pointed at, and the instructor's overrides and comments when there are any. `clashing`:
+    the class's names that differ only in case (see escape.twins)."""
     data = feedback_page(student, report, submission, adjusted).encode("utf-8")
-    path = out / "feedback" / f"{safe_name(student)}.html"
+    path = out / "feedback" / f"{safe_name(student, clashing)}.html"
     try:
         write_bytes(path, data)
     except FileNotFoundError:  # the first page: make the folder

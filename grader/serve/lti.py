@@ -278,7 +278,8 @@ def roster_student(
     settings: LtiSettings, store: Store, course: Path, claims: Mapping[str, Any]
 ) -> str | None:
     """The roster student (with a token issued, so known to the service) a launch's user is.
-    The course's roster.csv is read at each launch: a student added counts at once."""
+    The course's roster.csv is read at each launch: a student added counts at once. A
+    student whose token was revoked is Refused, until a token is issued to them again."""
     try:
         roster = course_roster(course) or []
     except GraderError as exc:
@@ -294,4 +295,8 @@ def roster_student(
     if len(found) != 1:
         return None
     person = store.person(found[0].id)
-    return person.id if person is not None and person.role == "student" else None
+    if person is None or person.role != "student":
+        return None
+    if store.revoked(person.id):  # `grader serve tokens --revoke`: no route signs them in
+        raise Refused("your access to this service was revoked: ask your instructor to restore it")
+    return person.id

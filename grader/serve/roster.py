@@ -7,8 +7,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.roster import folded
 from grader.errors import UsageError
+from grader.render.escape import folded
 from grader.serve.lookalike import described, look_alike
 
 

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader.batch.roster import folded
 from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
-from grader.render.escape import spreadsheet_row
+from grader.render.escape import folded, spreadsheet_row
 from grader.run import bwrap
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
