@@ -131,6 +131,15 @@ def handed_in(
     return Handed(mtime, f"{MTIME}{flagged}")
 
 
+# The repository is the student's, and so is its .git/config: git must run nothing it names.
+# Each setting below is one git would otherwise follow for `git log`: an fsmonitor hook,
+# a "signature" checked by a `gpg.program` (log.showSignature; --no-show-signature wins over
+# it), and a fetch of missing objects from a "promisor" remote through `core.sshCommand` or
+# any other transport (a partial clone).
+_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1"}
+
+
 def _last_commit(path: Path, source: Path) -> datetime | None:
     """The commit time of the last commit touching `path`, when a folder between it and the
     class folder is a git repository (a clone); None otherwise or when git cannot tell."""
@@ -143,12 +152,12 @@ def _last_commit(path: Path, source: Path) -> datetime | None:
         return None
     try:
         done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "log", "-1", "--format=%cI", "--", path.name],
+            [*_GIT, "log", "-1", "--format=%cI", "--no-show-signature", "--", path.name],
             cwd=path.parent,
             capture_output=True,
             text=True,
             timeout=10,
-            env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
+            env={**os.environ, **_GIT_ENV},
         )
         return parse_time(done.stdout.strip()) if done.returncode == 0 else None
     except (OSError, ValueError, subprocess.TimeoutExpired):

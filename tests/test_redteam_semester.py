@@ -1,0 +1,93 @@
+"""Red-team findings on the instructor's semester: what a hostile student's folder or a
+careless instructor's files did to the trusted side, each pinned by a test that failed
+before its fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from grader.batch.lateness import handed_in
+
+DUE = datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
+GIT = ["git", "-c", "user.name=M", "-c", "user.email=m@x"]
+
+
+def _clone(tmp_path: Path) -> tuple[Path, Path]:
+    """A student's folder holding a git repository of their own making (its .git/config
+    too), with one commit of hw.ipynb; (the class folder, the notebook)."""
+    folder = tmp_path / "class" / "mallory"
+    folder.mkdir(parents=True)
+    notebook = folder / "hw.ipynb"
+    notebook.write_text("{}", encoding="utf-8")
+    subprocess.run([*GIT, "init", "-q"], cwd=folder, check=True)
+    subprocess.run([*GIT, "add", "hw.ipynb"], cwd=folder, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "hw"], cwd=folder, check=True)
+    return tmp_path / "class", notebook
+
+
+def _program(tmp_path: Path) -> tuple[Path, Path]:
+    """A program that leaves a mark when run: (the program, the mark)."""
+    mark = tmp_path / "ran"
+    program = tmp_path / "evil.sh"
+    program.write_text(f"#!/bin/sh\ntouch '{mark}'\nexit 1\n", encoding="utf-8")
+    program.chmod(0o755)
+    return program, mark
+
+
+def _git(folder: Path, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=folder, check=True, capture_output=True, text=True, input=stdin
+    )
+    return done.stdout.strip()
+
+
+def test_a_students_git_config_runs_no_signature_program(tmp_path: Path) -> None:
+    # log.showSignature made `git log` hand a "signed" commit to the repository's own
+    # gpg.program: the student's program, run by the instructor's grader.
+    source, notebook = _clone(tmp_path)
+    program, mark = _program(tmp_path)
+    folder = notebook.parent
+    tree = _git(folder, "rev-parse", "HEAD^{tree}")
+    signed = (
+        f"tree {tree}\nauthor m <m@x> 1577836800 +0000\ncommitter m <m@x> 1577836800 +0000\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAd\n -----END PGP SIGNATURE-----\n"
+        "\nsigned\n"
+    )
+    commit = _git(folder, "hash-object", "-t", "commit", "-w", "--stdin", stdin=signed)
+    _git(folder, "update-ref", "HEAD", commit)
+    _git(folder, "config", "log.showSignature", "true")
+    _git(folder, "config", "gpg.program", str(program))
+    handed = handed_in(("mallory",), notebook, source, {}, DUE)
+    assert not mark.exists()
+    assert handed.at == datetime(2020, 1, 1, tzinfo=UTC)  # the time is still read
+
+
+def test_a_students_git_config_fetches_nothing_through_its_ssh_command(tmp_path: Path) -> None:
+    # A "partial clone" whose commit names a tree it lacks: `git log -- FILE` fetched it from
+    # the promisor remote through the repository's core.sshCommand, the student's program.
+    source, notebook = _clone(tmp_path)
+    program, mark = _program(tmp_path)
+    folder = notebook.parent
+    missing = (
+        f"tree {'1' * 40}\nauthor m <m@x> 1577836800 +0000\n"
+        "committer m <m@x> 1577836800 +0000\n\nx\n"
+    )
+    commit = _git(
+        folder, "hash-object", "-t", "commit", "--literally", "-w", "--stdin", stdin=missing
+    )
+    _git(folder, "update-ref", "HEAD", commit)
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.url", "ssh://example.invalid/x"),
+        ("remote.origin.promisor", "true"),
+        ("core.sshCommand", str(program)),
+    ):
+        _git(folder, "config", key, value)
+    os.utime(notebook, (0, 0))
+    handed = handed_in(("mallory",), notebook, source, {}, DUE)
+    assert not mark.exists()
+    assert handed.at == datetime.fromtimestamp(0).astimezone()  # no commit: the file's time
