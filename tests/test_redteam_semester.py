@@ -9,7 +9,11 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from grader.batch.lateness import handed_in
+import pytest
+
+from grader.batch.lateness import handed_in, load_extensions
+from grader.batch.roster import load_roster
+from grader.errors import ConfigError
 
 DUE = datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
 GIT = ["git", "-c", "user.name=M", "-c", "user.email=m@x"]
@@ -91,3 +95,30 @@ def test_a_students_git_config_fetches_nothing_through_its_ssh_command(tmp_path:
     handed = handed_in(("mallory",), notebook, source, {}, DUE)
     assert not mark.exists()
     assert handed.at == datetime.fromtimestamp(0).astimezone()  # no commit: the file's time
+
+
+def test_a_roster_saved_with_blank_spreadsheet_rows_loads(tmp_path: Path) -> None:
+    # A spreadsheet saves rows it once formatted as `,,,,,`: each stopped `grader grade`
+    # with "the id is empty". Empty cells only are a blank line; a row with any text is not.
+    path = tmp_path / "roster.csv"
+    path.write_text(
+        "id,name,email\r\ns001,Ada Lovelace,ada@uni.edu\r\n,,\r\n , ,,,\r\ns002,Bo Chen,\r\n,,\r\n",
+        encoding="utf-8",
+    )
+    assert [s.id for s in load_roster(path)] == ["s001", "s002"]
+    path.write_text("id,name\ns001,Ada\n,Bo\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 3: the id is empty"):
+        load_roster(path)
+
+
+def test_a_blank_spreadsheet_row_in_extensions_is_no_bad_line(tmp_path: Path) -> None:
+    (tmp_path / "roster.csv").write_text("id,name\ns001,Ada\n,\n", encoding="utf-8")
+    (tmp_path / "extensions.csv").write_text("student,hours\ns001,48\n,\n", encoding="utf-8")
+    assert load_extensions(tmp_path) == {"s001": 48.0}
+
+
+def test_a_roster_separated_by_semicolons_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "roster.csv"
+    path.write_text("id;name;email\ns001;Ada Lovelace;ada@uni.edu\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="separated by ';': save it as comma-separated CSV"):
+        load_roster(path)

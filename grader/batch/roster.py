@@ -50,9 +50,12 @@ def load_roster(path: Path) -> list[Student]:
         raise ConfigError(f"{path} line 1: the column {twice[0]!r} is given twice")
     missing = [name for name in REQUIRED if name not in header]
     if missing:
+        # A spreadsheet set to a language that writes decimal commas saves with `;`
+        semicolons = len(header) == 1 and ";" in header[0]
+        hint = "; its cells are separated by ';': save it as comma-separated CSV" * semicolons
         raise ConfigError(
             f"{path} line 1: the roster needs the columns {', '.join(REQUIRED)} "
-            f"(missing: {', '.join(missing)}); optional: {', '.join(COLUMNS[2:])}"
+            f"(missing: {', '.join(missing)}); optional: {', '.join(COLUMNS[2:])}{hint}"
         )
     reader.fieldnames = header
     students: list[Student] = []
