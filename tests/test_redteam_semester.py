@@ -11,9 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from grader.author.assign import write_exercise
 from grader.batch.lateness import handed_in, load_extensions
 from grader.batch.roster import load_roster
+from grader.course.bundle import BUNDLE_NAME
+from grader.course.config import load_config
 from grader.errors import ConfigError
+
+from authoring import new_course, refused
 
 DUE = datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
 GIT = ["git", "-c", "user.name=M", "-c", "user.email=m@x"]
@@ -122,3 +127,17 @@ def test_a_roster_separated_by_semicolons_says_so(tmp_path: Path) -> None:
     path.write_text("id;name;email\ns001;Ada Lovelace;ada@uni.edu\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="separated by ';': save it as comma-separated CSV"):
         load_roster(path)
+
+
+@pytest.mark.parametrize("out", ["..", "../.."])
+def test_release_into_a_folder_holding_the_course_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str
+) -> None:
+    # `--out ..` (the repository the course lies in, say) wrote the bundle beside the
+    # course's own folder: whoever got the handout got the solutions with it.
+    course = new_course(tmp_path / "teaching")
+    write_exercise(load_config(course / "config.yaml").assignment("example"))
+    monkeypatch.chdir(course)
+    said = refused(["release", "--course", ".", "--out", out], course)
+    assert said.startswith(f"Error: --out {out} holds ") and "students must never get" in said
+    assert not list(tmp_path.rglob(BUNDLE_NAME))

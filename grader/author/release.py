@@ -149,6 +149,15 @@ def _refuse_course_out(config: Config, out: Path) -> None:
             f"--out {out} is inside the solutions' folder {inside}, which students must never "
             "get: write the bundle into a folder of its own, e.g. --out handout/"
         )
+    # A folder that holds the course (its parent, a repository it lies in) would hand out
+    # the solutions with the bundle: whoever gets the folder gets them.
+    kept = [config.path] + [s.solution for s in config.assignments.values()]
+    holds = next((p for p in kept if p.resolve().is_relative_to(where)), None)
+    if holds is not None:
+        raise UsageError(
+            f"--out {out} holds {holds}, which students must never get: write the bundle "
+            "into a folder of its own, e.g. --out handout/"
+        )
 
 
 def _released_names(manifest: dict[str, Any]) -> set[str]:
