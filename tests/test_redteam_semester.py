@@ -4,21 +4,27 @@ before its fix."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from grader.author.assign import write_exercise
 from grader.batch.lateness import handed_in, load_extensions
 from grader.batch.roster import load_roster
+from grader.cli import main
 from grader.course.bundle import BUNDLE_NAME
 from grader.course.config import load_config
 from grader.errors import ConfigError
 
+import students
 from authoring import new_course, refused
+from conftest import repo_config_raw, write_notebook
 
 DUE = datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
 GIT = ["git", "-c", "user.name=M", "-c", "user.email=m@x"]
@@ -141,3 +147,48 @@ def test_release_into_a_folder_holding_the_course_is_refused(
     said = refused(["release", "--course", ".", "--out", out], course)
     assert said.startswith(f"Error: --out {out} holds ") and "students must never get" in said
     assert not list(tmp_path.rglob(BUNDLE_NAME))
+
+
+def _grade(command: list[str], *more: str) -> dict[str, dict[str, str]]:
+    result = CliRunner().invoke(main, [*command, *more])
+    assert result.exit_code == 0, result.output
+    out = Path(command[command.index("--out") + 1])
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.mark.slow
+def test_a_rerun_without_submitted_at_keeps_the_times_it_was_given(tmp_path: Path) -> None:
+    # Graded with --submitted-at, then again without it (after a config fix, --force or
+    # not): every student's time fell back to the file's, copied after the due date, and
+    # each total lost the capped 50%. A time given once stays while the notebook is the same.
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(
+        due="2026-03-01T23:59:00+01:00", late={"percent": 10, "per": "hour", "cap": 50}
+    )
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "config.yaml").write_text(json.dumps(raw))
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for student in ("ada", "bo"):
+        write_notebook(folder / f"{student}.ipynb", students.cells())
+    times = tmp_path / "times.csv"
+    times.write_text(
+        "student,timestamp\nada,2026-03-01T23:59:00+01:00\nbo,2026-03-02T00:30+01:00\n"
+    )
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    command += ["--out", str(tmp_path / "out")]
+    first = _grade(command, "--submitted-at", str(times))
+    assert [first[s]["late_penalty"] for s in ("ada", "bo")] == ["0.0", "10.0"]
+    for more in ([], ["--force"]):
+        again = _grade(command, *more)
+        for student in ("ada", "bo"):
+            assert again[student]["total"] == first[student]["total"]
+            assert again[student]["lateness"] == first[student]["lateness"]
+    # A notebook handed in again is another submission: the time given for the old one
+    # is not its time.
+    write_notebook(folder / "bo.ipynb", [*students.cells(), "x = 1"])
+    changed = _grade(command)
+    assert "modification time" in changed["bo"]["lateness"]
+    assert changed["ada"]["lateness"] == first["ada"]["lateness"]

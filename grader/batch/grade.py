@@ -22,7 +22,9 @@ from grader.batch.entries import Batch, Entry
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
 from grader.batch.lateness import (
+    GIVEN,
     MTIME,
+    given_before,
     handed_in,
     load_extensions,
 )
@@ -190,7 +192,10 @@ def _when_handed(
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
         if base_of(student) != student:  # another notebook of a student's
             keys = (path.stem, base_of(student))
-        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone)
+        handed = handed_in(keys, path, source, given, zone)
+        if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
+            handed = given_before(recorder.book, student, path) or handed
+        recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.roster import ROSTER_FILE, course_roster, folded
+from grader.batch.submissions import file_hash
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
@@ -109,6 +110,29 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
     return times
 
 
+GIVEN = "--submitted-at"
+
+
+def given_before(book: Gradebook, student: str, path: Path) -> Handed | None:
+    """The time an earlier run was given for the student's notebook with --submitted-at,
+    while the notebook (at `path`) is the one it graded then: a later run
+    without the file keeps it, rather than fall back to the file's time (a 50% penalty for
+    everyone whose notebook was copied after the due date). None otherwise."""
+    rows = book.db.execute(
+        "SELECT l.submitted_at, s.content_hash FROM late l JOIN submissions s"
+        " ON s.student = l.student AND s.assignment = l.assignment"
+        " WHERE l.student = ? AND l.source = ? ORDER BY s.graded_at DESC",
+        (student, GIVEN),
+    )
+    row = next(iter(rows), None)
+    if row is None or not row[0] or str(row[1]) != file_hash(path):
+        return None
+    try:
+        return Handed(parse_time(str(row[0])), GIVEN)
+    except ValueError:
+        return None
+
+
 def handed_in(
     keys: tuple[str, ...], path: Path, source: Path, given: Mapping[str, datetime], zone: datetime
 ) -> Handed:
@@ -117,7 +141,7 @@ def handed_in(
     local times a zone."""
     for key in keys:
         if key in given:
-            return Handed(given[key], "--submitted-at")
+            return Handed(given[key], GIVEN)
     if stamp := _BLACKBOARD.search(path.stem):
         year, month, day, hour, minute, second = map(int, stamp.groups())
         local = datetime(year, month, day, hour, minute, second)
