@@ -15,12 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from grader.author.assign import write_exercise
+from grader.batch.adjust import read_changes
 from grader.batch.lateness import handed_in, load_extensions
 from grader.batch.roster import load_roster
 from grader.cli import main
 from grader.course.bundle import BUNDLE_NAME
 from grader.course.config import load_config
-from grader.errors import ConfigError
+from grader.errors import ConfigError, UsageError
 
 import students
 from authoring import new_course, refused
@@ -192,3 +193,27 @@ def test_a_rerun_without_submitted_at_keeps_the_times_it_was_given(tmp_path: Pat
     changed = _grade(command)
     assert "modification time" in changed["bo"]["lateness"]
     assert changed["ada"]["lateness"] == first["ada"]["lateness"]
+
+
+def test_a_bulk_override_file_giving_a_function_twice_is_refused(tmp_path: Path) -> None:
+    # Two TAs' regrade sheets pasted together gave s1's softmax 0 and then 1: the last line
+    # won in silence ("2 overrides recorded"). Which one counts is the instructor's call.
+    sheet = tmp_path / "regrades.csv"
+    sheet.write_text(
+        "student,target,points,comment\ns1,softmax,0,ta one\ns1,,8,\ns1,softmax,1,ta two\n"
+    )
+    with pytest.raises(UsageError) as refused_sheet:
+        read_changes(sheet)
+    assert str(refused_sheet.value) == (
+        f"{sheet} line 4: s1's `softmax` is already on line 2: give each student's function "
+        "(or total) once"
+    )
+    sheet.write_text("student,target,points,comment\ns1,,8,\ns2,,8,\ns1,,,\n")
+    with pytest.raises(UsageError, match="line 4: s1's total is already on line 2"):
+        read_changes(sheet)
+    sheet.write_text("student,target,points,comment\ns1,softmax,1,\ns1,,8,\ns2,softmax,1,\n")
+    assert [(c.student, c.target) for c in read_changes(sheet)] == [
+        ("s1", "softmax"),
+        ("s1", ""),
+        ("s2", "softmax"),
+    ]
