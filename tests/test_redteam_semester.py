@@ -217,3 +217,34 @@ def test_a_bulk_override_file_giving_a_function_twice_is_refused(tmp_path: Path)
         ("s1", ""),
         ("s2", "softmax"),
     ]
+
+
+@pytest.mark.slow
+def test_a_roster_added_later_keeps_the_overrides_and_comments_made_before(
+    tmp_path: Path,
+) -> None:
+    # Graded without a roster, an override and a comment went to `chenbo_4243` (the Canvas
+    # name); with a roster added, the student is `s2`, and both were gone from grades.csv
+    # and every export (the total back to the autograded one): nothing said so.
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "config.yaml").write_text(json.dumps(repo_config_raw()))
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "chenbo_4243_1_hw.ipynb", students.cells())
+    out = tmp_path / "out"
+    where = ["--results", str(out), "--course", str(course)]
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    before = _grade([*command, "--out", str(out)])
+    full = float(before["chenbo_4243"]["total"])
+    said = CliRunner().invoke(main, ["override", "chenbo_4243", "--points", "1", *where])
+    assert said.exit_code == 0, said.output
+    said = CliRunner().invoke(main, ["comment", "chenbo_4243", "see me", *where])
+    assert said.exit_code == 0, said.output
+    (course / "roster.csv").write_text("id,name,lms_id\ns1,Ada Lovelace,4242\ns2,Bo Chen,4243\n")
+    after = _grade([*command, "--out", str(out)])
+    assert full != 1 and float(after["s2"]["total"]) == 1
+    assert "total set to 1" in after["s2"]["overrides"] and "see me" in after["s2"]["comments"]
+    exported = CliRunner().invoke(main, ["export", "--format", "canvas", *where, "--out", "-"])
+    rows = {row["SIS User ID"]: row for row in csv.DictReader(exported.stdout.splitlines())}
+    assert float(rows["s2"]["self_attention"]) == 1 and float(rows["s1"]["self_attention"]) == 0

@@ -30,7 +30,7 @@ from grader.batch.lateness import (
 )
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.batch.recorder import Recorder
-from grader.batch.records import save_roster
+from grader.batch.records import carry_records, save_roster
 from grader.batch.roster import course_roster, match
 from grader.batch.standing import NO_SUBMISSION
 from grader.batch.submissions import content_hash, file_hash, find_submissions
@@ -152,6 +152,10 @@ def _on_roster(
     recorder.batch.roster, recorder.batch.unmatched = roster, matched.unmatched
     if recorder.book is not None:
         save_roster(recorder.book, roster)
+        # what was recorded under a submission's own name before the roster came
+        named, ids = {path: name for name, path in submissions}, {s.id for s in roster}
+        renamed = [(named[p], sid) for sid, p in matched.submissions if named[p] not in ids]
+        carry_records(recorder.book, renamed)
     return matched.submissions
 
 
