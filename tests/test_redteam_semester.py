@@ -248,3 +248,15 @@ def test_a_roster_added_later_keeps_the_overrides_and_comments_made_before(
     exported = CliRunner().invoke(main, ["export", "--format", "canvas", *where, "--out", "-"])
     rows = {row["SIS User ID"]: row for row in csv.DictReader(exported.stdout.splitlines())}
     assert float(rows["s2"]["self_attention"]) == 1 and float(rows["s1"]["self_attention"]) == 0
+
+
+def test_a_roster_giving_one_lms_id_to_two_students_is_refused(tmp_path: Path) -> None:
+    # A pasted row: Ada's Canvas user id on Bo's line too. Every submission of 4242 went to
+    # Bo in silence (the later row won) and Ada had "no submission".
+    path = tmp_path / "roster.csv"
+    path.write_text("id,name,lms_id\ns1,Ada Lovelace,4242\ns2,Bo Chen,4242\ns3,Cy,\ns4,Di,\n")
+    with pytest.raises(ConfigError) as refused_roster:
+        load_roster(path)
+    assert str(refused_roster.value) == f"{path} line 3: the lms_id '4242' is already on line 2"
+    path.write_text("id,name,lms_id\ns1,Ada,4242\ns2,Bo,4243\ns3,Cy,\ns4,Di,\n")
+    assert [s.lms_id for s in load_roster(path)] == ["4242", "4243", "", ""]

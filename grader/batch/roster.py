@@ -42,7 +42,7 @@ class Student:
 def load_roster(path: Path) -> list[Student]:
     """The students of `path`, in file order. A bad file or row raises ConfigError (exit 2)
     with one line naming the file and the line: a missing column, an empty id or name,
-    an id given twice."""
+    an id or lms_id given twice."""
     reader = csv_rows(path, ConfigError, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
     twice = sorted({name for name in header if name and header.count(name) > 1})
@@ -60,6 +60,7 @@ def load_roster(path: Path) -> list[Student]:
     reader.fieldnames = header
     students: list[Student] = []
     seen: dict[str, int] = {}
+    lms_ids: dict[str, int] = {}
     for row in reader:
         line = reader.line_num
         values = {k: (v or "").strip() for k, v in row.items() if isinstance(k, str)}
@@ -74,6 +75,13 @@ def load_roster(path: Path) -> list[Student]:
                 f"{path} line {line}: the id {values['id']!r} is already on line {seen[key]}"
             )
         seen[key] = line
+        lms_id = folded(values.get("lms_id", ""))  # the LMS's own key: one person's
+        if lms_id and lms_id in lms_ids:
+            raise ConfigError(
+                f"{path} line {line}: the lms_id {values['lms_id']!r} is already on line "
+                f"{lms_ids[lms_id]}"
+            )
+        lms_ids[lms_id] = line
         students.append(Student(**{name: values.get(name, "") for name in COLUMNS}))
     return students
 
