@@ -8,7 +8,7 @@ import csv
 import json
 import os
 import subprocess
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from grader.batch.roster import load_roster
 from grader.cli import main
 from grader.course.bundle import BUNDLE_NAME
 from grader.course.config import load_config
+from grader.course.deadline import LatePolicy, lateness
 from grader.errors import ConfigError, UsageError
 
 import students
@@ -260,3 +261,13 @@ def test_a_roster_giving_one_lms_id_to_two_students_is_refused(tmp_path: Path) -
     assert str(refused_roster.value) == f"{path} line 3: the lms_id '4242' is already on line 2"
     path.write_text("id,name,lms_id\ns1,Ada,4242\ns2,Bo,4243\ns3,Cy,\ns4,Di,\n")
     assert [s.lms_id for s in load_roster(path)] == ["4242", "4243", "", ""]
+
+
+def test_a_submission_seconds_late_says_how_many_seconds() -> None:
+    # One second late cost a started hour, and the note said "0 min after the due date".
+    policy = LatePolicy(DUE, percent=10, per="hour")
+    for seconds, shown in ((1, "1 s"), (0.2, "1 s"), (59, "59 s"), (61, "1 min")):
+        late = lateness(policy, DUE + timedelta(seconds=seconds))
+        assert late.percent == 10
+        assert f", {shown} after the due date: late penalty 10%" in late.note
+    assert lateness(policy, DUE).note.endswith(", on time")
