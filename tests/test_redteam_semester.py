@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.author.assign import write_exercise
+from grader.author.exercise_outputs import quoted_solution
 from grader.batch.adjust import read_changes
 from grader.batch.lateness import handed_in, load_extensions
 from grader.batch.roster import load_roster
@@ -271,3 +272,43 @@ def test_a_submission_seconds_late_says_how_many_seconds() -> None:
         assert late.percent == 10
         assert f", {shown} after the due date: late penalty 10%" in late.note
     assert lateness(policy, DUE).note.endswith(", on time")
+
+
+def _with_output(exercise: Path, output: dict[str, object]) -> None:
+    """Save `output` as the output of the exercise's cell that defines standardize."""
+    notebook = json.loads(exercise.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if "def standardize" in "".join(c["source"]))
+    cell["outputs"], cell["execution_count"] = [output], 2
+    exercise.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def test_an_exercise_whose_saved_output_quotes_the_solution_is_never_handed_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An exercise run while it still held the solution, then emptied by hand: its traceback
+    # (coloured, as IPython saves it) quoted the solution's line, and release handed it out.
+    course = new_course(tmp_path)
+    spec = load_config(course / "config.yaml").assignment("example")
+    write_exercise(spec)
+    assert spec.exercise is not None
+    coloured = "\x1b[0;32m----> 4\x1b[0m \x1b[38;5;28;01mreturn\x1b[39;00m (x - x.mean(axis=0))"
+    _with_output(
+        spec.exercise,
+        {
+            "output_type": "error",
+            "ename": "ValueError",
+            "evalue": "boom",
+            "traceback": [f"{coloured} / x.std(axis=0)\n"],
+        },
+    )
+    monkeypatch.chdir(course)
+    said = refused(["release", "--course", ".", "--out", str(tmp_path / "handout")], course)
+    line = "return (x - x.mean(axis=0)) / x.std(axis=0)"
+    assert f"saved output shows the solution's line `{line}`" in said
+    assert not (tmp_path / "handout").exists()
+    # Numbers an exercise shows on purpose ("your output should look like this") are no code.
+    _with_output(
+        spec.exercise,
+        {"output_type": "stream", "name": "stdout", "text": ["[[ 1.22 -1.22]\n", " [0. 0.]]\n"]},
+    )
+    assert quoted_solution(spec.exercise, spec.solution) is None

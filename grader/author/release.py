@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from grader.author.assign import MARKED, refuse_shared_exercises, stale_exercise
+from grader.author.exercise_outputs import quoted_solution
 from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -263,6 +264,12 @@ def _check_exercise(
         raise ConfigError(
             f"{where}: {spec.exercise} was written from an older {spec.solution} (changed "
             f"since): write it again with `grader assign --assignment {spec.id}`"
+        )
+    if quoted := quoted_solution(spec.exercise, spec.solution):
+        raise ConfigError(
+            f"{where}: {spec.exercise} cell {quoted[0]}'s saved output shows the solution's "
+            f"line `{quoted[1]}` (run while it held the solution?), which students must never "
+            f"see; clear its outputs, or write it with `grader assign --assignment {spec.id}`"
         )
     if MARKED.search(spec.exercise.read_text(encoding="utf-8", errors="replace")):
         raise ConfigError(
