@@ -312,3 +312,17 @@ def test_an_exercise_whose_saved_output_quotes_the_solution_is_never_handed_out(
         {"output_type": "stream", "name": "stdout", "text": ["[[ 1.22 -1.22]\n", " [0. 0.]]\n"]},
     )
     assert quoted_solution(spec.exercise, spec.solution) is None
+
+
+def test_submitted_at_matches_a_student_as_the_roster_does(tmp_path: Path) -> None:
+    # A spreadsheet's `S001` (or a name in another Unicode form) matched nobody: the time
+    # fell back to the file's, 50% off, while extensions.csv matched it case aside.
+    notebook = tmp_path / "class" / "s001.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_text("{}", encoding="utf-8")
+    given = {"S001": DUE, "Zoe\u0301": DUE, "s002": DUE}
+    assert handed_in(("s001",), notebook, notebook.parent, given, DUE).at == DUE
+    assert handed_in(("zo\u00e9",), notebook, notebook.parent, given, DUE).at == DUE
+    exact = {"Ada": DUE, "ada": DUE + timedelta(hours=1)}  # two students, one each
+    assert handed_in(("ada",), notebook, notebook.parent, exact, DUE).at == exact["ada"]
+    assert "modification time" in handed_in(("s003",), notebook, notebook.parent, given, DUE).source

@@ -142,6 +142,11 @@ def handed_in(
     for key in keys:
         if key in given:
             return Handed(given[key], GIVEN)
+    # as the roster and extensions.csv match ids: case and Unicode form aside (`S001`)
+    loose = {folded(name): when for name, when in given.items()}
+    for key in keys:
+        if folded(key) in loose:
+            return Handed(loose[folded(key)], GIVEN)
     if stamp := _BLACKBOARD.search(path.stem):
         year, month, day, hour, minute, second = map(int, stamp.groups())
         local = datetime(year, month, day, hour, minute, second)
