@@ -326,3 +326,29 @@ def test_submitted_at_matches_a_student_as_the_roster_does(tmp_path: Path) -> No
     exact = {"Ada": DUE, "ada": DUE + timedelta(hours=1)}  # two students, one each
     assert handed_in(("ada",), notebook, notebook.parent, exact, DUE).at == exact["ada"]
     assert "modification time" in handed_in(("s003",), notebook, notebook.parent, given, DUE).source
+
+
+@pytest.mark.parametrize("listed", ["course-secret.txt", "roster.csv", "extensions.csv"])
+def test_the_class_list_and_the_course_secret_are_never_data_files(
+    tmp_path: Path, listed: str
+) -> None:
+    # `files:` took them: `grader release` handed them out (every name and e-mail of the
+    # class; the secret every classmate's per-student inputs derive from), and each
+    # student's notebook could read them in the sandbox.
+    raw = repo_config_raw()
+    raw["secret_file"] = "course-secret.txt"
+    course = tmp_path / "course"
+    course.mkdir()
+    for name in ("course-secret.txt", "roster.csv", "extensions.csv", "data.csv"):
+        (course / name).write_text("x\n", encoding="utf-8")
+    raw["assignments"]["self_attention"]["files"] = ["data.csv", listed]
+    (course / "config.yaml").write_text(json.dumps(raw))
+    with pytest.raises(ConfigError) as refused_config:
+        load_config(course / "config.yaml")
+    assert f"assignments.self_attention.files: {listed!r} is the class list, its extensions" in (
+        str(refused_config.value)
+    )
+    raw["assignments"]["self_attention"]["files"] = ["data.csv"]
+    (course / "config.yaml").write_text(json.dumps(raw))
+    spec = load_config(course / "config.yaml").assignment("self_attention")
+    assert [data.name for data in spec.files] == ["data.csv"]
