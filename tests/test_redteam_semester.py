@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from grader.author.assign import write_exercise
 from grader.author.exercise_outputs import quoted_solution
 from grader.batch.adjust import read_changes
-from grader.batch.lateness import handed_in, load_extensions
+from grader.batch.lateness import Handed, handed_in, late_of, load_extensions
 from grader.batch.roster import load_roster
 from grader.cli import main
 from grader.course.bundle import BUNDLE_NAME
@@ -352,3 +352,15 @@ def test_the_class_list_and_the_course_secret_are_never_data_files(
     (course / "config.yaml").write_text(json.dumps(raw))
     spec = load_config(course / "config.yaml").assignment("self_attention")
     assert [data.name for data in spec.files] == ["data.csv"]
+
+
+def test_a_canvas_late_flag_does_not_undo_an_extension() -> None:
+    # Canvas flags `_LATE_` against its own due date; a student with 48 h of extension who
+    # handed in an hour after the due date was charged a period all the same.
+    policy = LatePolicy(DUE, percent=10, per="hour")
+    flagged = Handed(DUE + timedelta(hours=1), "the file's time (flagged _LATE_ by Canvas)")
+    assert late_of(policy, flagged, 48).percent == 0
+    assert late_of(policy, flagged, 0).percent == 10  # no extension: an hour late
+    early = Handed(DUE - timedelta(hours=1), "the file's time (flagged _LATE_ by Canvas)")
+    assert late_of(policy, early, 0).percent == 10  # Canvas knows better than the file
+    assert late_of(policy, Handed(DUE + timedelta(hours=49), flagged.source), 48).percent == 10

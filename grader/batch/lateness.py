@@ -195,13 +195,14 @@ def _last_commit(path: Path, source: Path) -> datetime | None:
 
 def late_of(policy: LatePolicy, handed: Handed, extension: float) -> Late:
     """The lateness of a submission; a Canvas `_LATE_` file whose time is not after the
-    grace period is charged as late by one second past it (Canvas knows better)."""
+    grace period is charged as late by one second past it (Canvas knows better), unless the
+    student has an extension: Canvas's flag says "after the due date", not after the
+    extension, so the file's time counts."""
     if handed.at is None:
         return Late(0.0, 0.0, f"on time, as {handed.source} says")
     at = handed.at
-    if "_LATE_" in handed.source:
-        earliest = policy.due + timedelta(hours=extension, minutes=policy.grace_minutes, seconds=1)
-        at = max(at, earliest)
+    if "_LATE_" in handed.source and not extension:
+        at = max(at, policy.due + timedelta(minutes=policy.grace_minutes, seconds=1))
     late = lateness(policy, at, extension)
     return Late(late.minutes, late.percent, f"{late.note}; time from {handed.source}")
 
