@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from grader.author.assign import MARKED, refuse_shared_exercises, stale_exercise
+from grader.author.exercise_outputs import quoted_solution
 from grader.course.bundle import BUNDLE_NAME, read_data, write_data
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -149,6 +150,15 @@ def _refuse_course_out(config: Config, out: Path) -> None:
             f"--out {out} is inside the solutions' folder {inside}, which students must never "
             "get: write the bundle into a folder of its own, e.g. --out handout/"
         )
+    # A folder that holds the course (its parent, a repository it lies in) would hand out
+    # the solutions with the bundle: whoever gets the folder gets them.
+    kept = [config.path] + [s.solution for s in config.assignments.values()]
+    holds = next((p for p in kept if p.resolve().is_relative_to(where)), None)
+    if holds is not None:
+        raise UsageError(
+            f"--out {out} holds {holds}, which students must never get: write the bundle "
+            "into a folder of its own, e.g. --out handout/"
+        )
 
 
 def _released_names(manifest: dict[str, Any]) -> set[str]:
@@ -254,6 +264,12 @@ def _check_exercise(
         raise ConfigError(
             f"{where}: {spec.exercise} was written from an older {spec.solution} (changed "
             f"since): write it again with `grader assign --assignment {spec.id}`"
+        )
+    if quoted := quoted_solution(spec.exercise, spec.solution):
+        raise ConfigError(
+            f"{where}: {spec.exercise} cell {quoted[0]}'s saved output shows the solution's "
+            f"line `{quoted[1]}` (run while it held the solution?), which students must never "
+            f"see; clear its outputs, or write it with `grader assign --assignment {spec.id}`"
         )
     if MARKED.search(spec.exercise.read_text(encoding="utf-8", errors="replace")):
         raise ConfigError(

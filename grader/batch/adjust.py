@@ -234,6 +234,7 @@ def read_changes(path: Path) -> list[Change]:
     if not reader.fieldnames or not {"student", "points"} <= set(reader.fieldnames):
         raise UsageError(f"{path} line 1: needs the columns student, points (target, comment)")
     changes = []
+    seen: dict[tuple[str, str], int] = {}  # which line set each student's target
     for row in reader:
         where = f"{path} line {reader.line_num}"
         student = (row.get("student") or "").strip()
@@ -247,5 +248,12 @@ def read_changes(path: Path) -> list[Change]:
         if value is not None and not _importable(value):
             raise UsageError(f"{where}: points {points!r} is not a finite number ≥ 0")
         target = (row.get("target") or "").strip()
+        if (student, target) in seen:  # two TAs' files merged: which one counts is a guess
+            what = f"`{target}`" if target else "total"
+            raise UsageError(
+                f"{where}: {student}'s {what} is already on line {seen[student, target]}: "
+                "give each student's function (or total) once"
+            )
+        seen[student, target] = reader.line_num
         changes.append(Change(student, target, value, (row.get("comment") or "").strip()))
     return changes

@@ -22,13 +22,15 @@ from grader.batch.entries import Batch, Entry
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
 from grader.batch.lateness import (
+    GIVEN,
     MTIME,
+    given_before,
     handed_in,
     load_extensions,
 )
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.batch.recorder import Recorder
-from grader.batch.records import save_roster
+from grader.batch.records import carry_records, save_roster
 from grader.batch.roster import course_roster, match
 from grader.batch.standing import NO_SUBMISSION
 from grader.batch.submissions import content_hash, file_hash, find_submissions
@@ -153,6 +155,10 @@ def _on_roster(
     recorder.batch.roster, recorder.batch.unmatched = roster, matched.unmatched
     if recorder.book is not None:
         save_roster(recorder.book, roster)
+        # what was recorded under a submission's own name before the roster came
+        named, ids = {path: name for name, path in submissions}, {s.id for s in roster}
+        renamed = [(named[p], sid) for sid, p in matched.submissions if named[p] not in ids]
+        carry_records(recorder.book, renamed)
     return matched.submissions
 
 
@@ -194,7 +200,10 @@ def _when_handed(
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
         if base_of(student) != student:  # another notebook of a student's
             keys = (path.stem, base_of(student))
-        handed = recorder.handed[student] = handed_in(keys, path, source, given, zone, course_zone)
+        handed = handed_in(keys, path, source, given, zone, course_zone)
+        if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
+            handed = given_before(recorder.book, student, path) or handed
+        recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.roster import ROSTER_FILE, course_roster
+from grader.batch.submissions import file_hash
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
@@ -111,6 +112,29 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
     return times
 
 
+GIVEN = "--submitted-at"
+
+
+def given_before(book: Gradebook, student: str, path: Path) -> Handed | None:
+    """The time an earlier run was given for the student's notebook with --submitted-at,
+    while the notebook (at `path`) is the one it graded then: a later run
+    without the file keeps it, rather than fall back to the file's time (a 50% penalty for
+    everyone whose notebook was copied after the due date). None otherwise."""
+    rows = book.db.execute(
+        "SELECT l.submitted_at, s.content_hash FROM late l JOIN submissions s"
+        " ON s.student = l.student AND s.assignment = l.assignment"
+        " WHERE l.student = ? AND l.source = ? ORDER BY s.graded_at DESC",
+        (student, GIVEN),
+    )
+    row = next(iter(rows), None)
+    if row is None or not row[0] or str(row[1]) != file_hash(path):
+        return None
+    try:
+        return Handed(parse_time(str(row[0])), GIVEN)
+    except ValueError:
+        return None
+
+
 def handed_in(
     keys: tuple[str, ...],
     path: Path,
@@ -125,7 +149,12 @@ def handed_in(
     day; without one, with the offset of `zone` (the due date)."""
     for key in keys:
         if key in given:
-            return Handed(given[key], "--submitted-at")
+            return Handed(given[key], GIVEN)
+    # as the roster and extensions.csv match ids: case and Unicode form aside (`S001`)
+    loose = {folded(name): when for name, when in given.items()}
+    for key in keys:
+        if folded(key) in loose:
+            return Handed(loose[folded(key)], GIVEN)
     if stamp := _BLACKBOARD.search(path.stem):
         year, month, day, hour, minute, second = map(int, stamp.groups())
         local = datetime(year, month, day, hour, minute, second)
@@ -140,6 +169,15 @@ def handed_in(
     return Handed(mtime, f"{MTIME}{flagged}")
 
 
+# The repository is the student's, and so is its .git/config: git must run nothing it names.
+# Each setting below is one git would otherwise follow for `git log`: an fsmonitor hook,
+# a "signature" checked by a `gpg.program` (log.showSignature; --no-show-signature wins over
+# it), and a fetch of missing objects from a "promisor" remote through `core.sshCommand` or
+# any other transport (a partial clone).
+_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "protocol.allow=never")
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1"}
+
+
 def _last_commit(path: Path, source: Path) -> datetime | None:
     """The commit time of the last commit touching `path`, when a folder between it and the
     class folder is a git repository (a clone); None otherwise or when git cannot tell."""
@@ -152,12 +190,12 @@ def _last_commit(path: Path, source: Path) -> datetime | None:
         return None
     try:
         done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "log", "-1", "--format=%cI", "--", path.name],
+            [*_GIT, "log", "-1", "--format=%cI", "--no-show-signature", "--", path.name],
             cwd=path.parent,
             capture_output=True,
             text=True,
             timeout=10,
-            env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"},
+            env={**os.environ, **_GIT_ENV},
         )
         return parse_time(done.stdout.strip()) if done.returncode == 0 else None
     except (OSError, ValueError, subprocess.TimeoutExpired):
@@ -166,13 +204,14 @@ def _last_commit(path: Path, source: Path) -> datetime | None:
 
 def late_of(policy: LatePolicy, handed: Handed, extension: float) -> Late:
     """The lateness of a submission; a Canvas `_LATE_` file whose time is not after the
-    grace period is charged as late by one second past it (Canvas knows better)."""
+    grace period is charged as late by one second past it (Canvas knows better), unless the
+    student has an extension: Canvas's flag says "after the due date", not after the
+    extension, so the file's time counts."""
     if handed.at is None:
         return Late(0.0, 0.0, f"on time, as {handed.source} says")
     at = handed.at
-    if "_LATE_" in handed.source:
-        earliest = policy.due + timedelta(hours=extension, minutes=policy.grace_minutes, seconds=1)
-        at = max(at, earliest)
+    if "_LATE_" in handed.source and not extension:
+        at = max(at, policy.due + timedelta(minutes=policy.grace_minutes, seconds=1))
     late = lateness(policy, at, extension)
     return Late(late.minutes, late.percent, f"{late.note}; time from {handed.source}")
 

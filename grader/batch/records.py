@@ -98,6 +98,22 @@ def set_override(book: Gradebook, override: Override) -> None:
         )
 
 
+def carry_records(book: Gradebook, names: Sequence[tuple[str, str]]) -> None:
+    """Give each roster id the overrides and comments recorded under the name its submission
+    had before the course had a roster (`names`: (that name, the id)), so that adding a
+    roster loses none of them. An override the id already has for a target is kept."""
+    with book.db.transaction() as db:
+        for name, student in names:
+            db.execute(
+                "UPDATE overrides SET student=? WHERE student=? AND NOT EXISTS (SELECT 1 FROM"
+                " overrides AS o WHERE o.student=? AND o.assignment=overrides.assignment"
+                " AND o.target=overrides.target)",
+                (student, name, student),
+            )
+            db.execute("DELETE FROM overrides WHERE student=?", (name,))
+            db.execute("UPDATE comments SET student=? WHERE student=?", (student, name))
+
+
 def clear_override(book: Gradebook, student: str, assignment: str, target: str) -> bool:
     """Remove an override; whether there was one."""
     with book.db.transaction() as db:

@@ -42,7 +42,7 @@ class Student:
 def load_roster(path: Path) -> list[Student]:
     """The students of `path`, in file order. A bad file or row raises ConfigError (exit 2)
     with one line naming the file and the line: a missing column, an empty id or name,
-    an id given twice."""
+    an id or lms_id given twice."""
     reader = csv_rows(path, ConfigError, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
     twice = sorted({name for name in header if name and header.count(name) > 1})
@@ -50,13 +50,17 @@ def load_roster(path: Path) -> list[Student]:
         raise ConfigError(f"{path} line 1: the column {twice[0]!r} is given twice")
     missing = [name for name in REQUIRED if name not in header]
     if missing:
+        # A spreadsheet set to a language that writes decimal commas saves with `;`
+        semicolons = len(header) == 1 and ";" in header[0]
+        hint = "; its cells are separated by ';': save it as comma-separated CSV" * semicolons
         raise ConfigError(
             f"{path} line 1: the roster needs the columns {', '.join(REQUIRED)} "
-            f"(missing: {', '.join(missing)}); optional: {', '.join(COLUMNS[2:])}"
+            f"(missing: {', '.join(missing)}); optional: {', '.join(COLUMNS[2:])}{hint}"
         )
     reader.fieldnames = header
     students: list[Student] = []
     seen: dict[str, int] = {}
+    lms_ids: dict[str, int] = {}
     for row in reader:
         line = reader.line_num
         values = {k: (v or "").strip() for k, v in row.items() if isinstance(k, str)}
@@ -71,6 +75,13 @@ def load_roster(path: Path) -> list[Student]:
                 f"{path} line {line}: the id {values['id']!r} is already on line {seen[key]}"
             )
         seen[key] = line
+        lms_id = folded(values.get("lms_id", ""))  # the LMS's own key: one person's
+        if lms_id and lms_id in lms_ids:
+            raise ConfigError(
+                f"{path} line {line}: the lms_id {values['lms_id']!r} is already on line "
+                f"{lms_ids[lms_id]}"
+            )
+        lms_ids[lms_id] = line
         students.append(Student(**{name: values.get(name, "") for name in COLUMNS}))
     return students
 

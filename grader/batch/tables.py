@@ -23,10 +23,22 @@ class _Rows(csv.DictReader):  # type: ignore[type-arg]  # not generic at run tim
         self.path, self.error = path, error
 
     def __next__(self) -> dict[Any, Any]:
-        try:
-            return super().__next__()
-        except csv.Error as exc:
-            raise self.error(f"{self.path} line {self.reader.line_num}: {exc}") from None
+        # A row of empty cells only (`,,,,`, which a spreadsheet saves for rows it once
+        # formatted) is a blank line, as csv skips a line with no cell at all.
+        while True:
+            try:
+                row = super().__next__()
+            except csv.Error as exc:
+                raise self.error(f"{self.path} line {self.reader.line_num}: {exc}") from None
+            if any(_filled(value) for value in row.values()):
+                return row
+
+
+def _filled(cell: object) -> bool:
+    """Whether a cell (or the list csv.DictReader keeps a row's extra cells in) holds text."""
+    if isinstance(cell, list):
+        return any(map(_filled, cell))
+    return isinstance(cell, str) and bool(cell.strip())
 
 
 def csv_rows(path: Path, error: type[GraderError], what: str = "it") -> csv.DictReader[str]:

@@ -408,7 +408,8 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
     default_tol = Tolerance(**defaults.get("tolerance", {}))
     default_limit = TimeLimit(**defaults.get("time_limit", {}))
     assignments: dict[str, AssignmentSpec] = {}
-    files = course_files(raw["assignments"], path)
+    secret = base / raw["secret_file"] if "secret_file" in raw else None
+    files = course_files(raw["assignments"], path, secret)
     cases = find_course_cases(raw, path)
     _refuse_cases_as_data(files, cases, path)
     for aid, spec in raw["assignments"].items():
@@ -448,7 +449,6 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             keep=spec.get("keep", "latest"),
             per_student_inputs=spec.get("per_student_inputs", False),
         )
-    secret = base / raw["secret_file"] if "secret_file" in raw else None
     return Config(
         path=path,
         assignments=assignments,

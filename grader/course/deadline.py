@@ -77,6 +77,8 @@ def lateness(policy: LatePolicy, submitted: datetime, extension_hours: float = 0
 
 
 def _duration(minutes: float) -> str:
+    if minutes < 1:  # "0 min after the due date: late penalty 10%" read as a bug
+        return f"{max(1, round(minutes * 60))} s"
     if minutes < 120:
         return f"{minutes:.0f} min"
     if minutes < 48 * 60:

@@ -33,6 +33,19 @@ class DataFile:
         return f"{SANDBOX_COURSE}/{self.name}" if sandboxed else str(self.source)
 
 
+# What the instructor keeps beside the config about the class (grader/batch's ROSTER_FILE and
+# EXTENSIONS_FILE): names, e-mails, extensions. The course secret (`secret_file:`) is named
+# by the caller.
+CLASS_FILES = ("roster.csv", "extensions.csv")
+
+
+def _private(base: Path, secret: Path | None) -> set[Path]:
+    """The class's own files and the course secret: handed out, every student could read
+    the class list, or derive each classmate's per-student inputs from the secret."""
+    named = [base / name for name in CLASS_FILES] + ([secret] if secret is not None else [])
+    return {path.resolve() for path in named}
+
+
 def _hidden(raw: Mapping[str, Any], base: Path, config: Path) -> tuple[set[Path], set[Path]]:
     """What no data file may be (the config, every solution, every catalogue) and the
     folders none may lie in (each solution's own folder, unless that is the course's)."""
@@ -47,7 +60,9 @@ def _hidden(raw: Mapping[str, Any], base: Path, config: Path) -> tuple[set[Path]
     return files, folders
 
 
-def _one(entry: str, base: Path, hidden: tuple[set[Path], set[Path]], where: str) -> DataFile:
+def _one(
+    entry: str, base: Path, hidden: tuple[set[Path], set[Path]], where: str, private: set[Path]
+) -> DataFile:
     name = os.path.normpath(entry)
     if os.path.isabs(entry) or name == "." or name.split(os.sep)[0] == "..":
         raise ConfigError(f"{where}: {entry!r} must be a path inside the course folder")
@@ -58,6 +73,11 @@ def _one(entry: str, base: Path, hidden: tuple[set[Path], set[Path]], where: str
         raise ConfigError(f"{where}: {entry!r} leads out of the course folder (to {source})")
     if not source.is_file():
         raise ConfigError(f"{where}: {entry!r} is not a file; list the files themselves")
+    if source in private:
+        raise ConfigError(
+            f"{where}: {entry!r} is the class list, its extensions or the course secret: "
+            "students' notebooks must never see it"
+        )
     files, folders = hidden
     if source in files or any(source.is_relative_to(f) for f in folders):
         raise ConfigError(
@@ -67,13 +87,16 @@ def _one(entry: str, base: Path, hidden: tuple[set[Path], set[Path]], where: str
     return DataFile(Path(name).as_posix(), source)
 
 
-def course_files(raw: Mapping[str, Any], path: Path) -> dict[str, tuple[DataFile, ...]]:
-    """Each assignment's data files, checked (ConfigError naming the key, on one line)."""
+def course_files(
+    raw: Mapping[str, Any], path: Path, secret: Path | None = None
+) -> dict[str, tuple[DataFile, ...]]:
+    """Each assignment's data files, checked (ConfigError naming the key, on one line);
+    `secret`: the course secret's file (`secret_file:`), which none may be."""
     base = path.resolve().parent
-    hidden = _hidden(raw, base, path)
+    hidden, private = _hidden(raw, base, path), _private(base, secret)
     found: dict[str, tuple[DataFile, ...]] = {}
     for aid, spec in raw.items():
         where = f"{path}: assignments.{aid}.files"
         listed: Iterable[str] = spec.get("files", ())
-        found[aid] = tuple(dict.fromkeys(_one(e, base, hidden, where) for e in listed))
+        found[aid] = tuple(dict.fromkeys(_one(e, base, hidden, where, private) for e in listed))
     return found

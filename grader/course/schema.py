@@ -301,7 +301,8 @@ _ASSIGNMENT = {
             "to the course folder, e.g. data/x.npy): each appears read-only under the same "
             "relative path in the notebook's working folder, and nothing else of the course "
             "does. Each must exist inside the course folder, and be neither a solution, a "
-            "mistake catalogue nor in the solutions' folder.",
+            "mistake catalogue, in the solutions' folder, the roster, extensions.csv nor the "
+            "`secret_file`.",
         },
         "due": {
             "type": "string",
