@@ -206,3 +206,24 @@ def test_a_hidden_notebook_in_the_class_folder_is_skipped_with_a_line(tmp_path: 
         f"{name}: a hidden file (its name starts with '.'); skipped: rename it to grade it"
         for name in (".bo.ipynb", ".cy.py")
     ]
+
+
+def test_blackboard_usernames_holding_underscores_stay_whole(tmp_path: Path) -> None:
+    # One export: every name starts with the assignment's words ("Unit_1_HW"); the username is
+    # what follows them, `_` included (the last word alone sent john_smith's and jane_smith's
+    # work to one student, "smith").
+    names = {
+        "Unit_1_HW_john_smith_attempt_2026-11-20-10-11-12_attention.ipynb": "john_smith",
+        "Unit_1_HW_jane_smith_attempt_2026-11-20-10-12-00_hw.ipynb": "jane_smith",
+        "Unit_1_HW_pat_attempt_2026-11-20-11-00-00.ipynb": "pat",
+        "Unit_1_HW_pat_attempt_2026-11-21-09-00-00.ipynb": "pat",
+    }
+    for name in names:
+        (tmp_path / name).write_text("{}")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    chosen = dict(found.submissions)
+    assert sorted(chosen) == sorted(set(names.values()))
+    # each student's own file, pat's later attempt
+    for student, path in chosen.items():
+        later = max((n for n, s in names.items() if s == student))
+        assert path.name == later

@@ -18,7 +18,7 @@ import shutil
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -43,9 +43,37 @@ class Found:
     others: dict[Path, list[Path]] = field(default_factory=dict)
 
 
-def student_of(name: str, is_dir: bool) -> tuple[str, str]:
-    """(student, ordering key) for a file or folder name in an export."""
+_ATTEMPT = re.compile(r"^(?P<head>.+?_.+?)_attempt_(?P<order>[\d-]+)(?:_.*)?$")
+
+
+def blackboard_prefix(names: Iterable[str]) -> str:
+    """The assignment's part of Blackboard's names in one export (`<assignment>_<username>_
+    attempt_…`): the words (split at `_`) that all of them start with, leaving each at least
+    one word of username. Usernames may hold `_` themselves (`john_smith`), so the username is
+    what follows the export's common part, not the last word. Empty for fewer than two such
+    names (the last word is then the username, as before)."""
+    heads = [
+        match["head"].split("_")
+        for name in names
+        if not _CANVAS.match(stem := Path(name).stem) and (match := _ATTEMPT.match(stem))
+    ]
+    if len(heads) < 2:
+        return ""
+    common: list[str] = []
+    for words in zip(*(head[:-1] for head in heads), strict=False):  # the shortest's words
+        if any(word != words[0] for word in words):
+            break
+        common.append(words[0])
+    return "_".join(common)
+
+
+def student_of(name: str, is_dir: bool, prefix: str = "") -> tuple[str, str]:
+    """(student, ordering key) for a file or folder name in an export; `prefix`: the
+    assignment's part of the export's Blackboard names (blackboard_prefix)."""
     stem = name if is_dir else Path(name).stem
+    blackboard = prefix and not is_dir and not _CANVAS.match(stem) and _ATTEMPT.match(stem)
+    if blackboard and blackboard["head"].startswith(prefix + "_"):
+        return blackboard["head"][len(prefix) + 1 :], blackboard["order"].zfill(24)
     for pattern in (_MOODLE,) if is_dir else (_CANVAS, _BLACKBOARD):
         if match := pattern.match(stem):
             groups = match.groupdict()
@@ -111,7 +139,9 @@ def find_submissions(
         )
     found: dict[str, list[tuple[str, Path]]] = {}
     ours = _written_by_us(source, out)
-    for item in sorted(source.iterdir()):
+    items = sorted(source.iterdir())
+    prefix = blackboard_prefix(i.name for i in items if not i.is_dir())
+    for item in items:
         if item.name.startswith((".", "__MACOSX")) or ours(item):
             if _hidden_notebook(item):
                 problems.append(f"{valid_text(item.name)}: {HIDDEN}")
@@ -121,7 +151,7 @@ def find_submissions(
         if has_invalid_text(item.name):
             problems.append(f"{valid_text(item.name)}: {NOT_UTF8}")
             continue
-        student, order = student_of(item.name, item.is_dir())
+        student, order = student_of(item.name, item.is_dir(), prefix)
         if item.is_dir():
             notebooks, refused = _notebooks_in(item, source)
             problems.extend(refused)
