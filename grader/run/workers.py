@@ -179,8 +179,9 @@ class Worker:
             self.kill()
             raise GraderError("a grading worker could not start")
         # Ready, it forks nothing until sent a job: all its processes are moved at once.
-        tree = memory_group.tree(self.process.pid)
-        self.memory = memory_group.make(tree, sandbox.MEMORY_LIMIT)
+        if memory_group.place() is not None:
+            tree = memory_group.tree(self.process.pid)
+            self.memory = memory_group.make(tree, sandbox.MEMORY_LIMIT)
         return self
 
     def alive(self) -> bool:
