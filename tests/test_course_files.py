@@ -5,7 +5,6 @@ course, and no solution, is visible."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -99,8 +98,9 @@ def expected(sandboxed: bool) -> str:
     sandbox a solution can: only the process limits hold); the listed file is not written."""
     solution = "FileNotFoundError" if sandboxed else "done"
     secret = "FileNotFoundError" if sandboxed else "done"
-    # Without a sandbox, into its own read-only copy: refused, except to root.
-    written = "OSError" if sandboxed else "done" if os.geteuid() == 0 else "PermissionError"
+    # Without a sandbox, into its own read-only copy: refused (a root grader's notebook runs
+    # as nobody, grader/run/unprivileged.py).
+    written = "OSError" if sandboxed else "PermissionError"
     tries = [solution, secret, "FileNotFoundError", "FileNotFoundError", written]
     return f"SEEN {LISTED} DATA [0.0, 1.0, 2.0, 'hello'] TRIES {tries}"
 

@@ -33,6 +33,9 @@ SANDBOX_TESTS = [
     "tests/test_gradescope.py",
     "tests/test_working_folder.py",
     "tests/test_serve_grading.py",
+    "tests/test_unsandboxed_root.py",
+    "tests/test_memory_group.py",
+    "tests/test_endless_recursion.py",
 ]
 
 

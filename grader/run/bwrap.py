@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from grader.course.files import SANDBOX_COURSE
-from grader.run import probe_memory, seccomp, view
+from grader.errors import GraderError
+from grader.run import probe_memory, seccomp, unprivileged, view
 
 if TYPE_CHECKING:  # config.py imports NumPy: a head start (head_start.py) imports this first
     from grader.course.config import Mode
@@ -102,10 +103,31 @@ def _grader_dir() -> str:
 
 def plain_launch() -> Launch:
     """A fresh interpreter without a sandbox: nothing inherited but the allow-listed
-    environment; the grader package and the site folders on its path."""
-    binary, _ = _python()
+    environment; the grader package and the site folders on its path. As root, GraderError
+    when nobody (whom its children become, unprivileged.py) cannot read what they import."""
+    binary, base = _python()
     paths = [os.path.dirname(_grader_dir()), *_package_dirs()]
+    if unprivileged.needed():
+        binary, base = _plain_interpreter(binary, base)
+        if missing := unprivileged.unreadable([base, *paths]):
+            raise GraderError(
+                "without the sandbox a grader run as root runs each notebook as nobody, who "
+                f"cannot read {', '.join(missing)}: make them readable by all (chmod o+rx), "
+                "install the system's python3 of this version, or make the sandbox work "
+                "(docs/sandbox.md)"
+            )
     return Launch([binary, "-I", "-S", "-c", BOOT, *paths], dict(ENVIRONMENT))
+
+
+def _plain_interpreter(binary: str, base: str) -> tuple[str, str]:
+    """The interpreter of a root's worker without the sandbox, and its prefix: one nobody
+    cannot read (a root's pyenv in /root) is replaced by the system's own of the same
+    version, where there is one, as in the sandbox."""
+    uid, gid = unprivileged.account()
+    if unprivileged.readable(base, uid, gid) and unprivileged.readable(binary, uid, gid):
+        return binary, base
+    system = system_python()
+    return (system, "/usr") if system else (binary, base)
 
 
 def system_python() -> str | None:

@@ -23,6 +23,7 @@ from grader.course.cases import Case, probe_base
 from grader.course.notebook import CodeCell
 from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
+from grader.run.recursion import cap_recursion_limit
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame, type_name
 
@@ -376,6 +377,7 @@ def serve(
         runner = Runner(write_fd, cell_limit, call_limit)
         signal.signal(signal.SIGALRM, _alarm)
         restore_removed_names()
+        cap_recursion_limit()
         _same_random_numbers()
         if "grader" in sys.modules:
             sys.modules["grader"].check = _check_while_grading  # type: ignore[attr-defined]

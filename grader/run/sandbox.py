@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from grader.run import default_signals, isolation
+from grader.run import default_signals, isolation, unprivileged
 from grader.run.output import Output
 from grader.run.wire import FrameReader, Value, WireError, encode_frame
 
@@ -224,6 +224,11 @@ class Child:
         # could not stop it (a swallowed alarm).
         self.silence = max(limits.cell, limits.call) + 1.0
         self.workdir = "" if isolated else tempfile.mkdtemp(prefix="grader-child-")
+        # Without the sandbox a root worker's child becomes nobody (unprivileged.py); what
+        # that needs is looked up here, once per worker, not in every child.
+        drop_root = not isolated and unprivileged.needed()
+        if drop_root:
+            unprivileged.account()
         read_fd, write_fd = os.pipe()
         self.started = time.monotonic()
         pid, refused = _fork(isolated)
@@ -249,6 +254,11 @@ class Child:
                     os._exit(FILES_FAILED)
                 _detach_fds(write_fd, workdir)
                 _limit_child(limits)
+                if drop_root:  # before die_with_parent: a change of user clears it
+                    try:
+                        unprivileged.drop(workdir)
+                    except BaseException:
+                        os._exit(SANDBOX_FAILED)
                 isolation.die_with_parent()
                 if isolated:
                     default_signals.take_default_actions(write_fd)

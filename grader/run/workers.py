@@ -26,7 +26,7 @@ from grader.course.config import TimeLimit
 from grader.course.files import DataFile
 from grader.course.notebook import CodeCell
 from grader.errors import GraderError
-from grader.run import bwrap, head_start
+from grader.run import bwrap, head_start, memory_group, sandbox
 from grader.run.background import Spawner
 from grader.run.pipes import MAX_HEADER, encode_message, read_exact
 from grader.run.sandbox import ENDINGS, MAX_OUTPUT, ChildRun
@@ -162,6 +162,7 @@ class Worker:
         self.early_job = head_start.early_job(early) if early else None
         self.sent_init, self._init = self._init, b"" if early else self._init
         self.jobs = 0
+        self.memory: memory_group.Group | None = None  # its cgroup, once ready (if any)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.to_fd, self.from_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
 
@@ -177,6 +178,10 @@ class Worker:
         if answer.get("kind") != "ready":
             self.kill()
             raise GraderError("a grading worker could not start")
+        # Ready, it forks nothing until sent a job: all its processes are moved at once.
+        if memory_group.place() is not None:
+            tree = memory_group.tree(self.process.pid)
+            self.memory = memory_group.make(tree, sandbox.MEMORY_LIMIT)
         return self
 
     def alive(self) -> bool:
@@ -243,6 +248,8 @@ class Worker:
         except WorkerLost:
             self.kill()
             raise
+        if self.memory is not None and self.memory.killed():
+            return over_memory(run, self.memory.limit)
         return run
 
     def kill(self) -> None:
@@ -253,6 +260,21 @@ class Worker:
             with contextlib.suppress(OSError):
                 pipe.close()  # type: ignore[union-attr]
         self.process.wait()
+        if self.memory is not None:
+            self.memory.remove()
+            self.memory = None
+
+
+def over_memory(run: ChildRun, limit: int) -> ChildRun:
+    """A run in which the kernel killed one of the notebook's processes because together they
+    went over the memory limit (memory_group.py): killed, its answers dropped."""
+    text = (
+        f"the notebook's process was killed (memory limit: its processes together went over "
+        f"{limit / (1 << 30):g} GB)"
+    )
+    return ChildRun(
+        ending="killed", exit_description=text, seconds=run.seconds, isolated=run.isolated
+    )
 
 
 def lost_run(limits: TimeLimit, why: str) -> ChildRun:
