@@ -41,8 +41,10 @@ from grader.judge.static import find_function
 from grader.run.wire import Other, Seq, Value, WireError, decode_frame, encode_frame
 from grader.run.workers import Workers
 
-# The modules that make the derived mistakes: imported only when the mistakes are made (a
-# cached course never imports them), hashed into the cache key from their files.
+# The modules that make the derived mistakes, and those of the judge they import (static.py's
+# integer_globals, stubs.py's binds, flows.py under it): imported only when the mistakes are
+# made (a cached course never imports the first seven), hashed into the cache key from their
+# files. tests/test_derived_key_sources.py checks that every judge module they import is here.
 _MAKERS = (
     "mutants",
     "mutant_operators",
@@ -51,6 +53,9 @@ _MAKERS = (
     "mutant_inputs",
     "mutant_places",
     "transplant",
+    "static",
+    "stubs",
+    "flows",
 )
 _MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
 
