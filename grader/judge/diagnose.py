@@ -21,6 +21,7 @@ from grader.judge.compare import agrees, stack
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.pair_store import pairs_of
 from grader.judge.reference import Reference
+from grader.judge.shown import Shown, is_derived, told
 from grader.judge.static import FunctionSource, Hint, HintKind
 from grader.report import Finding, Location, messages_of
 from grader.run.wire import Seq, Value
@@ -99,6 +100,8 @@ class Evidence:
     error_places: tuple[Location | None, ...] = ()  # where each of those was raised
     early_stops: tuple[tuple[str, Location], ...] = ()  # loops that miss one item (loop_bounds)
     fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
+    # what the student has seen: a derived mistake quotes no code beyond it (None: no check)
+    shown: Shown | None = None
 
 
 @dataclass(frozen=True)
@@ -411,6 +414,10 @@ def _explain(
     if mistake_id == "off_by_one" and ev.early_stops and at_def:
         where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
+    if mistake is not None and ev.shown is not None and is_derived(mistake.function):
+        body = ev.function and where and where != ev.function.location()
+        line = ev.function.text_at(where) if ev.function and where and body else None
+        what = told(mistake_id, what, ev.shown, line)
     answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
                 if not isinstance(a, _NoAnswer)]  # fmt: skip
     if mistake_id == "output_transposed" and returns.list_joined(answered):
