@@ -23,6 +23,7 @@ from grader.judge.pair_store import pairs_of
 from grader.judge.reference import Reference
 from grader.judge.shown import Shown, is_derived, told
 from grader.judge.static import FunctionSource, Hint, HintKind
+from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
 from grader.report import Finding, Location, messages_of
 from grader.run.wire import Seq, Value
 
@@ -414,10 +415,8 @@ def _explain(
     if mistake_id == "off_by_one" and ev.early_stops and at_def:
         where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
-    if mistake is not None and ev.shown is not None and is_derived(mistake.function):
-        body = ev.function and where and where != ev.function.location()
-        line = ev.function.text_at(where) if ev.function and where and body else None
-        what = told(mistake_id, what, ev.shown, line)
+    if mistake is not None and is_derived(mistake.function):
+        where, what = _derived_words(ev, mistake_id, mistake, where)
     answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
                 if not isinstance(a, _NoAnswer)]  # fmt: skip
     if mistake_id == "output_transposed" and returns.list_joined(answered):
@@ -425,6 +424,22 @@ def _explain(
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
+
+
+def _derived_words(
+    ev: Evidence, mistake_id: str, mistake: Mistake, where: Location | None
+) -> tuple[Location | None, str]:
+    """A derived mistake's place and words: one twin value used for both is placed where the
+    student's code does it (twin_values.py); words that quote the solution beyond what the
+    student has seen are told in words of the kind, or of their own code (shown.py)."""
+    slip = twin_slip(ev.function) if mistake_id in TWIN_MISTAKES else None
+    where = slip[0] if slip else where
+    if ev.shown is None:
+        return where, mistake.message
+    body = ev.function and where and where != ev.function.location()
+    line = ev.function.text_at(where) if ev.function and where and body else None
+    what = told(mistake_id, mistake.message, ev.shown, line)
+    return where, slip[1] if slip and what != mistake.message else what
 
 
 def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> Finding:
