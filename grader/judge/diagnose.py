@@ -559,11 +559,12 @@ def _number_sentences(
         place = place or floor
     if pairs and (flags := number_patterns.booleans_for_infinities(*pairs[0])):
         sentences.append(flags)
-    factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
+    failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
+               if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
+    tol = ev.spec.tolerance
+    factor = relations.constant_factor(pairs, tol, failing) if pairs and not whole else None
     if factor:
         sentences.append(factor)
-        failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
-                   if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
         if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
             sentences.append(counted)
             place = place or (
