@@ -55,8 +55,7 @@ def _solution_only(assignment: str, student: Path) -> set[str]:
     seen = set(re.findall(r"\w+", "\n".join(_code(student))))
     exercise = REPO / "exercises" / f"{assignment}.ipynb"
     if exercise.is_file():
-        cells = json.loads(exercise.read_text())["cells"]  # its prose too: the student read it
-        seen |= set(re.findall(r"\w+", "\n".join("".join(c["source"]) for c in cells)))
+        seen |= set(re.findall(r"\w+", "\n".join(_code(exercise))))  # the stubs
     return solution - seen
 
 

@@ -112,6 +112,7 @@ def derived_fingerprints(
             t.compare,
             t.tolerance,
         )
+        + silent(found[t.name], references[t.name].outputs, t.compare, t.tolerance)
         for t in assignment.targets
     }
     kept = _with_pairs(assignment, case_set, known, kept, sources, references, workers)
@@ -279,6 +280,25 @@ def distinct(
         seen.add(key)
         kept.append(fingerprint)
     return kept
+
+
+MAX_SILENT = 8  # singles per target that change nothing on the cases, taken into pairs
+
+
+def silent(
+    found: Sequence[Fingerprint], reference: Sequence[Value], mode: str, tol: Tolerance
+) -> list[Fingerprint]:
+    """Singles that answer every case as the reference does (a softmax without its max
+    shift: the same on ordinary scores), the first MAX_SILENT: never told alone, but paired
+    after the distinct singles, as a student who also left out the shift (`exp(x) / sum(x)`
+    is not `exp(x - max) / sum(x)`) is only named by the pair."""
+    return [
+        f
+        for f in found
+        if f.origin == "mutant"
+        and all(_answered(o) for o in f.outputs)
+        and _same(f.outputs, reference, mode, tol)
+    ][:MAX_SILENT]
 
 
 def _transposed(outputs: Sequence[Value | Exception]) -> list[Value | Exception]:

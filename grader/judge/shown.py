@@ -1,8 +1,8 @@
 """What a student has been shown: the words of their own notebook's code and of the exercise
-notebook they started from. A derived mistake's words are made from the reference's source
+notebook's code (its stubs). A derived mistake's words are made from the reference's source
 (mutants.py quotes the expression it changed); a student may be shown such a quote only when
-every word of it is one they have already seen. Otherwise the mistake is told in words of its
-kind, at the student's own line.
+no word of it is one of the solution's that they have not seen. Otherwise the mistake is told
+in words of its kind, at the student's own line.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def _words_at(path: Path | None, code_only: bool) -> frozenset[str]:
 
 class Shown:
     """What one student has seen, against the solution: read only when a derived mistake is
-    told. The exercise notebook counts whole (its prose names `np.sqrt`, say); the student's
-    own notebook, its code."""
+    told. The code of the student's notebook and of the exercise's (its stubs): a word the
+    exercise's prose uses (`scores`) is no variable the student has."""
 
     def __init__(self, submission: Submission, exercise: Path | None, solution: Path) -> None:
         self._submission, self._exercise, self._solution = submission, exercise, solution
@@ -97,9 +97,9 @@ class Shown:
     @cached_property
     def hidden(self) -> frozenset[str]:
         """The words of the solution's code that neither the student's code nor the exercise
-        notebook holds: what no quote may show."""
+        notebook's holds: what no quote may show."""
         own = words_of("\n".join(cell.original for cell in self._submission.cells))
-        seen = own | _words_at(self._exercise, code_only=False)
+        seen = own | _words_at(self._exercise, code_only=True)
         return _words_at(self._solution, code_only=True) - seen
 
     def quotes_only_shown(self, message: str) -> bool:
