@@ -38,6 +38,8 @@ def test_a_softmax_without_its_shift_and_another_mistake_is_named(
     result = next(t for t in report.targets if t.name == "softmax")
     assert result.status == "failed"
     assert named <= set(result.mistakes), result.messages
+    said = next(f for f in result.findings if f.mistake == "term_dropped")
+    assert "subtraction of the maximum" in said.message  # what was left out, in words
 
 
 def test_silent_singles_are_those_that_answer_as_the_reference(config: Config) -> None:

@@ -55,6 +55,11 @@ KIND_WORDS = {
     "size_for_sum": "divides by the number of items where their sum is meant",
 }
 OTHER_WORDS = "computes one expression differently from a correct version"
+# Finer words of a kind, when the reference's words name what was changed (by a word in them).
+FINER_WORDS = {
+    ("term_dropped", "max"): "leaves out the subtraction of the maximum before taking exp: "
+    "the same numbers on small scores, inf or nan on large ones",
+}
 
 
 def words_of(text: str) -> frozenset[str]:
@@ -126,7 +131,9 @@ def told(mistake_id: str, message: str, shown: Shown, line: str | None) -> str:
         return kept
     helper = _HELPER.match(message)
     prefix = helper.group(0) if helper and shown.quotes_only_shown(helper.group(0)) else ""
-    words = f"{prefix}{KIND_WORDS.get(mistake_id, OTHER_WORDS)}"
+    said = words_of(message)
+    finer = [w for (kind, word), w in FINER_WORDS.items() if kind == mistake_id and word in said]
+    words = f"{prefix}{finer[0] if finer else KIND_WORDS.get(mistake_id, OTHER_WORDS)}"
     code = " ".join(line.split()) if line else ""
     if not code or "`" in code:
         return words
