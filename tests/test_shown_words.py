@@ -78,8 +78,9 @@ def test_feedback_quotes_no_solution_only_code(
     assert not quoted & hidden, (sorted(quoted & hidden), result.messages)
 
 
-def test_the_student_s_own_line_is_quoted_instead(config: Config) -> None:
-    path = CORPUS / "masked_attention" / "mask_range_short.ipynb"
+@pytest.mark.parametrize("name", ["mask_range_short", "mask_includes_diagonal"])
+def test_the_student_s_own_line_is_quoted_instead(config: Config, name: str) -> None:
+    path = CORPUS / "masked_attention" / f"{name}.ipynb"
     result = next(
         t for t in grade_path(path, config, "masked_attention").targets if t.name == "causal_mask"
     )

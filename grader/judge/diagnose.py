@@ -328,6 +328,10 @@ def _explain(
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
 
 
+# A line that sets an integer bound: a range, a triangle and its `k=` (where off by one shows).
+_BOUNDS = re.compile(r"\b(?:range|arange|tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
+
+
 def _derived_words(
     ev: Evidence, mistake_id: str, mistake: Mistake, where: Location | None
 ) -> tuple[Location | None, str]:
@@ -336,6 +340,9 @@ def _derived_words(
     student has seen are told in words of the kind, or of their own code (shown.py)."""
     slip = twin_slip(ev.function) if mistake_id in TWIN_MISTAKES else None
     where = slip[0] if slip else where
+    if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
+        # the reference's bound is not in the student's code: their first bound instead
+        where = ev.function.first_line(_BOUNDS.search) or where
     if ev.shown is None:
         return where, mistake.message
     body = ev.function and where and where != ev.function.location()
