@@ -29,9 +29,26 @@ def test_constant_factor_names_one_factor_or_one_per_case() -> None:
     same = constant_factor([(2 * EXPECTED, EXPECTED), (2 * EXPECTED[:1], EXPECTED[:1])], TOL)
     assert same == "off by a constant factor: every entry is 2 × the expected value"
     varying = constant_factor([(2 * EXPECTED, EXPECTED), (0.5 * EXPECTED, EXPECTED)], TOL)
-    assert varying == (
-        "off by a factor that depends on the input size (×2, 0.5 in the cases in turn)"
+    assert (
+        varying == "off by a factor that changes from case to case (×2, 0.5 in the cases in turn)"
     )
+
+
+def test_a_varying_factor_is_said_to_depend_on_the_size_only_when_the_sizes_show_it() -> None:
+    # issue 19's leftovers, item 4: the words were "depends on the input size" for any
+    # factor that changed between cases, the cosine's norm of the data included
+    pairs = [(f * EXPECTED, EXPECTED) for f in (2.0, 2.0, 3.0)]
+    by_size = constant_factor(pairs, TOL, [{"n": 2}, {"n": 2}, {"n": 3}])
+    assert by_size is not None and "depends on the input size" in by_size  # one per size
+    counted = constant_factor(pairs[::2], TOL, [{"n": 2}, {"n": 3}])
+    assert counted is not None and "depends on the input size" in counted  # the factor is n
+    pairs = [(f * EXPECTED, EXPECTED) for f in (2.0, 5.0, 3.0)]
+    data = constant_factor(pairs, TOL, [{"n": 2}, {"n": 2}, {"n": 3}])
+    assert data is not None and "depends on the data" in data  # one size, two factors
+    assert "input size" not in data
+    unproven = constant_factor(pairs[1:], TOL, [{"n": 2}, {"n": 3}])  # 5 and 3: none of n
+    assert unproven is not None and "none of the sizes" in unproven
+    assert "input size" not in unproven
 
 
 def test_constant_factor_stays_silent_when_there_is_none() -> None:

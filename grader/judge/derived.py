@@ -41,8 +41,10 @@ from grader.judge.static import find_function
 from grader.run.wire import Other, Seq, Value, WireError, decode_frame, encode_frame
 from grader.run.workers import Workers
 
-# The modules that make the derived mistakes: imported only when the mistakes are made (a
-# cached course never imports them), hashed into the cache key from their files.
+# The modules that make the derived mistakes, and those of the judge they import (static.py's
+# integer_globals, stubs.py's binds, flows.py under it): imported only when the mistakes are
+# made (a cached course never imports the first seven), hashed into the cache key from their
+# files. tests/test_derived_key_sources.py checks that every judge module they import is here.
 _MAKERS = (
     "mutants",
     "mutant_operators",
@@ -51,6 +53,9 @@ _MAKERS = (
     "mutant_inputs",
     "mutant_places",
     "transplant",
+    "static",
+    "stubs",
+    "flows",
 )
 _MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
 
@@ -107,6 +112,7 @@ def derived_fingerprints(
             t.compare,
             t.tolerance,
         )
+        + silent(found[t.name], references[t.name].outputs, t.compare, t.tolerance)
         for t in assignment.targets
     }
     kept = _with_pairs(assignment, case_set, known, kept, sources, references, workers)
@@ -274,6 +280,25 @@ def distinct(
         seen.add(key)
         kept.append(fingerprint)
     return kept
+
+
+MAX_SILENT = 8  # singles per target that change nothing on the cases, taken into pairs
+
+
+def silent(
+    found: Sequence[Fingerprint], reference: Sequence[Value], mode: str, tol: Tolerance
+) -> list[Fingerprint]:
+    """Singles that answer every case as the reference does (a softmax without its max
+    shift: the same on ordinary scores), the first MAX_SILENT: never told alone, but paired
+    after the distinct singles, as a student who also left out the shift (`exp(x) / sum(x)`
+    is not `exp(x - max) / sum(x)`) is only named by the pair."""
+    return [
+        f
+        for f in found
+        if f.origin == "mutant"
+        and all(_answered(o) for o in f.outputs)
+        and _same(f.outputs, reference, mode, tol)
+    ][:MAX_SILENT]
 
 
 def _transposed(outputs: Sequence[Value | Exception]) -> list[Value | Exception]:

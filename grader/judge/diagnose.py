@@ -1,5 +1,8 @@
 """Name the mistake: normalisers, then fingerprints, then static hints, then generic relations.
 
+The normalisers are normalisers.py's, the data diagnosis_data.py's, the relations' sentences
+relation_sentences.py's; here: which mistake is named, and its finding's words and place.
+
 Runs in the trusted process on numbers the child sent and on the student's source text.
 A diagnosis adds mistake ids and sentences; it never changes a status or a score.
 """
@@ -7,61 +10,29 @@ A diagnosis adds mistake ids and sentences; it never changes a status or a score
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 import numpy as np
 
-from grader.course.cases import Case
-from grader.course.config import TargetSpec
 from grader.course.mistakes import Mistake
-from grader.judge import loop_bounds, number_patterns, relations, returns, static
+from grader.judge import returns
 from grader.judge.compare import agrees, stack
+from grader.judge.diagnosis_data import Diagnosis as Diagnosis
+from grader.judge.diagnosis_data import Evidence as Evidence
 from grader.judge.fingerprints import Fingerprint
+from grader.judge.normalisers import CHAINS, NoAnswer, apply_chain
+from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
+from grader.judge.normalisers import Answer as Answer
 from grader.judge.pair_store import pairs_of
-from grader.judge.reference import Reference
+from grader.judge.relation_sentences import error_sentences, relation_sentences
+from grader.judge.shown import is_derived, told
 from grader.judge.static import FunctionSource, Hint, HintKind
-from grader.report import Finding, Location, messages_of
+from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
+from grader.report import Finding, Location
 from grader.run.wire import Seq, Value
 
-
-class _NoAnswer:
-    """The call raised or never answered: nothing to compare."""
-
-
-NO_ANSWER = _NoAnswer()
-Answer = Value | _NoAnswer
-Normaliser = Callable[[Value], Value | _NoAnswer]
-
-
-def _transpose(value: Value) -> Value | _NoAnswer:
-    array = stack(value)
-    return array.T if array is not None and array.ndim == 2 else NO_ANSWER
-
-
-def _item(k: int) -> Normaliser:
-    def pick(value: Value) -> Value | _NoAnswer:
-        return value.items[k] if isinstance(value, Seq) and len(value.items) > k else NO_ANSWER
-
-    return pick
-
-
-def _swap(value: Value) -> Value | _NoAnswer:
-    if isinstance(value, Seq) and len(value.items) == 2:
-        return Seq(value.kind, value.items[::-1])
-    return NO_ANSWER
-
-
-# Structural explanations, cheapest first; each needed step is itself a named mistake.
-CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
-    ((), ()),
-    (("output_transposed",), (_transpose,)),
-    (("returns_tuple",), (_item(0),)),
-    (("returns_tuple",), (_item(1),)),
-    (("returns_tuple",), (_swap,)),
-    (("returns_tuple", "output_transposed"), (_item(0), _transpose)),
-]
 # Mistakes the grader names from a static hint whatever the course: changing an argument in
 # place, reading a notebook global. A course's own such mistakes are catalogued with
 # `requires=` (and, for their words, `static=`).
@@ -76,59 +47,9 @@ STATIC_ORDER: tuple[HintKind, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """Everything known about one failing target, gathered by the engine."""
-
-    spec: TargetSpec
-    cases: tuple[Case, ...]
-    reference: Reference
-    answers: tuple[Answer, ...]
-    passed: tuple[bool, ...]
-    fingerprints: Sequence[Fingerprint]
-    function: FunctionSource | None
-    hints: Sequence[Hint]
-    failing_callees: Sequence[str]
-    known_mistakes: tuple[str, ...] = ()  # already found while scoring (mutates_input)
-    probes: dict[int, str | None] = field(default_factory=dict)  # digests, by argument
-    base_digest: str | None = None
-    reference_probes: dict[int, Value] = field(default_factory=dict)
-    is_stub: bool = False  # the body is the exercise's stub, or computes nothing (stubs.py)
-    crashes: tuple[str, ...] = ()  # for a variable: the crashes of the cells that set it
-    errors: tuple[str, ...] = ()  # the messages of the exceptions its failing calls raised
-    error_places: tuple[Location | None, ...] = ()  # where each of those was raised
-    early_stops: tuple[tuple[str, Location], ...] = ()  # loops that miss one item (loop_bounds)
-    fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """The mistakes named for one target, what is said about them, and where."""
-
-    mistakes: tuple[str, ...] = ()
-    findings: tuple[Finding, ...] = ()
-    location: Location | None = None
-
-    @property
-    def messages(self) -> tuple[str, ...]:
-        """The findings' messages, in order."""
-        return messages_of(self.findings)
-
-
-def _apply(chain: tuple[Normaliser, ...], answers: Sequence[Answer]) -> list[Answer]:
-    out = []
-    for answer in answers:
-        for step in chain:
-            if isinstance(answer, _NoAnswer):
-                break
-            answer = step(answer)
-        out.append(answer)
-    return out
-
-
 def _matches(ev: Evidence, answers: Sequence[Answer], outputs: Sequence[Value | Exception]) -> bool:
     for answer, expected in zip(answers, outputs, strict=True):
-        if isinstance(answer, _NoAnswer) or isinstance(expected, Exception):
+        if isinstance(answer, NoAnswer) or isinstance(expected, Exception):
             return False
         if not agrees(expected, answer, ev.spec.compare, ev.spec.tolerance):
             return False
@@ -146,7 +67,7 @@ def _resolve(matched: list[Fingerprint], hint_kinds: set[HintKind]) -> list[Fing
 
 def _untouched(ev: Evidence) -> str | None:
     """'returns only zeros' or 'returns its input unchanged' when it does so on every case."""
-    arrays = [None if isinstance(a, _NoAnswer) else stack(a) for a in ev.answers]
+    arrays = [None if isinstance(a, NoAnswer) else stack(a) for a in ev.answers]
     if any(a is None for a in arrays):
         return None
     # an empty result holds no zeros: it is empty (a loop that never ran, a crash before it)
@@ -193,17 +114,17 @@ def diagnose(ev: Evidence) -> Diagnosis:
 
 
 def _diagnose(ev: Evidence) -> Diagnosis:
-    if all(isinstance(a, _NoAnswer) for a in ev.answers):
+    if all(isinstance(a, NoAnswer) for a in ev.answers):
         if ev.failing_callees:  # it raised inside, or because of, a broken callee
             return _root_cause(ev, [], ev.failing_callees[0], proven=False)
         base = _static_only(ev, [], [])
-        told = (Finding("relation", sentence) for sentence in _error_sentences(ev))
+        told = (Finding("relation", sentence) for sentence in error_sentences(ev))
         return Diagnosis(base.mistakes, (*base.findings, *told), base.location)
     if filler := _stub_or_filler(ev):
         return filler
     hint_kinds = {h.kind for h in ev.hints}
     for ids, chain in CHAINS:
-        normalised = _apply(chain, ev.answers)
+        normalised = apply_chain(chain, ev.answers)
         if _matches(ev, normalised, ev.reference.outputs):
             return _static_only(ev, list(ids), [])
         found = [f for f in _hand_made(ev) if _matches(ev, normalised, f.outputs)]
@@ -228,22 +149,7 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
     if derived := _mutant(ev):
         return derived
-    return _relations(ev, _static_only(ev, [], []))
-
-
-def _error_sentences(ev: Evidence) -> list[str]:
-    """What NumPy's errors in the failing calls mean (a reduction that lost its axis, inner
-    sizes of `@` that differ), each said once."""
-    found = []
-    for explain_error in (relations.dropped_axis, relations.matmul_sizes):
-        if told := next(filter(None, map(explain_error, ev.errors)), None):
-            found.append(told)
-    for message, place in zip(ev.errors, ev.error_places, strict=False):
-        line = ev.function.text_at(place) if ev.function and place else None
-        if place and line and (told := relations.elementwise_not_matmul(message, line)):
-            found.append(f"{told} ({place.describe()})")
-            break
-    return found
+    return relation_sentences(ev, _static_only(ev, [], []))
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:
@@ -265,7 +171,7 @@ def _first_mutant(
     ev: Evidence, mutants: Sequence[Fingerprint], chains: Sequence[tuple[tuple[str, ...], Any]]
 ) -> Diagnosis | None:
     for ids, chain in chains:
-        normalised = _apply(chain, ev.answers)
+        normalised = apply_chain(chain, ev.answers)
         for fingerprint in mutants:
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
@@ -411,13 +317,38 @@ def _explain(
     if mistake_id == "off_by_one" and ev.early_stops and at_def:
         where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
+    if mistake is not None and is_derived(mistake.function):
+        where, what = _derived_words(ev, mistake_id, mistake, where)
     answered = [(a, r) for a, r in zip(ev.answers, ev.reference.outputs, strict=True)
-                if not isinstance(a, _NoAnswer)]  # fmt: skip
+                if not isinstance(a, NoAnswer)]  # fmt: skip
     if mistake_id == "output_transposed" and returns.list_joined(answered):
         what = returns.JOINED_LIST
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
+
+
+# A line that sets an integer bound: a range, a triangle and its `k=` (where off by one shows).
+_BOUNDS = re.compile(r"\b(?:range|arange|tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
+
+
+def _derived_words(
+    ev: Evidence, mistake_id: str, mistake: Mistake, where: Location | None
+) -> tuple[Location | None, str]:
+    """A derived mistake's place and words: one twin value used for both is placed where the
+    student's code does it (twin_values.py); words that quote the solution beyond what the
+    student has seen are told in words of the kind, or of their own code (shown.py)."""
+    slip = twin_slip(ev.function) if mistake_id in TWIN_MISTAKES else None
+    where = slip[0] if slip else where
+    if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
+        # the reference's bound is not in the student's code: their first bound instead
+        where = ev.function.first_line(_BOUNDS.search) or where
+    if ev.shown is None:
+        return where, mistake.message
+    body = ev.function and where and where != ev.function.location()
+    line = ev.function.text_at(where) if ev.function and where and body else None
+    what = told(mistake_id, mistake.message, ev.shown, line)
+    return where, slip[1] if slip and what != mistake.message else what
 
 
 def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> Finding:
@@ -470,198 +401,3 @@ def _locate(
             if re.search(each, function.line_text(line)):
                 return function.location(line)
     return function.location()
-
-
-def _relations(ev: Evidence, base: Diagnosis) -> Diagnosis:
-    sentences = []
-    place = base.location  # where the feedback points: a relation's static evidence, if any
-    pairs = _pairs(ev)
-    told, place, whole = _number_sentences(ev, pairs, place)
-    sentences += told
-    sums_axis = ev.spec.sums_to_one
-    if sums_axis and pairs and (sums := relations.sums_to_one(pairs[0][0], sums_axis)):
-        sentences.append(sums)
-    # The first case is the notebook's example; a size its code cannot depend on is not said.
-    fn = ev.function
-    example = {k: v for k, v in ev.cases[0].sizes.items() if fn and static.mentions_size(fn, k, v)}
-    if sizes := relations.only_some_sizes(ev.passed, [c.sizes for c in ev.cases], example):
-        sentences.append(sizes)
-    sentences += _error_sentences(ev)
-    if optional := _optional(ev):
-        sentences.append(optional)
-    if repeated := _repeated_items(ev):
-        sentences.append(repeated)
-    if not whole and (ignored := _ignored(ev)):
-        sentences.append(ignored)
-    shaped, place, totals = _code_sentences(ev, place)
-    sentences += shaped
-    for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
-        if said := relations.shape_relations(got, want):
-            sentences += said
-            break
-    # the whole, else the first item of a pair or list that holds a NaN (an `(out, weights)`)
-    nans = (relations.nan_where_finite(*pair) for pair in [*pairs[:1], *_item_pairs(ev)])
-    if nan := next(filter(None, nans), None):
-        sentences.append(nan)
-    if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
-        sentences.append(extra)
-    lines = relations.differing_lines(*pairs[0], ev.spec.tolerance) if pairs else None
-    if lines and not totals:
-        sentences.append(lines)
-        if ev.fixed and relations.rows_as_first(pairs[0][0], pairs[0][1], ev.spec.tolerance):
-            fixed = ev.fixed[0]
-            place = place or fixed.location
-            sentences.append(
-                f"`{fixed.text}` ({fixed.location.describe()}) is the same at every pass of its "
-                "loop: index with the loop's variable where each pass needs its own item"
-            )
-    if not sentences and not base.mistakes:
-        sentences.append("no known mistake matches this output; compare the cases below")
-    found = (Finding("relation", sentence) for sentence in sentences)
-    return Diagnosis(base.mistakes, (*base.findings, *found), place)
-
-
-def _number_sentences(
-    ev: Evidence, pairs: list[tuple[np.ndarray, np.ndarray]], place: Location | None
-) -> tuple[list[str], Location | None, bool]:
-    """What the wrong numbers show (whole numbers, a `//`, a True/False mask, a factor, one
-    that is a size), the place they point at, and whether they are whole numbers."""
-    sentences: list[str] = []
-    # whole numbers: a rounding, whose factors and insensitivity to inputs are by-products
-    whole = number_patterns.whole_numbers(*pairs[0]) if pairs else None
-    if whole:
-        sentences.append(whole)
-    function = ev.function
-    if function and (floor := function.first_line(number_patterns.floor_division)):
-        sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
-        place = place or floor
-    if pairs and (flags := number_patterns.booleans_for_infinities(*pairs[0])):
-        sentences.append(flags)
-    factor = relations.constant_factor(pairs, ev.spec.tolerance) if pairs and not whole else None
-    if factor:
-        sentences.append(factor)
-        failing = [c.sizes for c, ok, a in zip(ev.cases, ev.passed, ev.answers, strict=True)
-                   if not ok and not isinstance(a, _NoAnswer)]  # fmt: skip
-        if counted := relations.size_factor(pairs, failing, ev.spec.tolerance):
-            sentences.append(counted)
-            place = place or (
-                function.first_line(number_patterns.MEAN.search) if function else None
-            )
-    return sentences, place, bool(whole)
-
-
-def _code_sentences(
-    ev: Evidence, place: Location | None
-) -> tuple[list[str], Location | None, bool]:
-    """What the returned form and the code's loops show (running totals, lists joined, one
-    item of a pair, the place of the `return`, a loop one short), where, and whether the
-    items are running totals."""
-    sentences: list[str] = []
-    function = ev.function
-    answered = _answered(ev)
-    wrong = [p for p, ok in zip(_pairs_of(ev), ev.passed, strict=True) if p and not ok]
-    if totals := number_patterns.first_running_totals(wrong, ev.spec.tolerance):
-        sentences.append(totals)
-    if form := returns.returned_form(answered):
-        sentences += form
-        place = place or (function.first_line(returns.RETURN.search) if function else None)
-    placed = returns.return_place(function, answered) if function else None
-    if told := placed or loop_bounds.early_stop(answered, ev.early_stops):
-        sentences.append(told[0])
-        place = place or told[1]
-    return sentences, place, bool(totals)
-
-
-def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(student, reference) arrays of the failing cases that answered with numbers."""
-    pairs = []
-    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
-        got = None if isinstance(answer, _NoAnswer) else stack(answer)
-        want = stack(expected)
-        if not ok and got is not None and want is not None:
-            if ev.spec.compare == "squeeze":
-                got, want = np.squeeze(got), np.squeeze(want)
-            pairs.append((got, want))
-    return pairs
-
-
-def _item_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For list or tuple results: (student, reference) items that differ, first case first."""
-    found = []
-    for answer, expected in zip(ev.answers, ev.reference.outputs, strict=True):
-        if not (isinstance(answer, Seq) and isinstance(expected, Seq)):
-            continue
-        for got, want in _leaves(answer, expected):
-            a, b = stack(got), stack(want)
-            if (
-                a is not None
-                and b is not None
-                and not agrees(want, got, "squeeze", ev.spec.tolerance)
-            ):
-                found.append((a, b))
-    return found
-
-
-def _leaves(answer: Seq, expected: Seq) -> list[tuple[Value, Value]]:
-    """The items of a list or tuple, and those of its lists (a tuple of three lists)."""
-    found: list[tuple[Value, Value]] = []
-    for got, want in zip(answer.items, expected.items, strict=False):
-        if isinstance(got, Seq) and isinstance(want, Seq):
-            found += zip(got.items, want.items, strict=False)
-        else:
-            found.append((got, want))
-    return found
-
-
-def _repeated_items(ev: Evidence) -> str | None:
-    """The first failing case whose list holds N×N items where N are expected, said once."""
-    for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):
-        if ok or not (isinstance(answer, Seq) and isinstance(expected, Seq)):
-            continue
-        if said := relations.repeated_items(len(answer.items), len(expected.items)):
-            return said
-    return None
-
-
-def _pairs_of(ev: Evidence) -> list[tuple[Value, Value] | None]:
-    """(the student's value, the reference's) for each case; None where it did not answer."""
-    pairs = zip(ev.answers, ev.reference.outputs, strict=True)
-    return [None if isinstance(a, _NoAnswer) else (a, r) for a, r in pairs]
-
-
-def _answered(ev: Evidence) -> list[tuple[Value, Value]]:
-    """(the student's value, the reference's) for each case that answered."""
-    return [pair for pair in _pairs_of(ev) if pair is not None]
-
-
-def _optional(ev: Evidence) -> str | None:
-    """Wrong exactly in the cases that leave out an argument (or set a flag one way)."""
-    found = relations.optional_argument(
-        ev.passed, [c.args for c in ev.cases], ev.reference.parameters
-    )
-    if found is None:
-        return None
-    name, kind = found
-    how = {"left out": f"leave out `{name}`", "given": f"pass `{name}`"}.get(
-        kind, f"pass `{name}={kind}`"
-    )
-    said = f"wrong exactly in the cases that {how}, right in the others"
-    if ev.function is not None and not static.reads_name(ev.function, name):
-        said += f": the function never reads `{name}`, so it does the same either way"
-    return said
-
-
-def _ignored(ev: Evidence) -> str | None:
-    answered = [a for a in ev.answers if not isinstance(a, _NoAnswer)]
-    if answered and all(a is None for a in answered):  # no `return`: None whatever comes in
-        return None
-    base = 1 % len(ev.cases)
-    base_index = ev.cases[base].index
-    reference_base = stack(ev.reference.outputs[base_index])
-    if ev.base_digest is None or reference_base is None:
-        return None
-    if not isinstance(ev.answers[base], np.ndarray | Seq):
-        return None  # no numbers (a string, an array too large to send): nothing to move
-    unchanged = {p for p, d in ev.probes.items() if d is not None and d == ev.base_digest}
-    reference = {p: a for p, v in ev.reference_probes.items() if (a := stack(v)) is not None}
-    return relations.ignored_inputs(ev.reference.parameters, unchanged, reference_base, reference)

@@ -16,6 +16,7 @@ from grader.judge.flows import rebound
 from grader.judge.loop_bounds import early_stops
 from grader.judge.own_sizes import unmasked
 from grader.judge.score import Answers, describe_error, location_of
+from grader.judge.shown import Shown
 from grader.judge.static import (
     FunctionSource,
     called_names,
@@ -147,6 +148,7 @@ def explain(
     failing = {r.name for r in results if r.status != "passed"}
     global_names = notebook_globals(submission)
     stubs = exercise_stubs(assignment.exercise)
+    seen = Shown(submission, assignment.exercise, assignment.solution)  # read when needed
     explained = []
     for result in results:
         if not _to_explain(result):
@@ -183,6 +185,7 @@ def explain(
             error_places=tuple(location_of(e) for e in raised),
             fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),
             early_stops=_in_target_code(submission, name, function, spec.variable, early_stops),
+            shown=seen,
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.

@@ -320,8 +320,7 @@ def _precedence(node: ast.expr, ctx: Context) -> Iterator[Change]:
             "operator_precedence",
             f"writes the square root of `{code_of(root)}` as `{code_of(root)} ** 1/2`, which "
             f"Python reads as `({code_of(root)} ** 1) / 2` (`**` comes before `/`): so it "
-            f"divides by `{code_of(root)}` and then by 2; write `{code_of(root)} ** 0.5` or "
-            f"`{code_of(right)}`",
+            f"divides by `{code_of(root)}` and then by 2; write `{code_of(root)} ** 0.5`",
         )
     if not (isinstance(right, ast.BinOp) and isinstance(right.op, ast.Mult)):
         return
@@ -485,6 +484,28 @@ def _call_dropped(node: ast.expr, ctx: Context) -> Iterator[Change]:
     )
 
 
+def _count_for_sum(node: ast.expr, ctx: Context) -> Iterator[Change]:
+    """A division by a sum (`w / np.sum(w)`) that divides by the count of items instead
+    (`w / len(w)`): a mean where a normalisation is meant."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return
+    total = node.right
+    if not (
+        isinstance(total, ast.Call)
+        and _callee(total) == "sum"
+        and len(total.args) == 1
+        and not total.keywords
+    ):
+        return
+    count = ast.Call(ast.Name("len", ast.Load()), [total.args[0]], [])
+    yield Change(
+        ast.BinOp(node.left, ast.Div(), count),
+        "size_for_sum",
+        f"divides by the number of items, `{code_of(count)}`, where their sum "
+        f"`{code_of(total)}` is meant in `{code_of(node)}`",
+    )
+
+
 OPERATORS: tuple[Operator, ...] = (
     _matmul,
     _product,
@@ -501,4 +522,5 @@ OPERATORS: tuple[Operator, ...] = (
     _loop_variable,
     _log_base,
     _call_dropped,
+    _count_for_sum,
 )

@@ -27,17 +27,58 @@ def _factors(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Tolerance) -> 
     return factors
 
 
-def constant_factor(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tol: Tolerance) -> str | None:
-    """Every entry is c × the expected one (c may depend on the case)."""
+def constant_factor(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    tol: Tolerance,
+    sizes: Sequence[Mapping[str, int]] | None = None,
+) -> str | None:
+    """Every entry is c × the expected one (c may depend on the case). A c that changes is
+    said to depend on the input size only when `sizes` (each case's) show it constant among
+    cases of one size and changing with the size, or one of the sizes itself (size_factor);
+    on the data when two cases of one size differ; else as changing from case to case and
+    none of the sizes (N, 1/N, √N, 1/√N of each, as size_factor tries), so computed from
+    the values: one case of each size cannot prove more."""
     factors = _factors(pairs, tol)
     if factors is None:
         return None
     if not factors or all(abs(f - 1) < 1e-6 for f in factors):
         return None
-    if max(factors) - min(factors) < 1e-9 * max(1.0, abs(factors[0])):
+    if _alike(factors):
         return f"off by a constant factor: every entry is {factors[0]:.4g} × the expected value"
     listed = ", ".join(f"{f:.4g}" for f in factors)
-    return f"off by a factor that depends on the input size (×{listed} in the cases in turn)"
+    by_size = _by_size(factors, sizes)
+    if any(not _alike(same) for same in by_size):
+        return (
+            f"off by a factor that depends on the data, not only on the sizes (×{listed} in "
+            "the cases in turn; cases of one size differ): something computed from the values, "
+            "such as a sum or a norm, multiplies the result in or divides it out"
+        )
+    if not by_size:  # no sizes to tell by
+        return f"off by a factor that changes from case to case (×{listed} in the cases in turn)"
+    if any(len(same) > 1 for same in by_size) or (sizes and size_factor(pairs, sizes, tol)):
+        return f"off by a factor that depends on the input size (×{listed} in the cases in turn)"
+    return (
+        f"off by a factor that changes from case to case and is none of the sizes (×{listed} "
+        "in the cases in turn): something computed from the values, such as a sum or a norm, "
+        "multiplies the result or divides it"
+    )
+
+
+def _alike(factors: Sequence[float]) -> bool:
+    """Whether the factors are one number (to 1e-9 of the first)."""
+    return max(factors) - min(factors) < 1e-9 * max(1.0, abs(factors[0]))
+
+
+def _by_size(
+    factors: Sequence[float], sizes: Sequence[Mapping[str, int]] | None
+) -> list[list[float]]:
+    """The factors grouped by their case's sizes (none when the sizes are not known)."""
+    if sizes is None or len(sizes) != len(factors):
+        return []
+    groups: dict[tuple[tuple[str, int], ...], list[float]] = {}
+    for factor, size in zip(factors, sizes, strict=True):
+        groups.setdefault(tuple(sorted(size.items())), []).append(factor)
+    return list(groups.values())
 
 
 def size_factor(
