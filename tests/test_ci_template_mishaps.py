@@ -49,7 +49,7 @@ def test_a_notebook_cut_off_mid_save_ends_the_github_job_with_the_graders_line(
 
 def _sandbox_step() -> str:
     job = yaml.safe_load(template("github"))["jobs"]["run-autograding-tests"]
-    return str(next(s for s in job["steps"] if s.get("name") == "Make the sandbox")["run"])
+    return str(next(s for s in job["steps"] if s.get("id") == "sandbox")["run"])
 
 
 @pytest.mark.parametrize("apt_status", [0, 100])

@@ -147,3 +147,21 @@ def test_a_root_grader_whose_python_nobody_cannot_read_refuses_to_run_unsandboxe
         assert bwrap.plain_launch().argv[0] == "/usr/bin/python3"  # it stands in
     finally:
         shutil.rmtree(folder)
+
+
+def test_a_root_only_by_a_user_namespace_keeps_its_user() -> None:
+    # A namespace mapping only its maker's user to 0 (as bubblewrap's Gradescope machine in
+    # tests/test_gradescope.py run by grader-ci): nobody is no user there, and that root is
+    # only the host user who made it. The real root of the machine drops (the tests above).
+    import subprocess
+    import sys
+
+    code = "from grader.run import unprivileged as u; import os; print(os.geteuid(), u.needed())"
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["0", "False"]
