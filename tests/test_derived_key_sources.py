@@ -60,3 +60,42 @@ def test_changing_an_imported_source_changes_the_key(
     assert f"def {function}(" in text
     edited.write_text(text.replace(f"def {function}(", f"def {function}(  # changed\n", 1))
     assert derived.cache_key(spec, catalogue) != before
+
+
+def _course_imports(module: str, folder: Path) -> set[str]:
+    """The modules of grader.course that `module` (a file of `folder`) imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse((folder / f"{module}.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("grader.course."):
+                found.add(node.module.split(".")[2])
+            elif node.module == "grader.course":
+                found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_every_course_module_the_makers_read_with_is_hashed() -> None:
+    course = derived.COURSE_SOURCES
+    todo = [m for maker in derived._MAKERS for m in _course_imports(maker, JUDGE)]
+    closure: set[str] = set()
+    while todo:
+        module = todo.pop()
+        if module not in closure:
+            closure.add(module)
+            todo += _course_imports(module, course)
+    assert {"mistakes", "notebook"} <= closure  # what mutants.py and transplant.py import
+    assert closure <= set(derived._COURSE_MAKERS), sorted(closure - set(derived._COURSE_MAKERS))
+
+
+def test_changing_the_course_layers_notebook_reader_changes_the_key(
+    config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for source in derived.COURSE_SOURCES.glob("*.py"):
+        shutil.copy(source, tmp_path / source.name)
+    monkeypatch.setattr(derived, "COURSE_SOURCES", tmp_path)
+    spec = config.assignment("self_attention")
+    catalogue = catalogue_for(spec)
+    before = derived.cache_key(spec, catalogue)
+    edited = tmp_path / "notebook.py"
+    edited.write_text(edited.read_text() + "\n# changed\n")
+    assert derived.cache_key(spec, catalogue) != before

@@ -43,3 +43,20 @@ def test_feedback_pages_of_ada_and_ADA_are_two_files_anywhere(tmp_path: Path) ->
     again = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where])
     assert again.exit_code == 0, again.output
     assert sorted(p.name for p in (out / "feedback").iterdir()) == pages
+
+
+@pytest.mark.slow
+def test_a_twin_coming_later_leaves_no_page_under_the_plain_name(tmp_path: Path) -> None:
+    course, folder = students.fast_class(tmp_path, "Ada", "bo")
+    out = tmp_path / "out"
+    where = ["--course", str(course), "-a", "self_attention"]
+    first = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where])
+    assert first.exit_code == 0, first.output
+    assert (out / "feedback" / "Ada.html").is_file()
+    students.write_notebook(folder / "ada.ipynb", students.cells())
+    again = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where])
+    assert again.exit_code == 0, again.output
+    pages = sorted(p.name for p in (out / "feedback").iterdir())
+    assert len(pages) == 3 and "bo.html" in pages
+    assert not {"Ada.html", "ada.html"} & set(pages)  # last run's page is not handed out
+    assert [p for p in pages if p.startswith(("Ada-", "ada-"))] == pages[:2]

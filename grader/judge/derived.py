@@ -3,7 +3,8 @@
 kept only where distinct, and cached on disk by content hash.
 
 The key hashes the solution notebook, the catalogue, the assignment's config (cases, sizes,
-tolerances), the grader's version and the source of the operators, and NumPy's version: any
+tolerances), the grader's version and the source of the operators (with the course layer's
+modules they read notebooks and catalogues with), and NumPy's version: any
 change means a new run. The cache holds numbers in the wire format and the mistakes' words as
 JSON, never a pickle; a file that does not decode is ignored and replaced.
 """
@@ -57,6 +58,10 @@ _MAKERS = (
     "stubs",
     "flows",
 )
+# The course layer's modules the makers import (a notebook's cells as the mutants read them,
+# the catalogue's parsing): hashed as well, from the course package's folder.
+_COURSE_MAKERS = ("mistakes", "notebook", "parsing", "ipython")
+COURSE_SOURCES = Path(versions.__file__).parent  # grader/course/
 _MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
 
 
@@ -343,7 +348,9 @@ def cache_key(assignment: AssignmentSpec, catalogue: Catalogue) -> str:
         np.__version__.encode(),
     ]
     here = Path(__file__)
-    files = (assignment.solution, *(here.with_name(f"{m}.py") for m in _MAKERS), here)
+    makers = (here.with_name(f"{m}.py") for m in _MAKERS)
+    course = (COURSE_SOURCES / f"{m}.py" for m in _COURSE_MAKERS)
+    files = (assignment.solution, *makers, *course, here)
     return content_digest(parts, files)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -79,7 +80,9 @@ def write_feedback(
 ) -> Path:
     """OUT/feedback/<student>.html: the verdicts, the student's own code around each line
     pointed at, and the instructor's overrides and comments when there are any. `clashing`:
-    the class's names that differ only in case (see escape.twins)."""
+    the class's names that differ only in case (see escape.twins); the page a student among
+    them had under the plain name, before the other spelling came, is removed (else the
+    folder would hand out last run's page beside the new one)."""
     data = feedback_page(student, report, submission, adjusted).encode("utf-8")
     path = out / "feedback" / f"{safe_name(student, clashing)}.html"
     try:
@@ -87,6 +90,10 @@ def write_feedback(
     except FileNotFoundError:  # the first page: make the folder
         os.makedirs(path.parent, exist_ok=True)
         write_bytes(path, data)
+    plain = path.with_name(f"{safe_name(student)}.html")
+    if plain != path:  # nobody's page now: every spelling of a clashing name is hashed
+        with contextlib.suppress(OSError):
+            plain.unlink(missing_ok=True)
     return path
 
 
