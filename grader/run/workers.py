@@ -254,8 +254,16 @@ class Worker:
 
     def kill(self) -> None:
         """The worker and everything it started (bubblewrap's sandbox dies with it)."""
+        self.signal_kill()
+        self.reap()
+
+    def signal_kill(self) -> None:
+        """Send the worker's process group SIGKILL, without waiting for it to end (`reap`)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
+
+    def reap(self) -> None:
+        """Close the pipes, wait for the killed worker to end and remove its memory group."""
         for pipe in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 pipe.close()  # type: ignore[union-attr]
@@ -387,8 +395,11 @@ class Workers:
     def close(self) -> None:
         """Stop every worker now, even mid-submission (their children die with them)."""
         self.closed = True
-        for worker in list(self.all):
-            worker.kill()
+        stopping = list(self.all)
+        for worker in stopping:  # all at once: their sandboxes are torn down side by side
+            worker.signal_kill()
+        for worker in stopping:
+            worker.reap()
 
 
 _SHARED: dict[tuple[bwrap.Support, tuple[DataFile, ...], tuple[str, ...]], Workers] = {}
