@@ -40,6 +40,8 @@ class Batch:
     roster: list[Student] | None = None  # the course's roster.csv, when it has one
     unmatched: list[str] = field(default_factory=list)  # submissions of no roster student
     file_times: list[str] = field(default_factory=list)  # handed in when the file says
+    # lines on the instructor's files: an extensions.csv row naming no one, without a roster
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ungraded(self) -> list[Entry]:

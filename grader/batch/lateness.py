@@ -16,7 +16,7 @@ import math
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -60,6 +60,28 @@ def _number(text: str, where: str) -> float:
             f"{where}: {text!r} is not a number of hours from 0 to {MAX_EXTENSION_HOURS}"
         )
     return hours
+
+
+def stray_extensions(course: Path, students: Iterable[str]) -> list[str]:
+    """Without a roster, a line for each `extensions.csv` row whose student is none of
+    `students` (the batch's): its extension would be silently lost, as with a typo in the
+    name. The line names the file, the line and the student. With a roster, load_extensions
+    refuses such a row instead; without the file, nothing."""
+    path = course / EXTENSIONS_FILE
+    if course_roster(course) is not None or not path.is_file():
+        return []
+    known = set(students)
+    reader = csv_rows(path, ConfigError)
+    reader.fieldnames = [(h or "").strip().lower() for h in reader.fieldnames or []]
+    lines = []
+    for row in reader:
+        student = (row.get("student") or "").strip()
+        if student and (row.get("hours") or "").strip() and student not in known:
+            lines.append(
+                f"{path} line {reader.line_num}: {student!r} matches no submission (and the "
+                "course has no roster); the extension is not applied"
+            )
+    return lines
 
 
 def load_extensions(course: Path) -> dict[str, float]:

@@ -234,6 +234,8 @@ def grade(
     click.echo(TABLE_FORMATS["text"].render(Table(rows, [t.name for t in outcome.spec.targets])))
     for line in batch.unmatched:
         click.echo(f"  {one_line(line)}", err=True)
+    for line in batch.warnings:
+        click.echo(f"warning: {one_line(line)}", err=True)
     if batch.file_times:
         click.echo(
             f"note: {len(batch.file_times)} submission time(s) taken from the file's "

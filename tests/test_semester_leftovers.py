@@ -1,0 +1,66 @@
+"""Leftovers of the semester's files and the LMS exports: an extension naming no one without
+a roster, a blank Canvas cell for no submission, a grade above the maximum in a Moodle
+export, "Last, First" names, and a NaN late-penalty cap."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from grader.batch.lateness import load_extensions, stray_extensions
+from grader.cli import main
+
+import students
+from conftest import repo_config_raw, write_notebook
+
+LATE_KEYS = {
+    "due": "2026-03-01T23:59:00+01:00",
+    "late": {"grace": 15, "percent": 10, "per": "hour", "cap": 50},
+}
+
+
+def late_course(tmp_path: Path, **late: object) -> Path:
+    """A course folder (no roster) whose self_attention assignment has a late policy."""
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(LATE_KEYS)
+    raw["assignments"]["self_attention"]["late"].update(late)
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(json.dumps(raw))
+    return folder
+
+
+def test_an_extension_naming_no_submission_without_a_roster_is_one_line(tmp_path: Path) -> None:
+    course = late_course(tmp_path)
+    (course / "extensions.csv").write_text("student,hours\nada,48\nadda,24\n,12\n")
+    assert load_extensions(course) == {"ada": 48.0, "adda": 24.0}  # read as before
+    lines = stray_extensions(course, ["ada", "bo"])
+    path = course / "extensions.csv"
+    assert lines == [
+        f"{path} line 3: 'adda' matches no submission (and the course has no roster); "
+        "the extension is not applied"
+    ]
+    assert stray_extensions(course, ["ada", "adda"]) == []
+    # With a roster, load_extensions refuses such a row itself: nothing to warn of here.
+    (course / "roster.csv").write_text("id,name\nada,Ada Lovelace\n")
+    assert stray_extensions(course, ["ada"]) == []
+
+
+def test_grade_warns_of_the_extension_it_cannot_apply(tmp_path: Path) -> None:
+    course = late_course(tmp_path)
+    (course / "extensions.csv").write_text("student,hours\nada,48\nadda,24\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    times = tmp_path / "times.csv"
+    times.write_text("student,timestamp\nada,2026-03-01T20:00:00+01:00\n")
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    result = CliRunner().invoke(main, [*command, "--submitted-at", str(times)])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warned == [
+        f"warning: {course / 'extensions.csv'} line 3: 'adda' matches no submission (and "
+        "the course has no roster); the extension is not applied"
+    ]
