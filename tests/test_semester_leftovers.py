@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from grader.batch.lateness import load_extensions, stray_extensions
 from grader.cli import main
+from grader.render.lms import split_name
 
 import students
 from conftest import repo_config_raw, write_notebook
@@ -64,3 +65,13 @@ def test_grade_warns_of_the_extension_it_cannot_apply(tmp_path: Path) -> None:
         f"warning: {course / 'extensions.csv'} line 3: 'adda' matches no submission (and "
         "the course has no roster); the extension is not applied"
     ]
+
+
+def test_a_last_comma_first_name_splits_at_the_comma() -> None:
+    assert split_name("Smith, John") == ("John", "Smith")
+    assert split_name("van der Berg, Anna Maria") == ("Anna Maria", "van der Berg")
+    assert split_name("  Smith ,John ") == ("John", "Smith")
+    # the forms read before keep their meaning
+    assert split_name("John Smith") == ("John", "Smith")
+    assert split_name("Ada King Lovelace") == ("Ada King", "Lovelace")
+    assert split_name("Plato") == ("Plato", "")

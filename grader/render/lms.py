@@ -30,8 +30,12 @@ Lines = Iterator[list[object]]
 
 
 def split_name(name: str) -> tuple[str, str]:
-    """(first names, last name): the last word is the surname, as the LMSs' own exports
-    split a single name field."""
+    """(first names, last name): "Last, First" (a roster copied from an LMS's export) at
+    its comma, else the last word is the surname, as the LMSs' own exports split a single
+    name field."""
+    last, comma, first = name.partition(",")
+    if comma and last.strip() and first.strip():
+        return " ".join(first.split()), " ".join(last.split())
     words = name.split()
     if len(words) < 2:
         return name, ""
