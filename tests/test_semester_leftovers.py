@@ -75,3 +75,19 @@ def test_a_last_comma_first_name_splits_at_the_comma() -> None:
     assert split_name("John Smith") == ("John", "Smith")
     assert split_name("Ada King Lovelace") == ("Ada King", "Lovelace")
     assert split_name("Plato") == ("Plato", "")
+
+
+def test_a_nan_late_cap_is_one_config_line_exit_2(tmp_path: Path) -> None:
+    course = late_course(tmp_path)
+    config = course / "config.yaml"
+    raw = json.loads(config.read_text())
+    text = json.dumps(raw).replace('"cap": 50', '"cap": .nan')
+    config.write_text(text)  # YAML reads `.nan` (JSON has no NaN): the instructor's spelling
+    folder = tmp_path / "class"
+    folder.mkdir()
+    result = CliRunner().invoke(main, ["grade", str(folder), "--course", str(course)])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"Error: {config} is not a valid grader config: "
+        "assignments.self_attention.late.cap: must be a number, not nan"
+    ]
