@@ -4,9 +4,11 @@ export, "Last, First" names, and a NaN late-penalty cap."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from grader.batch.lateness import load_extensions, stray_extensions
@@ -91,3 +93,35 @@ def test_a_nan_late_cap_is_one_config_line_exit_2(tmp_path: Path) -> None:
         f"Error: {config} is not a valid grader config: "
         "assignments.self_attention.late.cap: must be a number, not nan"
     ]
+
+
+def test_a_moodle_total_above_the_maximum_is_exported_with_one_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no config.yaml where the grader runs: no note of its own
+    course, folder = students.fast_class(tmp_path, "ada", "bo")
+    out = tmp_path / "out"
+    where = ["--course", str(course), "-a", "self_attention", "--results", str(out)]
+    graded = CliRunner().invoke(main, ["grade", str(folder), "--out", str(out), *where[:4]])
+    assert graded.exit_code == 0, graded.output
+    with (out / "grades.csv").open() as handle:
+        top = float(next(csv.DictReader(handle))["max_total"])
+    bonus = ["override", "bo", "--points", f"{top + 2:g}", "--comment", "bonus", *where]
+    assert CliRunner().invoke(main, bonus).exit_code == 0
+    dest = tmp_path / "moodle.csv"
+    done = CliRunner().invoke(main, ["export", "--format", "moodle", *where, "--out", str(dest)])
+    assert done.exit_code == 0, done.output
+    assert done.stderr.splitlines() == [
+        f"note: 1 total(s) above the maximum of {top:g} (bo): exported as they are; Moodle's "
+        "import caps a grade at its grade item's maximum unless the site allows more (Site "
+        "administration > Grades > General settings > Unlimited grades)"
+    ]
+    with dest.open(newline="") as handle:
+        totals = {row["ID number"]: float(row["self_attention"]) for row in csv.DictReader(handle)}
+    assert totals == {"ada": top, "bo": top + 2}  # the file holds the total as it counts
+    # standard output holds the file's bytes only; the note is on stderr there too
+    piped = CliRunner().invoke(main, ["export", "--format", "moodle", *where, "--out", "-"])
+    assert piped.stdout_bytes == dest.read_bytes() and piped.stderr == done.stderr
+    # Canvas and Blackboard take points above the maximum (extra credit): nothing to say
+    canvas = CliRunner().invoke(main, ["export", "--format", "canvas", *where, "--out", "-"])
+    assert canvas.exit_code == 0 and canvas.stderr == ""

@@ -18,7 +18,7 @@ from grader.render.grades import Grades
 from grader.render.lms import split_name
 from grader.render.whole_file import write_text
 
-__all__ = ["FORMATS", "export", "exported", "render", "split_name"]
+__all__ = ["FORMATS", "capped_by_moodle", "export", "exported", "render", "split_name"]
 
 FORMATS: tuple[str, ...] = tuple(GRADES_FORMATS)
 
@@ -29,12 +29,34 @@ def render(fmt: str, rows: Sequence[Standing], spec: AssignmentSpec) -> str:
     return GRADES_FORMATS[fmt].render(grades)
 
 
+def capped_by_moodle(rows: Sequence[Standing], spec: AssignmentSpec) -> str:
+    """One line for the students whose total (an override's, say) is above the assignment's
+    maximum, which Moodle's import caps at the grade item's maximum without a word, unless
+    the site allows grades above it; "" when there are none."""
+    top = spec_total(spec)
+    above = [row.student for row in rows if round(row.total, 4) > top]
+    if not above:
+        return ""
+    shown = ", ".join(above[:5]) + (f" and {len(above) - 5} more" if len(above) > 5 else "")
+    return (
+        f"{len(above)} total(s) above the maximum of {top:g} ({shown}): exported as they are; "
+        "Moodle's import caps a grade at its grade item's maximum unless the site allows "
+        "more (Site administration > Grades > General settings > Unlimited grades)"
+    )
+
+
 def exported(
-    out: Path, config: Config, fmt: str, assignment: str | None, database: str | None = None
+    out: Path,
+    config: Config,
+    fmt: str,
+    assignment: str | None,
+    database: str | None = None,
+    notes: list[str] | None = None,
 ) -> str:
     """The gradebook in OUT (or the PostgreSQL `database`) as `fmt`; one row per student
     (per roster student with a roster), totals with overrides applied; a total that is not
-    a finite number is refused (UsageError), never exported."""
+    a finite number is refused (UsageError), never exported. `notes` gets the lines to show
+    the instructor (a Moodle total its import would cap)."""
     book = open_book(out, database)
     try:
         spec = config.assignment(book_assignment(book, assignment))
@@ -42,6 +64,8 @@ def exported(
     finally:
         book.close()
     refuse_non_finite(rows)
+    if fmt == "moodle" and notes is not None and (line := capped_by_moodle(rows, spec)):
+        notes.append(line)
     return render(fmt, rows, spec)
 
 
@@ -52,9 +76,10 @@ def export(
     dest: Path,
     assignment: str | None,
     database: str | None = None,
+    notes: list[str] | None = None,
 ) -> Path:
     """Write the gradebook in OUT (or `database`) as `fmt` to `dest` (see `exported`)."""
-    text = exported(out, config, fmt, assignment, database)
+    text = exported(out, config, fmt, assignment, database, notes)
     dest.parent.mkdir(parents=True, exist_ok=True)
     write_text(dest, text, newline="")
     return dest

@@ -162,9 +162,12 @@ def export_command(
 
     _database_option(database, out)
     config = _course(config_path)
+    notes: list[str] = []
     if str(dest) == "-":  # the file's bytes, as it would hold them, and nothing else
-        text = exported(out, config, fmt, assignment, database)
+        text = exported(out, config, fmt, assignment, database, notes)
         click.echo(text.encode("utf-8"), nl=False)
-        return
-    _output_file(dest)
-    click.echo(f"wrote {export(out, config, fmt, dest, assignment, database)}")
+    else:
+        _output_file(dest)
+        click.echo(f"wrote {export(out, config, fmt, dest, assignment, database, notes)}")
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
