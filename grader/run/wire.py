@@ -361,8 +361,22 @@ class _Numbers:
         self._used = 0
         self._flat: np.ndarray | None = None
 
-    def take(self, at: Any, shape: tuple[int, ...], count: int) -> np.ndarray:
-        """The `count` numbers at byte `at`, as an array of this shape (its own copy)."""
+    def array(self, node: dict[str, Any]) -> np.ndarray:
+        """The array an `a` node declares: its shape checked (as `_shape`), then its numbers
+        taken where the one before it ended, as an array of its own (a copy of its span).
+        One call per array: a child's answer is mostly many small arrays."""
+        shape = node.get("shape")
+        if type(shape) is not list or len(shape) > MAX_NDIM:
+            raise WireError(f"malformed array shape (more than {MAX_NDIM} dimensions?)")
+        count = bound = 1
+        for n in shape:
+            if type(n) is not int or n < 0:
+                raise WireError("malformed array shape")
+            count *= n
+            bound *= n or 1  # as _size_bound: a zero counted as one
+        if bound > MAX_ELEMENTS:
+            raise WireError(f"array shape over the limit of {MAX_ELEMENTS} numbers")
+        at = node.get("at")
         if type(at) is not int or at != self._used:
             raise WireError("array not where the one before it ended")
         end = at + _FLOAT * count
@@ -385,14 +399,28 @@ def _rebuild(node: Any, numbers: _Numbers, depth: int) -> Value:
         raise WireError("malformed value tree")
     kind = node.get("t")
     if kind == "a":  # the usual node first
-        shape, count = _shape(node.get("shape"))
-        return numbers.take(node.get("at"), shape, count)
+        return numbers.array(node)
     if kind in ("list", "tuple"):
         items = node.get("items")
         if type(items) is not list or len(items) > MAX_ITEMS:
             raise WireError("malformed sequence")
         depth += 1
-        return Seq(kind, tuple([_rebuild(i, numbers, depth) for i in items]))
+        if depth > MAX_DEPTH:  # each item refused as too deep, as _rebuild would
+            return Seq(kind, tuple([_rebuild(i, numbers, depth) for i in items]))
+        # An array item is built here, without a call of _rebuild of its own (the checks
+        # and their order are the same).
+        array = numbers.array
+        return Seq(
+            kind,
+            tuple(
+                [
+                    array(i)
+                    if type(i) is dict and i.get("t") == "a"
+                    else _rebuild(i, numbers, depth)
+                    for i in items
+                ]
+            ),
+        )
     if kind == "none":
         return None
     if kind == "other":
@@ -402,22 +430,6 @@ def _rebuild(node: Any, numbers: _Numbers, depth: int) -> Value:
         return Other(clean_text(type_name, 80))
     shown = clean_text(kind, 40) if isinstance(kind, str) else type(kind).__name__
     raise WireError(f"unknown node type {shown}")
-
-
-def _shape(shape: Any) -> tuple[tuple[int, ...], int]:
-    """A shape numpy can build (at most MAX_NDIM dimensions, MAX_ELEMENTS numbers), and
-    how many numbers it holds."""
-    if type(shape) is not list or len(shape) > MAX_NDIM:
-        raise WireError(f"malformed array shape (more than {MAX_NDIM} dimensions?)")
-    count = bound = 1
-    for n in shape:
-        if type(n) is not int or n < 0:
-            raise WireError("malformed array shape")
-        count *= n
-        bound *= n or 1  # as _size_bound: a zero counted as one
-    if bound > MAX_ELEMENTS:
-        raise WireError(f"array shape over the limit of {MAX_ELEMENTS} numbers")
-    return tuple(shape), count
 
 
 def clean_text(value: Any, limit: int = MAX_TEXT) -> str:
