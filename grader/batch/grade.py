@@ -5,7 +5,6 @@ warm workers, judge each in this process, and record it as soon as it is done.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import shutil
@@ -13,7 +12,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from datetime import datetime
 from pathlib import Path
@@ -130,8 +129,7 @@ def grade_batch(
                     for spec in present:
                         preflight(config, spec, pool.workers)
                     prepared = {a.id: _prepare(a, pool.workers) for a in present}
-                    with _settled_heap():
-                        _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
+                    _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
                     recorder.settle()
                 finally:
                     pool.close()
@@ -317,25 +315,6 @@ def _prepare(spec: AssignmentSpec, workers: Workers) -> tuple[CaseSet, Expected]
     """An assignment's cases and what is expected on them (the course's code, sandboxed)."""
     case_set = build_cases(spec)
     return case_set, build_expected(spec, case_set, workers)
-
-
-@contextlib.contextmanager
-def _settled_heap() -> Iterator[None]:
-    """While the class is judged, what this process held before (modules, the course, the
-    prepared cases and references) is left out of the collector's walks (`gc.freeze`): the
-    judging of each notebook makes and drops many small objects, and a full collection
-    otherwise walks the whole heap for them. Given back to the collector afterwards (the
-    service grades batch after batch in one process: nothing stays frozen for good, garbage
-    frozen with the rest included). A process that froze its heap itself is left as it is
-    (`gc.unfreeze` would thaw its objects too)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _run(
