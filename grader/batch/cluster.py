@@ -20,6 +20,7 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,6 +47,8 @@ ANSWER_SECONDS = 2 * CONNECT_SECONDS  # for it to answer, once reached
 WORKERS_SECONDS = 30.0  # for a first worker to join it
 CLOSE_SECONDS = 5.0
 IN_FLIGHT_PER_SLOT = 4  # tasks handed out per Dask thread: none waits for the next job
+POLL_SECONDS = 1.0  # how often a task's wait asks whether any worker is left to run it
+NO_WORKER_SECONDS = WORKERS_SECONDS  # with none that long, the batch stops (PoolLost)
 _NOTE_CHARS = 1000
 
 
@@ -175,6 +178,9 @@ class ClusterPool(Pool):
         start the one local worker for the course's own code."""
         self.address = address
         self.client = _connect(address)
+        # when the scheduler last had a worker, and when it was last asked (see _result)
+        self._lock = threading.Lock()
+        self._worker_seen = self._asked = time.monotonic()
         # one name per batch: several batches (courses) may share a cluster
         self.plugin = f"attention-grader-{uuid.uuid4().hex}"
         try:
@@ -208,7 +214,7 @@ class ClusterPool(Pool):
         args = (self.plugin, job.path.name, job.data, carried, numbers, names)
         try:
             future = self.client.submit(run_submission, *args, pure=False)
-            header, raw = future.result()
+            header, raw = self._result(future)
         except KilledWorker:  # the task killed worker after worker: not retried further
             return lost_run(limits, "Dask workers died running it, one after another")
         except (concurrent.futures.CancelledError, CommClosedError, OSError) as exc:
@@ -220,6 +226,34 @@ class ClusterPool(Pool):
                 "same command grades the rest"
             ) from None
         return _answer(header, raw, limits)
+
+    def _result(self, future: Any) -> Any:
+        """The task's answer, however long the queue; PoolLost once the scheduler has had no
+        worker for NO_WORKER_SECONDS (the last one left and none took its place: Dask would
+        keep the task, and the batch, waiting for ever)."""
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError:  # Dask's, the built-in one (an OSError: caught here first)
+                pass
+            if self._without_workers() >= NO_WORKER_SECONDS:
+                future.cancel()
+                raise PoolLost(
+                    f"the Dask scheduler at {self.address} has had no worker for "
+                    f"{NO_WORKER_SECONDS:g} s; what was graded is kept in the gradebook, and "
+                    "the same command grades the rest once workers run again"
+                )
+
+    def _without_workers(self) -> float:
+        """For how long the scheduler has had no worker, as last asked (one question a
+        POLL_SECONDS for all the batch's threads)."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._asked >= POLL_SECONDS:
+                self._asked = now
+                if self.client.nthreads():
+                    self._worker_seen = now
+            return now - self._worker_seen
 
     def close(self) -> None:
         """Take the plugin off the workers (their sandboxed pools stop), disconnect, and
