@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_cluster import free_port, graded_rows, slow_class, start_cluster, stop
 
 from conftest import REPO
-from test_cluster import free_port, graded_rows, slow_class, start_cluster, stop
 
 # The CLI, with the cluster's no-worker wait cut short (the default is 30 s).
 SHORT_WAIT = (
