@@ -52,6 +52,11 @@ NO_WORKER_SECONDS = WORKERS_SECONDS  # with none that long, the batch stops (Poo
 _NOTE_CHARS = 1000
 
 
+class WorkerRefused(GraderError):
+    """Raised by a task on a Dask worker whose grading plugin could not start (another
+    grader version, no sandbox where one is required): the client stops the batch with it."""
+
+
 class GradingPlugin(WorkerPlugin):
     """Installed on every Dask worker (present and future): starts one sandboxed worker per
     Dask thread, warmed up on the batch's cases, with the course's data files beside it."""
@@ -71,10 +76,15 @@ class GradingPlugin(WorkerPlugin):
         self.workers: Workers | None = None
         self.files: dict[str, DataFile] = {}
         self.folder = ""
+        self.refused = ""  # why start() failed on this worker, if it did
 
     async def setup(self, worker: Any) -> None:
         """Start the sandboxed pool off the worker's event loop (it takes a second or two)."""
-        await asyncio.to_thread(self.start, worker.state.nthreads)
+        try:
+            await asyncio.to_thread(self.start, worker.state.nthreads)
+        except Exception as exc:  # Dask logs it and keeps the worker: its tasks say why
+            self.refused = " ".join(str(exc).split())[:_NOTE_CHARS] or type(exc).__name__
+            raise
 
     def start(self, count: int) -> None:
         """Write the data files to a private folder and start `count` sandboxed workers."""
@@ -111,7 +121,7 @@ class GradingPlugin(WorkerPlugin):
         """One student's run on the next free sandboxed worker of this process; `plan`, or
         the plan this plugin carries under that name."""
         if self.workers is None:
-            raise GraderError("the grading plugin has not started on this Dask worker")
+            raise WorkerRefused(self.refused or "its grading plugin has not started")
         files = [self.files[name] for name in names]
         cases = self.plans[plan] if isinstance(plan, str) else plan
         return self.workers.run(cells, cases, limits, files)
@@ -215,6 +225,12 @@ class ClusterPool(Pool):
         try:
             future = self.client.submit(run_submission, *args, pure=False)
             header, raw = self._result(future)
+        except WorkerRefused as exc:  # it would fail every task handed to it, at once
+            raise PoolLost(
+                f"a Dask worker of the scheduler at {self.address} cannot grade ({exc}); what "
+                "was graded is kept in the gradebook, and the same command grades the rest "
+                "once every worker can"
+            ) from None
         except KilledWorker:  # the task killed worker after worker: not retried further
             return lost_run(limits, "Dask workers died running it, one after another")
         except (concurrent.futures.CancelledError, CommClosedError, OSError) as exc:
