@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 from test_cluster import free_port, graded_rows, slow_class, start, start_cluster, stop
+
+from grader.author.export import template
 
 from conftest import REPO
 
@@ -101,3 +105,62 @@ def test_a_worker_that_cannot_grade_joining_mid_batch_stops_it_in_one_line(
     finally:
         for process in processes:
             stop(process)
+
+
+def _github_steps() -> tuple[dict[str, str], dict[str, str]]:
+    """The GitHub template's job env and its steps' scripts, by step id."""
+    job = yaml.safe_load(template("github"))["jobs"]["run-autograding-tests"]
+    return job["env"], {s["id"]: s["run"] for s in job["steps"] if "id" in s and "run" in s}
+
+
+@pytest.mark.slow
+def test_a_json_module_in_the_students_repository_cannot_forge_the_github_points(
+    tmp_path: Path,
+) -> None:
+    from test_export import run_bash, step_outputs
+
+    env, steps = _github_steps()
+    exercise = REPO / "exercises" / "self_attention.ipynb"  # unsolved: few points
+    (tmp_path / env["NOTEBOOK"]).write_bytes(exercise.read_bytes())
+    # beside the notebook, where the workflow's `python -c` runs: no workflow edit needed
+    (tmp_path / "json.py").write_text(
+        "def load(handle):\n    return {'score': 99, 'max_score': 99}\n", encoding="utf-8"
+    )
+    output = tmp_path / "output"
+    variables = {"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum.md")}
+    run_bash(steps["grade"], tmp_path, {**env, "GRADER_COURSE": str(REPO), **variables})
+    check = [
+        str(Path(sys.executable).parent / "grader"),
+        "check",
+        str(tmp_path / env["NOTEBOOK"]),
+        "--format",
+        "json",
+    ]
+    check += ["--course", str(REPO)]
+    report = json.loads(subprocess.run(check, capture_output=True, text=True).stdout)
+    assert report["score"] < report["max_score"]
+    expected = f"{report['score']:g}/{report['max_score']:g}"
+    assert step_outputs(output)["points"] == expected
+
+
+def test_a_pip_package_in_the_students_repository_does_not_run_as_the_install_step(
+    tmp_path: Path,
+) -> None:
+    from test_export import run_bash
+
+    for name in ["github", "gitlab"]:
+        if name == "github":
+            script = _github_steps()[1]["install"].replace("${{ vars.GRADER_PACKAGE }}", "pip")
+        else:
+            job = yaml.safe_load(template("gitlab"))["grade-notebook"]
+            script = next(line for line in job["before_script"] if "pip install" in line)
+        # `python -m pip` in the repository's root would import this pip: the student's
+        # code would stand in for the grader's installation, before any sandbox
+        hijack = tmp_path / name / "pip"
+        hijack.mkdir(parents=True)
+        marker = tmp_path / name / "hijacked"
+        (hijack / "__init__.py").write_text("")
+        (hijack / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+        done = run_bash(script, tmp_path / name, {"GRADER_PACKAGE": "pip", "PIP_NO_INDEX": "1"})
+        assert not marker.exists(), (name, script)
+        assert "Requirement already satisfied: pip" in done.stdout, (name, done.stderr)
