@@ -17,6 +17,8 @@ from grader.author.export import template
 
 from conftest import REPO
 
+DEMO = REPO / "demo" / "submissions"
+
 # The CLI, with the cluster's no-worker wait cut short (the default is 30 s).
 SHORT_WAIT = (
     "import sys\n"
@@ -164,3 +166,41 @@ def test_a_pip_package_in_the_students_repository_does_not_run_as_the_install_st
         done = run_bash(script, tmp_path / name, {"GRADER_PACKAGE": "pip", "PIP_NO_INDEX": "1"})
         assert not marker.exists(), (name, script)
         assert "Requirement already satisfied: pip" in done.stdout, (name, done.stderr)
+
+
+# A Dask worker `--preload`: a machine where no sandbox can be made (no bubblewrap).
+NO_SANDBOX = (
+    "from grader.run import bwrap\n"
+    "bwrap.support = lambda: bwrap.Support(False, 'no bubblewrap on this machine (the test)')\n"
+)
+
+
+@pytest.mark.slow
+def test_a_cluster_worker_without_the_sandbox_is_refused_under_auto(tmp_path: Path) -> None:
+    # Unsandboxed, a notebook has the network: it could reach the scheduler (no password by
+    # default) and run code on every worker, and in this command through Dask's pickles.
+    preload = tmp_path / "no_sandbox.py"
+    preload.write_text(NO_SANDBOX)
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = start("distributed.cli.dask_scheduler", "--port", str(port), "--no-dashboard")
+    worker = ["distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard"]
+    processes = [scheduler, start(*worker, "--no-nanny", "--preload", str(preload))]
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader", "grade", str(DEMO), "--out", str(out)]
+    command += ["--course", str(REPO), "--assignment", "self_attention", "--cluster", address]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert [line for line in lines if "Error" in line or "Traceback" in line] == [lines[-1]]
+        assert "a Dask worker cannot make the sandbox, which a cluster requires" in lines[-1]
+        assert "no bubblewrap on this machine (the test)" in lines[-1]
+        assert not (out / "gradebook.sqlite").exists() or graded_rows(out) == 0
+        # asked for in so many words, a cluster without the sandbox still grades
+        unsafe = subprocess.run([*command, "--sandbox", "none"], capture_output=True, text=True)
+        assert unsafe.returncode in (0, 1), unsafe.stderr
+        assert graded_rows(out) > 0
+    finally:
+        for process in processes:
+            stop(process)

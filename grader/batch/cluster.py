@@ -102,7 +102,19 @@ class GradingPlugin(WorkerPlugin):
             self.files[name] = DataFile(name, path)
         files = list(self.files.values())
         plans = list(self.plans.values())
-        self.workers = Workers(count, require(self.mode), plans, self.preload, files)
+        # 'auto' is 'required' here: a notebook run without the sandbox has the network, and
+        # from there the scheduler (which runs anyone's code on every worker, and whose
+        # answers this command unpickles); only `--sandbox none`, said so, runs without it
+        # 'auto' is 'required' here: a notebook run without the sandbox has the network, and
+        # from there the scheduler, which runs anyone's code on every worker (and whose
+        # answers the client unpickles); only `--sandbox none`, said so, runs without it
+        support = require(self.mode)
+        if self.mode == "auto" and not support.sandboxed:
+            raise UsageError(
+                "a Dask worker cannot make the sandbox, which a cluster requires unless told "
+                f"--sandbox none (then any notebook can run code on every worker): {support.reason}"
+            )
+        self.workers = Workers(count, support, plans, self.preload, files)
 
     def teardown(self, worker: Any) -> None:
         """Stop the sandboxed workers and remove the data files."""
