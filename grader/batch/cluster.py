@@ -47,7 +47,7 @@ ANSWER_SECONDS = 2 * CONNECT_SECONDS  # for it to answer, once reached
 WORKERS_SECONDS = 30.0  # for a first worker to join it
 CLOSE_SECONDS = 5.0
 IN_FLIGHT_PER_SLOT = 4  # tasks handed out per Dask thread: none waits for the next job
-POLL_SECONDS = 1.0  # how often a task's wait asks whether any worker is left to run it
+POLL_SECONDS = 5.0  # how often a task's wait asks whether any worker is left to run it
 NO_WORKER_SECONDS = WORKERS_SECONDS  # with none that long, the batch stops (PoolLost)
 _NOTE_CHARS = 1000
 
