@@ -20,6 +20,7 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,7 +47,14 @@ ANSWER_SECONDS = 2 * CONNECT_SECONDS  # for it to answer, once reached
 WORKERS_SECONDS = 30.0  # for a first worker to join it
 CLOSE_SECONDS = 5.0
 IN_FLIGHT_PER_SLOT = 4  # tasks handed out per Dask thread: none waits for the next job
+POLL_SECONDS = 5.0  # how often a task's wait asks whether any worker is left to run it
+NO_WORKER_SECONDS = WORKERS_SECONDS  # with none that long, the batch stops (PoolLost)
 _NOTE_CHARS = 1000
+
+
+class WorkerRefused(GraderError):
+    """Raised by a task on a Dask worker whose grading plugin could not start (another
+    grader version, no sandbox where one is required): the client stops the batch with it."""
 
 
 class GradingPlugin(WorkerPlugin):
@@ -68,10 +76,15 @@ class GradingPlugin(WorkerPlugin):
         self.workers: Workers | None = None
         self.files: dict[str, DataFile] = {}
         self.folder = ""
+        self.refused = ""  # why start() failed on this worker, if it did
 
     async def setup(self, worker: Any) -> None:
         """Start the sandboxed pool off the worker's event loop (it takes a second or two)."""
-        await asyncio.to_thread(self.start, worker.state.nthreads)
+        try:
+            await asyncio.to_thread(self.start, worker.state.nthreads)
+        except Exception as exc:  # Dask logs it and keeps the worker: its tasks say why
+            self.refused = " ".join(str(exc).split())[:_NOTE_CHARS] or type(exc).__name__
+            raise
 
     def start(self, count: int) -> None:
         """Write the data files to a private folder and start `count` sandboxed workers."""
@@ -89,7 +102,19 @@ class GradingPlugin(WorkerPlugin):
             self.files[name] = DataFile(name, path)
         files = list(self.files.values())
         plans = list(self.plans.values())
-        self.workers = Workers(count, require(self.mode), plans, self.preload, files)
+        # 'auto' is 'required' here: a notebook run without the sandbox has the network, and
+        # from there the scheduler (which runs anyone's code on every worker, and whose
+        # answers this command unpickles); only `--sandbox none`, said so, runs without it
+        # 'auto' is 'required' here: a notebook run without the sandbox has the network, and
+        # from there the scheduler, which runs anyone's code on every worker (and whose
+        # answers the client unpickles); only `--sandbox none`, said so, runs without it
+        support = require(self.mode)
+        if self.mode == "auto" and not support.sandboxed:
+            raise UsageError(
+                "a Dask worker cannot make the sandbox, which a cluster requires unless told "
+                f"--sandbox none (then any notebook can run code on every worker): {support.reason}"
+            )
+        self.workers = Workers(count, support, plans, self.preload, files)
 
     def teardown(self, worker: Any) -> None:
         """Stop the sandboxed workers and remove the data files."""
@@ -108,7 +133,7 @@ class GradingPlugin(WorkerPlugin):
         """One student's run on the next free sandboxed worker of this process; `plan`, or
         the plan this plugin carries under that name."""
         if self.workers is None:
-            raise GraderError("the grading plugin has not started on this Dask worker")
+            raise WorkerRefused(self.refused or "its grading plugin has not started")
         files = [self.files[name] for name in names]
         cases = self.plans[plan] if isinstance(plan, str) else plan
         return self.workers.run(cells, cases, limits, files)
@@ -175,6 +200,9 @@ class ClusterPool(Pool):
         start the one local worker for the course's own code."""
         self.address = address
         self.client = _connect(address)
+        # when the scheduler last had a worker, and when it was last asked (see _result)
+        self._lock = threading.Lock()
+        self._worker_seen = self._asked = time.monotonic()
         # one name per batch: several batches (courses) may share a cluster
         self.plugin = f"attention-grader-{uuid.uuid4().hex}"
         try:
@@ -208,7 +236,13 @@ class ClusterPool(Pool):
         args = (self.plugin, job.path.name, job.data, carried, numbers, names)
         try:
             future = self.client.submit(run_submission, *args, pure=False)
-            header, raw = future.result()
+            header, raw = self._result(future)
+        except WorkerRefused as exc:  # it would fail every task handed to it, at once
+            raise PoolLost(
+                f"a Dask worker of the scheduler at {self.address} cannot grade ({exc}); what "
+                "was graded is kept in the gradebook, and the same command grades the rest "
+                "once every worker can"
+            ) from None
         except KilledWorker:  # the task killed worker after worker: not retried further
             return lost_run(limits, "Dask workers died running it, one after another")
         except (concurrent.futures.CancelledError, CommClosedError, OSError) as exc:
@@ -220,6 +254,34 @@ class ClusterPool(Pool):
                 "same command grades the rest"
             ) from None
         return _answer(header, raw, limits)
+
+    def _result(self, future: Any) -> Any:
+        """The task's answer, however long the queue; PoolLost once the scheduler has had no
+        worker for NO_WORKER_SECONDS (the last one left and none took its place: Dask would
+        keep the task, and the batch, waiting for ever)."""
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError:  # Dask's, the built-in one (an OSError: caught here first)
+                pass
+            if self._without_workers() >= NO_WORKER_SECONDS:
+                future.cancel()
+                raise PoolLost(
+                    f"the Dask scheduler at {self.address} has had no worker for "
+                    f"{NO_WORKER_SECONDS:g} s; what was graded is kept in the gradebook, and "
+                    "the same command grades the rest once workers run again"
+                )
+
+    def _without_workers(self) -> float:
+        """For how long the scheduler has had no worker, as last asked (one question a
+        POLL_SECONDS for all the batch's threads)."""
+        with self._lock:
+            now = time.monotonic()
+            if now - self._asked >= POLL_SECONDS:
+                self._asked = now
+                if self.client.nthreads():
+                    self._worker_seen = now
+            return now - self._worker_seen
 
     def close(self) -> None:
         """Take the plugin off the workers (their sandboxed pools stop), disconnect, and
