@@ -103,9 +103,6 @@ class GradingPlugin(WorkerPlugin):
         files = list(self.files.values())
         plans = list(self.plans.values())
         # 'auto' is 'required' here: a notebook run without the sandbox has the network, and
-        # from there the scheduler (which runs anyone's code on every worker, and whose
-        # answers this command unpickles); only `--sandbox none`, said so, runs without it
-        # 'auto' is 'required' here: a notebook run without the sandbox has the network, and
         # from there the scheduler, which runs anyone's code on every worker (and whose
         # answers the client unpickles); only `--sandbox none`, said so, runs without it
         support = require(self.mode)
