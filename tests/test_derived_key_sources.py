@@ -17,14 +17,15 @@ from grader.judge.fingerprints import catalogue_for
 JUDGE = Path(derived.__file__).parent
 
 
-def _judge_imports(module: str) -> set[str]:
-    """The modules of grader.judge that `module` imports (at any depth of its code)."""
+def _imports(module: str, folder: Path = JUDGE, package: str = "grader.judge") -> set[str]:
+    """The modules of `package` that `module` (a file of `folder`) imports (at any depth of
+    its code)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse((JUDGE / f"{module}.py").read_text())):
+    for node in ast.walk(ast.parse((folder / f"{module}.py").read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith("grader.judge."):
+            if node.module.startswith(f"{package}."):
                 found.add(node.module.split(".")[2])
-            elif node.module == "grader.judge":
+            elif node.module == package:
                 found.update(alias.name for alias in node.names)
     return found
 
@@ -37,7 +38,7 @@ def test_every_judge_module_the_makers_import_is_hashed() -> None:
         module = todo.pop()
         if module not in closure:
             closure.add(module)
-            todo += _judge_imports(module)
+            todo += _imports(module)
     assert {"static", "stubs"} <= closure  # what mutants.py imports (the brief's two)
     assert closure <= set(derived._MAKERS), sorted(closure - set(derived._MAKERS))
 
@@ -62,27 +63,15 @@ def test_changing_an_imported_source_changes_the_key(
     assert derived.cache_key(spec, catalogue) != before
 
 
-def _course_imports(module: str, folder: Path) -> set[str]:
-    """The modules of grader.course that `module` (a file of `folder`) imports."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse((folder / f"{module}.py").read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith("grader.course."):
-                found.add(node.module.split(".")[2])
-            elif node.module == "grader.course":
-                found.update(alias.name for alias in node.names)
-    return found
-
-
 def test_every_course_module_the_makers_read_with_is_hashed() -> None:
     course = derived.COURSE_SOURCES
-    todo = [m for maker in derived._MAKERS for m in _course_imports(maker, JUDGE)]
+    todo = [m for maker in derived._MAKERS for m in _imports(maker, JUDGE, "grader.course")]
     closure: set[str] = set()
     while todo:
         module = todo.pop()
         if module not in closure:
             closure.add(module)
-            todo += _course_imports(module, course)
+            todo += _imports(module, course, "grader.course")
     assert {"mistakes", "notebook"} <= closure  # what mutants.py and transplant.py import
     assert closure <= set(derived._COURSE_MAKERS), sorted(closure - set(derived._COURSE_MAKERS))
 
