@@ -293,11 +293,18 @@ def _check_deadline(assignment: Mapping[str, Any], where: str) -> None:
         raise ConfigError(f"{where}.late.cutoff: before `due` ({assignment['due']})")
 
 
-def late_policy(assignment: Mapping[str, Any]) -> LatePolicy | None:
-    """The assignment's `due:` and `late:` (already checked), or None without a due date."""
+def late_policy(assignment: Mapping[str, Any], time_zone: str | None = None) -> LatePolicy | None:
+    """The assignment's `due:` and `late:` (already checked), or None without a due date;
+    its days are calendar days in `time_zone` (the course's, checked), else the due date's."""
     if "due" not in assignment:
         return None
     from grader.course.deadline import LatePolicy, parse_time
+
+    zone = None
+    if time_zone is not None:
+        from zoneinfo import ZoneInfo
+
+        zone = ZoneInfo(time_zone)
 
     late = assignment.get("late", {})
     return LatePolicy(
@@ -307,6 +314,7 @@ def late_policy(assignment: Mapping[str, Any]) -> LatePolicy | None:
         per=late.get("per", "day"),
         cap=float(late.get("cap", 100)),
         cutoff=parse_time(late["cutoff"]) if "cutoff" in late else None,
+        zone=zone,
     )
 
 
@@ -412,6 +420,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
     files = course_files(raw["assignments"], path, secret)
     cases = find_course_cases(raw, path)
     _refuse_cases_as_data(files, cases, path)
+    time_zone = _time_zone(raw)
     for aid, spec in raw["assignments"].items():
         _refuse_non_names(spec["targets"], f"{path}: assignments.{aid}.targets")
         tol = Tolerance(**{**vars(default_tol), **spec.get("tolerance", {})})
@@ -445,7 +454,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             targets=targets,
             preload=tuple(spec.get("preload", ())),
             files=files[aid],
-            late=late_policy(spec),
+            late=late_policy(spec, time_zone),
             keep=spec.get("keep", "latest"),
             per_student_inputs=spec.get("per_student_inputs", False),
         )
@@ -456,7 +465,7 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
         sandbox_named="sandbox" in raw,
         secret_file=secret,
         serve=serve_settings(raw, base),
-        time_zone=_time_zone(raw),
+        time_zone=time_zone,
     )
 
 

@@ -4,13 +4,17 @@ submission handed in at a given time loses.
 Lateness counts from the due date (moved by the student's extension); within the grace period
 it costs nothing; after it, every started hour (or day) costs `percent` of the points, up to
 `cap`; after the cut-off (moved by the same extension) the score is 0.
+
+An hour is 60 minutes of real time. A day is a calendar day in the deadline's time zone (the
+course's `time_zone:`, else the due date's offset): day N late ends N days after the due date
+at the same local time, so the 23- and 25-hour days of a daylight-saving change count as one.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
 Per = Literal["hour", "day"]
@@ -27,6 +31,7 @@ class LatePolicy:
     per: Per = "day"
     cap: float = 100.0  # the most the periods may cost, in percent
     cutoff: datetime | None = None  # after it (plus any extension), the score is 0
+    zone: tzinfo | None = None  # where a day is a calendar day (`time_zone:`); else due's offset
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def lateness(policy: LatePolicy, submitted: datetime, extension_hours: float = 0
         return Late(minutes, 100.0, f"{late}: after the cut-off, the score is 0")
     if minutes <= policy.grace_minutes:
         return Late(minutes, 0.0, f"{late}: within the grace period, no penalty")
-    periods = math.ceil(seconds / PER_SECONDS[policy.per])
+    periods = _periods(policy, due, submitted, seconds)
     percent = min(policy.cap, policy.percent * periods)
     rule = f"{policy.percent:g}% per {policy.per}"
     capped = (
@@ -74,6 +79,19 @@ def lateness(policy: LatePolicy, submitted: datetime, extension_hours: float = 0
     )
     what = f"{periods} {policy.per}{'s' * (periods > 1)} × {rule}{capped}"
     return Late(minutes, percent, f"{late}: late penalty {percent:g}% ({what})")
+
+
+def _periods(policy: LatePolicy, due: datetime, submitted: datetime, seconds: float) -> int:
+    """The started periods from `due` to `submitted`, `seconds` later: hours of real time, or
+    calendar days in the deadline's zone, counted on the local clock (a 25-hour day is one
+    day, not two; a 23-hour day is a whole one too). At least one: in the hour repeated when
+    the clocks go back, the local clock can read a time before the due date's."""
+    if policy.per == "hour":
+        return math.ceil(seconds / PER_SECONDS["hour"])
+    zone = policy.zone or due.tzinfo
+    local = submitted.astimezone(zone).replace(tzinfo=None)
+    deadline = due.astimezone(zone).replace(tzinfo=None)
+    return max(1, math.ceil((local - deadline).total_seconds() / PER_SECONDS["day"]))
 
 
 def _duration(minutes: float) -> str:
