@@ -26,8 +26,7 @@ from grader.batch.lateness import (
     MTIME,
     given_before,
     handed_in,
-    load_extensions,
-    stray_extensions,
+    read_course_extensions,
 )
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.batch.recorder import Recorder
@@ -194,9 +193,10 @@ def _when_handed(
 ) -> None:
     """When each submission was handed in, and each student's extension; the students
     whose time is only their file's are listed in the batch."""
-    recorder.extensions = load_extensions(config.path.parent)
-    named = (base_of(student) for student, _ in submissions)
-    recorder.batch.warnings += stray_extensions(config.path.parent, named)
+    extensions = read_course_extensions(config.path.parent)
+    named = [base_of(student) for student, _ in submissions]
+    recorder.extensions = extensions.matched(named)
+    recorder.batch.warnings += extensions.strays(named)
     zone = next(spec.late.due for spec in config.assignments.values() if spec.late)
     course_zone = config.zone()
     for student, path in submissions:

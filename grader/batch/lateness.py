@@ -62,36 +62,68 @@ def _number(text: str, where: str) -> float:
     return hours
 
 
+def same_student(name: str) -> str:
+    """The key an extension's `student` is matched by, to a roster id or (without a roster)
+    to a submission's name: case and Unicode form aside (render/escape.folded), `S001` and
+    `s001` alike."""
+    return folded(name)
+
+
+@dataclass(frozen=True)
+class CourseExtensions:
+    """The course's extensions, read once: hours by student (a roster id with a roster, else
+    the name as `extensions.csv` writes it), and without a roster each `extensions.csv` row
+    with hours as (where, student), to match to the batch's submissions."""
+
+    hours: dict[str, float]
+    rows: tuple[tuple[str, str], ...] = ()
+
+    def matched(self, students: Iterable[str]) -> dict[str, float]:
+        """Hours by each of `students` (the batch's names) that has an extension, its name
+        matched as a roster id is (same_student); with a roster, the ids' own."""
+        by_key = {same_student(name): hours for name, hours in self.hours.items()}
+        found = {name: by_key.get(same_student(name)) for name in students}
+        return {name: hours for name, hours in found.items() if hours is not None}
+
+    def strays(self, students: Iterable[str]) -> list[str]:
+        """Without a roster, a line for each `extensions.csv` row whose student is none of
+        `students` (the batch's, matched as `matched` matches): its extension would be
+        silently lost, as with a typo in the name. The line names the file, the line and
+        the student. With a roster (no rows kept: such a row was refused), nothing."""
+        known = {same_student(name) for name in students}
+        return [
+            f"{where}: {student!r} matches no submission (and the course has no roster); "
+            "the extension is not applied"
+            for where, student in self.rows
+            if same_student(student) not in known
+        ]
+
+
 def stray_extensions(course: Path, students: Iterable[str]) -> list[str]:
     """Without a roster, a line for each `extensions.csv` row whose student is none of
-    `students` (the batch's): its extension would be silently lost, as with a typo in the
-    name. The line names the file, the line and the student. With a roster, load_extensions
-    refuses such a row instead; without the file, nothing."""
-    path = course / EXTENSIONS_FILE
-    if course_roster(course) is not None or not path.is_file():
+    `students` (CourseExtensions.strays); with a roster or without the file, nothing (the
+    roster's check is load_extensions's). A batch reads the file once instead, through
+    read_course_extensions."""
+    if course_roster(course) is not None or not (course / EXTENSIONS_FILE).is_file():
         return []
-    known = set(students)
-    reader = csv_rows(path, ConfigError)
-    reader.fieldnames = [(h or "").strip().lower() for h in reader.fieldnames or []]
-    lines = []
-    for row in reader:
-        student = (row.get("student") or "").strip()
-        if student and (row.get("hours") or "").strip() and student not in known:
-            lines.append(
-                f"{path} line {reader.line_num}: {student!r} matches no submission (and the "
-                "course has no roster); the extension is not applied"
-            )
-    return lines
+    return read_course_extensions(course).strays(students)
 
 
 def load_extensions(course: Path) -> dict[str, float]:
+    """Hours of extension by student id (read_course_extensions)."""
+    return read_course_extensions(course).hours
+
+
+def read_course_extensions(course: Path) -> CourseExtensions:
     """Hours of extension by student id: the roster's `extension_hours` column, then
-    `extensions.csv` (student,hours) beside it, which wins. A bad number, or with a roster a
-    student on no line of it (an id is matched as the roster matches: case and Unicode form
-    aside): ConfigError, exit 2, rather than an extension silently lost."""
+    `extensions.csv` (student,hours) beside it, which wins; each file read once. A bad
+    number, or with a roster a student on no line of it (an id is matched as the roster
+    matches: case and Unicode form aside): ConfigError, exit 2, rather than an extension
+    silently lost. Without a roster, the rows are kept to match to submissions."""
     roster = course_roster(course)
-    ids = None if roster is None else {folded(s.id): s.id for s in roster}
+    ids = None if roster is None else {same_student(s.id): s.id for s in roster}
     found: dict[str, float] = {}
+    rows: list[tuple[str, str]] = []
     for name, key, column in (
         (ROSTER_FILE, "id", EXTENSION_COLUMN),
         (EXTENSIONS_FILE, "student", "hours"),
@@ -112,11 +144,13 @@ def load_extensions(course: Path) -> dict[str, float]:
             if value and student:
                 where = f"{path} line {reader.line_num}"
                 if ids is not None and name == EXTENSIONS_FILE:
-                    if folded(student) not in ids:
+                    if same_student(student) not in ids:
                         raise ConfigError(f"{where}: {student!r} is not on the roster")
-                    student = ids[folded(student)]
+                    student = ids[same_student(student)]
                 found[student] = _number(value, where)
-    return found
+                if ids is None and name == EXTENSIONS_FILE:
+                    rows.append((where, student))
+    return CourseExtensions(found, tuple(rows))
 
 
 def read_submitted_at(path: Path) -> dict[str, datetime]:

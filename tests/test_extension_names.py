@@ -1,0 +1,79 @@
+"""An `extensions.csv` row names its student as a roster id is matched, case and Unicode
+form aside, with a roster or without one; and a batch reads the file once."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch import lateness
+from grader.batch.lateness import read_course_extensions, same_student
+from grader.cli import main
+
+import students
+from conftest import repo_config_raw, write_notebook
+
+LATE = {"due": "2026-03-01T23:59:00+01:00", "late": {"percent": 10, "per": "hour", "cap": 50}}
+
+
+def late_course(tmp_path: Path) -> Path:
+    """A course folder (no roster) whose self_attention assignment has a late policy."""
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(LATE)
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(json.dumps(raw))
+    return folder
+
+
+def test_without_a_roster_a_row_matches_a_submission_case_aside(tmp_path: Path) -> None:
+    course = late_course(tmp_path)
+    # "ÉMILE" written with a combining accent, the submission's name with one character.
+    (course / "extensions.csv").write_text("student,hours\nADA,48\nE\u0301MILE,24\nbo,6\n")
+    read = read_course_extensions(course)
+    assert read.matched(["ada", "\u00e9mile", "cy"]) == {"ada": 48.0, "\u00e9mile": 24.0}
+    path = course / "extensions.csv"
+    assert read.strays(["ada", "\u00e9mile"]) == [
+        f"{path} line 4: 'bo' matches no submission (and the course has no roster); "
+        "the extension is not applied"
+    ]
+    # The roster's way: the same row matches the roster id "ada", by the same key.
+    (course / "roster.csv").write_text("id,name\nada,Ada\n\u00e9mile,Emile\nbo,Bo\n")
+    with_roster = read_course_extensions(course)
+    assert with_roster.hours == {"ada": 48.0, "\u00e9mile": 24.0, "bo": 6.0}
+    assert with_roster.strays(["ada"]) == []  # a roster refuses such rows instead
+    assert same_student("ADA") == same_student("ada") != same_student("adda")
+
+
+def test_grade_applies_an_extension_whose_name_differs_in_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = late_course(tmp_path)
+    (course / "extensions.csv").write_text("student,hours\nADA,48\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    write_notebook(folder / "ada.ipynb", students.cells())
+    times = tmp_path / "times.csv"
+    times.write_text("student,timestamp\nada,2026-03-02T20:00:00+01:00\n")  # 20 h late
+    opened: list[Path] = []
+    real = lateness.csv_rows
+
+    def counted(path: Path, error: Any) -> Any:
+        opened.append(path)
+        return real(path, error)
+
+    monkeypatch.setattr(lateness, "csv_rows", counted)
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [*command, "--submitted-at", str(times), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert not [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        row = next(csv.DictReader(handle))
+    assert float(row["late_penalty"]) == 0, row  # 50 (the cap) without the extension
+    assert opened.count(course / "extensions.csv") == 1  # one read for hours and warnings
