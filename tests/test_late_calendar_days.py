@@ -19,10 +19,10 @@ BERLIN = ZoneInfo("Europe/Berlin")
 # and forward from +01:00 to +02:00 at 02:00 on 29 March 2026 (a 23-hour day).
 
 
-def berlin(*when: int, fold: int = 0) -> datetime:
+def berlin(year: int, month: int, day: int, hour: int, minute: int, fold: int = 0) -> datetime:
     """A local time in Berlin, at its offset then (as config.yaml and --submitted-at give
     times: a fixed offset; `fold=1`: the second of the hour repeated in autumn)."""
-    moment = datetime(*when, fold=fold, tzinfo=BERLIN)  # type: ignore[misc]
+    moment = datetime(year, month, day, hour, minute, fold=fold, tzinfo=BERLIN)
     offset = moment.utcoffset()
     assert offset is not None
     return moment.astimezone(timezone(offset))
