@@ -10,6 +10,7 @@ of the solution it was written from, so that `grader release` refuses a stale ex
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
@@ -132,7 +133,8 @@ def _read_notebook(path: Path) -> Any:
 
 def exercise_notebook(assignment: AssignmentSpec) -> Any:
     """The student notebook made from the assignment's solution: solution-only cells dropped,
-    solutions stripped, a check() cell appended, and the assignment id in its metadata."""
+    solutions stripped, a check() cell appended, and the assignment id in its metadata. A
+    markdown (or raw) cell keeps its attachments (images pasted into it)."""
     solution = _read_notebook(assignment.solution)
     cells: list[Any] = []
     for index, cell in enumerate(solution.cells, start=1):
@@ -153,6 +155,9 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
             new = nbformat.v4.new_markdown_cell(cell.source)
         else:
             new = nbformat.v4.new_raw_cell(cell.source)
+        if cell.cell_type != "code" and cell.get("attachments"):
+            # images pasted into the cell (`![](attachment:name.png)`): the student sees them too
+            new["attachments"] = copy.deepcopy(cell["attachments"])
         new["id"] = f"{assignment.id}-{len(cells) + 1:02d}"
         cells.append(new)
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
@@ -173,9 +178,14 @@ def exercise_notebook(assignment: AssignmentSpec) -> Any:
 
 
 def _digest(solution: Any) -> str:
-    """The hash of what an exercise is made from: each cell's type, source and tags (not
-    its outputs, which Jupyter changes on every run)."""
-    cells = [[c.cell_type, c.source, c.get("metadata", {}).get("tags", [])] for c in solution.cells]
+    """The hash of what an exercise is made from: each cell's type, source, tags and any
+    attachments (not its outputs, which Jupyter changes on every run). A solution without
+    attachments hashes as it did before they were kept."""
+    cells = [
+        [c.cell_type, c.source, c.get("metadata", {}).get("tags", [])]
+        + ([c["attachments"]] if c.cell_type != "code" and c.get("attachments") else [])
+        for c in solution.cells
+    ]
     return hashlib.sha256(json.dumps(cells, sort_keys=True).encode("utf-8")).hexdigest()
 
 
