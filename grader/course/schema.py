@@ -235,7 +235,10 @@ _LATE = {
         },
         "per": {
             "enum": ["hour", "day"],
-            "description": "The period `percent` is charged for: hour or day (default day).",
+            "description": (
+                "The period `percent` is charged for: hour (of real time) or day (a calendar "
+                "day in the course's `time_zone:`, so a 23- or 25-hour day is one; default day)."
+            ),
         },
         "cap": {
             "type": "number",
