@@ -98,3 +98,22 @@ def test_a_batch_split_evenly_between_assignments_is_refused(tmp_path: Path) -> 
     assert "none for most of them (self_attention (1), udl_12_1 (1)); pass --assignment" in (
         result.output
     )
+
+
+@pytest.mark.sandbox
+def test_the_notebooks_kept_from_the_gradebook_count_when_settling(
+    config: Config, tmp_path: Path
+) -> None:
+    """Run again with only aaron's notebook new: the class's, unchanged and kept from the
+    gradebook, still say which assignment the batch is (aaron alone would settle his own)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    out = tmp_path / "out"
+    grade_batch(folder, config, out)
+    shutil.copy(OTHER, folder / "aaron.ipynb")
+    batch = grade_batch(folder, config, out)
+    assert sorted(e.student for e in batch.entries if e.skipped) == ["ada", "bruno"]
+    aaron = next(e for e in batch.entries if e.student == "aaron")
+    assert aaron.report is not None and aaron.report.assignment == "self_attention"
