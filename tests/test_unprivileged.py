@@ -23,6 +23,7 @@ USER = "grader-ci"
 SANDBOX_TESTS = [
     "tests/test_redteam.py",
     "tests/test_redteam_more.py",
+    "tests/test_redteam_oom.py",
     "tests/test_attacks.py",
     "tests/test_sandbox.py",
     "tests/test_default_signals.py",

@@ -39,6 +39,7 @@ from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.locate import is_bundle
 from grader.course.notebook import Submission, assignment_hint, load_submission
 from grader.course.per_student import course_secret, needs_secret, settings_tag
+from grader.course.recognise import choose_assignment, settle_assignment
 from grader.engine import finish, require, with_choice
 from grader.errors import ConfigError, UsageError
 from grader.judge.expected import Expected, build_expected
@@ -112,6 +113,7 @@ def grade_batch(
             todo += [Job(key, path) for key, path in others]
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
+                settled = None if assignment else _settle(todo, recorder, config, source)
                 present = specs if assignment else _assignments_in(todo, config)
                 mode = sandbox or config.sandbox
                 check_files(config, present)  # a missing file: exit 2 before any worker starts
@@ -122,6 +124,7 @@ def grade_batch(
                     pool = _cluster_pool(cluster, config, assignment, present, support, mode)
                     pool.secret = secret
                     workers = pool.slots
+                pool.settled = settled
                 try:
                     # The course's own code first, on the class's workers: a solution that
                     # fails is the course's error (exit 2), not one fault per student.
@@ -278,6 +281,29 @@ def _cluster_pool(
             f"--cluster needs Dask ({exc}): pip install 'attention-grader[cluster]'"
         ) from None
     return ClusterPool(address, config, assignment, present, support, mode)
+
+
+def _settle(todo: Sequence[Job], recorder: Recorder, config: Config, source: Path) -> str | None:
+    """The one assignment a batch without --assignment grades every notebook as: the one
+    most of its notebooks look like (those kept from the gradebook included), each
+    recognised here as it would be alone; a UsageError when none is most."""
+    recognised: list[str | None] = [e.report.assignment for e in recorder.batch.entries if e.report]
+    for job in todo:
+        recognised.append(_recognised(job.path, config))
+    return settle_assignment(config, recognised, str(source))
+
+
+def _recognised(path: Path, config: Config) -> str | None:
+    """The assignment a notebook alone is recognised as (its metadata, else its names), or
+    None when it cannot be read or told."""
+    try:
+        data = path.read_bytes()
+        hint = assignment_hint(json.loads(data))
+        if hint is not None and hint in config.assignments:
+            return hint
+        return choose_assignment(config, load_submission(path, data), None)[0].id
+    except Exception:  # unreadable, untellable, or a fault met (and reported) when graded
+        return None
 
 
 def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]:

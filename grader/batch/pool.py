@@ -15,7 +15,7 @@ from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission, load_submission
 from grader.course.per_student import for_student
-from grader.course.recognise import choose_assignment
+from grader.course.recognise import choose_for_batch
 from grader.errors import GraderError
 from grader.run import bwrap
 from grader.run.sandbox import ChildRun
@@ -78,6 +78,7 @@ class Pool:
         (THREADS_PER_WORKER per worker unless given); `secret`: the course's, for
         per-student inputs."""
         self.config, self.requested, self.secret = config, requested, secret
+        self.settled: str | None = None  # without `requested`: the batch's one assignment
         plans = [build_cases(a).plan(a) for a in assignments]
         preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
         files = [file for a in assignments for file in a.files]
@@ -96,7 +97,9 @@ class Pool:
             return Done(job, problem=job.problem)
         try:
             submission = load_submission(job.path, job.data)
-            assignment, chosen = choose_assignment(self.config, submission, self.requested)
+            assignment, chosen = choose_for_batch(
+                self.config, submission, self.requested, self.settled
+            )
             assignment = for_student(assignment, base_of(job.student), self.secret)
         except GraderError as exc:
             return Done(job, problem=str(exc))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission
 from grader.errors import UsageError
@@ -36,3 +39,44 @@ def choose_assignment(
             f"pass --assignment, one of: {candidates}"
         )
     return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
+
+
+def settle_assignment(config: Config, recognised: Sequence[str | None], where: str) -> str | None:
+    """The one assignment a batch without --assignment grades every notebook as: the one
+    most of its notebooks are recognised as (`recognised`: each one's, None where none);
+    None when no notebook is recognised. A UsageError when two or more tie for most: no
+    notebook's own choice may decide it."""
+    counts = Counter(aid for aid in recognised if aid is not None and aid in config.assignments)
+    if not counts:
+        return None
+    most = max(counts.values())
+    tied = sorted(aid for aid, count in counts.items() if count == most)
+    if len(tied) > 1:
+        seen = ", ".join(f"{aid} ({counts[aid]})" for aid in sorted(counts))
+        raise UsageError(
+            f"{where}: the notebooks look like several assignments, none for most of them "
+            f"({seen}); pass --assignment"
+        )
+    return tied[0]
+
+
+def choose_for_batch(
+    config: Config, submission: Submission, requested: str | None, settled: str | None
+) -> tuple[AssignmentSpec, str]:
+    """A batch's notebook: graded as the assignment asked for, else as the batch's
+    `settled` one (settle_assignment), never as another its metadata or names point to;
+    the note says so when they do (as choose_assignment without a batch)."""
+    if requested:
+        hint = submission.assignment_hint
+        spec = config.assignment(requested)
+        if hint and hint != requested and hint in config.assignments:
+            return spec, f"assignment '{requested}' (as asked), though its metadata names '{hint}'"
+        return spec, ""
+    spec, chosen = choose_assignment(config, submission, None)
+    if settled is None or spec.id == settled:
+        return spec, chosen
+    looks = chosen.removeprefix("assignment ")
+    return config.assignment(settled), (
+        f"assignment '{settled}', the class's (most of its notebooks are), "
+        f"though this notebook looks like {looks}"
+    )

@@ -133,6 +133,33 @@ def tree(pid: int) -> list[int]:
     return found
 
 
+CAP_SYS_RESOURCE = 24
+OOM_FIRST = "1000"
+
+
+@functools.cache
+def can_pin_oom_mark() -> bool:
+    """Whether this process holds CAP_SYS_RESOURCE: the mark it writes into another's
+    oom_score_adj is then also that process's floor, which no process without the
+    capability (nothing in the sandbox) can go below again."""
+    for line in _read("/proc/self", "status").splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) >> CAP_SYS_RESOURCE & 1)
+    return False
+
+
+def pin_oom_mark(pids: Iterable[int]) -> None:
+    """Mark `pids` (a ready worker's processes) for the OOM killer first, for good: every
+    child a worker forks after inherits the mark and its floor, so a notebook can no longer
+    lower its own back to 0. Nothing where this process may not (see can_pin_oom_mark):
+    each child raises its own mark then (sandbox.py), which it may lower again."""
+    if not can_pin_oom_mark():
+        return
+    for pid in pids:
+        with contextlib.suppress(OSError):  # gone meanwhile
+            _write(f"/proc/{pid}", "oom_score_adj", OOM_FIRST)
+
+
 class Group:
     """One worker's memory cgroup."""
 

@@ -133,7 +133,8 @@ def _first_for_the_oom_killer() -> None:
     """The host's OOM killer takes the student's processes (this one and all it starts)
     before any other: the address-space limit is per process, and 64 of them can hold more
     than the machine has. Raising one's own score needs no privilege; a notebook may lower
-    it again (down to 0, the worker's), which only a privileged process could forbid."""
+    it again (down to 0, the worker's) unless the grader pinned the worker's at 1000 (it
+    can only while holding CAP_SYS_RESOURCE: memory_group.pin_oom_mark)."""
     with contextlib.suppress(OSError):
         fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
         try:

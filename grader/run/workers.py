@@ -179,9 +179,11 @@ class Worker:
             self.kill()
             raise GraderError("a grading worker could not start")
         # Ready, it forks nothing until sent a job: all its processes are moved at once.
-        if memory_group.place() is not None:
+        if memory_group.place() is not None or memory_group.can_pin_oom_mark():
             tree = memory_group.tree(self.process.pid)
-            self.memory = memory_group.make(tree, sandbox.MEMORY_LIMIT)
+            memory_group.pin_oom_mark(tree)
+            if memory_group.place() is not None:
+                self.memory = memory_group.make(tree, sandbox.MEMORY_LIMIT)
         return self
 
     def alive(self) -> bool:

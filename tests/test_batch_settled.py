@@ -1,0 +1,119 @@
+"""A batch without --assignment is graded as one assignment, settled before any notebook runs:
+the one most of its notebooks look like. A notebook that looks like another (its metadata,
+or the names it defines) used to be graded, recorded in the gradebook and shown on its
+feedback page as that other, easier assignment's, with its full marks."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch.grade import grade_batch
+from grader.cli import main
+from grader.course.config import Config
+from grader.course.notebook import load_submission
+from grader.course.recognise import choose_for_batch, settle_assignment
+from grader.errors import UsageError
+
+import students
+from conftest import REPO, write_notebook
+
+DEMO = REPO / "demo" / "submissions"
+# The textbook's notebook, solved: recognised, by the names it defines, as udl_12_1.
+OTHER = REPO / "solutions" / "udl_12_1.ipynb"
+
+
+def test_the_batch_settles_the_assignment_most_notebooks_look_like(config: Config) -> None:
+    mostly = ["udl_12_1", None, "self_attention", "self_attention"]
+    assert settle_assignment(config, mostly, "class") == "self_attention"
+    assert settle_assignment(config, [None, None, "no_such"], "class") is None
+    with pytest.raises(UsageError) as refused:
+        settle_assignment(config, ["udl_12_1", "self_attention", None], "class")
+    assert str(refused.value) == (
+        "class: the notebooks look like several assignments, none for most of them "
+        "(self_attention (1), udl_12_1 (1)); pass --assignment"
+    )
+
+
+def test_a_notebook_naming_another_assignment_is_graded_as_the_batchs(
+    config: Config, tmp_path: Path
+) -> None:
+    named = {"grader": {"assignment": "masked_attention"}}
+    submission = load_submission(write_notebook(tmp_path / "x.ipynb", students.cells(), named))
+    spec, note = choose_for_batch(config, submission, None, "self_attention")
+    assert spec.id == "self_attention"
+    assert note == (
+        "assignment 'self_attention', the class's (most of its notebooks are), though this "
+        "notebook looks like 'masked_attention' (from the notebook's metadata)"
+    )
+    spec, note = choose_for_batch(config, submission, "self_attention", None)
+    assert (spec.id, note) == (
+        "self_attention",
+        "assignment 'self_attention' (as asked), though its metadata names 'masked_attention'",
+    )
+    # One that names the batch's own: graded as ever.
+    assert choose_for_batch(config, submission, "masked_attention", None)[1] == ""
+    assert choose_for_batch(config, submission, None, "masked_attention") == (
+        config.assignment("masked_attention"),
+        "assignment 'masked_attention' (from the notebook's metadata)",
+    )
+
+
+@pytest.mark.sandbox
+def test_one_notebook_of_an_easier_assignment_is_graded_as_the_class(
+    config: Config, tmp_path: Path
+) -> None:
+    """The attack: aaron hands in another assignment's notebook in a class graded without
+    --assignment. Nothing of his is recorded as that assignment's: his gradebook row and
+    feedback page are the class's assignment, with a note saying what it looked like."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno", "chen"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    shutil.copy(OTHER, folder / "aaron.ipynb")
+    out = tmp_path / "out"
+    batch = grade_batch(folder, config, out)
+    aaron = next(e for e in batch.entries if e.student == "aaron")
+    assert aaron.report is not None and aaron.report.assignment == "self_attention"
+    assert "though this notebook looks like 'udl_12_1'" in aaron.report.notes[0]
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        held = {row[0] for row in db.execute("SELECT assignment FROM submissions")}
+    assert held == {"self_attention"}
+    page = (out / "feedback" / "aaron.html").read_text()
+    assert "udl_12_1" in page and "self_attention" in page
+
+
+@pytest.mark.sandbox
+def test_a_batch_split_evenly_between_assignments_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(DEMO / "ada.ipynb", folder)
+    shutil.copy(OTHER, folder / "aaron.ipynb")
+    result = CliRunner().invoke(main, ["grade", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "none for most of them (self_attention (1), udl_12_1 (1)); pass --assignment" in (
+        result.output
+    )
+
+
+@pytest.mark.sandbox
+def test_the_notebooks_kept_from_the_gradebook_count_when_settling(
+    config: Config, tmp_path: Path
+) -> None:
+    """Run again with only aaron's notebook new: the class's, unchanged and kept from the
+    gradebook, still say which assignment the batch is (aaron alone would settle his own)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    out = tmp_path / "out"
+    grade_batch(folder, config, out)
+    shutil.copy(OTHER, folder / "aaron.ipynb")
+    batch = grade_batch(folder, config, out)
+    assert sorted(e.student for e in batch.entries if e.skipped) == ["ada", "bruno"]
+    aaron = next(e for e in batch.entries if e.student == "aaron")
+    assert aaron.report is not None and aaron.report.assignment == "self_attention"
