@@ -10,13 +10,14 @@ docs/course-author.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grader.course.inputs import builder
 
-Rng = np.random.Generator
+if TYPE_CHECKING:  # numpy.random is imported only when the cases are drawn
+    from numpy.random import Generator as Rng
 Sizes = Mapping[str, int]
 
 

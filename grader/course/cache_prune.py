@@ -59,6 +59,7 @@ _HEX = "[0-9a-f]{16,64}"
 # readers look up the file named by that key and the suffix of its first alternative first.
 ENTRY = (
     rf"(course-run-{_HEX})\.bin",
+    rf"(cases-{_HEX})\.pickle",
     rf"(derived-.+?-{_HEX})(?:\.bin|-pairs-.+\.bin)",
     rf"(head-start-{_HEX})(?:\.json|-{_HEX}\.init)",
     rf"(config-parsed-{_HEX})\.json",
@@ -72,6 +73,7 @@ ENTRY = (
 # A writer's temporary file: one of those names, or a prefix of one, then `.tmp`.
 PREFIXES = (
     "course-run-",
+    "cases-",
     "derived-",
     "head-start-",
     "config-parsed-",

@@ -178,13 +178,26 @@ def build_cases(assignment: AssignmentSpec) -> CaseSet:
     key = repr(assignment)
     with _CASE_SETS_LOCK:  # one set per assignment, also when built on two threads at once
         if key not in _CASE_SETS:
-            cases = assignment_cases(assignment)
-            probes = {
-                t.name: probe_cases(_probe_seed(assignment, t, cases[t.name]), cases[t.name])
-                for t in assignment.targets
-            }
-            _CASE_SETS[key] = CaseSet(cases, probes)
+            _CASE_SETS[key] = _remembered_or_built(assignment)
         return _CASE_SETS[key]
+
+
+def _remembered_or_built(assignment: AssignmentSpec) -> CaseSet:
+    """The set kept on disk for this assignment (case_memo.py), else built and kept."""
+    from grader.course import case_memo
+
+    path = case_memo.memo_path(assignment)
+    if path is not None and isinstance(known := case_memo.recalled(path), CaseSet):
+        return known
+    cases = assignment_cases(assignment)
+    probes = {
+        t.name: probe_cases(_probe_seed(assignment, t, cases[t.name]), cases[t.name])
+        for t in assignment.targets
+    }
+    built = CaseSet(cases, probes)
+    if path is not None:
+        case_memo.keep(path, built)
+    return built
 
 
 def _probe_seed(assignment: AssignmentSpec, target: TargetSpec, cases: tuple[Case, ...]) -> int:

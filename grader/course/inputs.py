@@ -18,19 +18,22 @@ config loads and when cases are built, and is never staged into a student's sand
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from grader.errors import ConfigError
 
-Rng = np.random.Generator
+if TYPE_CHECKING:  # numpy.random is imported where cases are drawn (not where they are recalled)
+    from numpy.random import Generator
+
+    Rng: TypeAlias = Generator
+else:
+    Rng = Any
 Builder = Callable[[Rng, Mapping[str, int], int], tuple[Any, ...]]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,7 +75,7 @@ def course_cases(path: Path) -> CourseCases:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read the course's case builders {path}: {exc}") from None
-    return CourseCases(path, hashlib.sha256(data).hexdigest()[:16])
+    return CourseCases(path, blake2b(data, digest_size=8).hexdigest())
 
 
 _LOADED: dict[tuple[Path, str], dict[str, tuple[Builder, tuple[str, ...]]]] = {}

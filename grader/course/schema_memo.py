@@ -8,7 +8,7 @@ that is refused always meets the validators and says why as before.
 
 from __future__ import annotations
 
-import hashlib
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from grader.course.schema import SCHEMA
 
 @cache
 def _schema_digest() -> bytes:
-    return hashlib.blake2b(repr(SCHEMA).encode(), digest_size=20).digest()
+    return blake2b(repr(SCHEMA).encode(), digest_size=20).digest()
 
 
 def _path(raw: Any) -> Path | None:
@@ -30,7 +30,7 @@ def _path(raw: Any) -> Path | None:
         text = repr(raw).encode("utf-8", errors="surrogatepass")
     except (RecursionError, ValueError):
         return None
-    hasher = hashlib.blake2b(_schema_digest(), digest_size=20)
+    hasher = blake2b(_schema_digest(), digest_size=20)
     hasher.update(text)
     return folder / f"config-valid-{hasher.hexdigest()}"
 

@@ -10,9 +10,9 @@ believed only there: the folder is the user's own (cache_home.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -24,7 +24,7 @@ from grader.course.cache_home import cache_dir, mark, used
 @cache
 def _reader_digest() -> bytes:
     """What decides how a text is parsed: config.py's source and PyYAML's installed file."""
-    hasher = hashlib.blake2b(digest_size=20)
+    hasher = blake2b(digest_size=20)
     hasher.update(Path(__file__).with_name("config.py").read_bytes())
     spec = find_spec("yaml")
     origin = spec.origin if spec is not None else None
@@ -39,7 +39,7 @@ def _path(text: str) -> Path | None:
     if folder is None:
         return None
     try:
-        hasher = hashlib.blake2b(_reader_digest(), digest_size=20)
+        hasher = blake2b(_reader_digest(), digest_size=20)
     except OSError:
         return None
     hasher.update(text.encode("utf-8", errors="surrogatepass"))

@@ -12,9 +12,9 @@ JSON, never a pickle; a file that does not decode is ignored and replaced.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -314,7 +314,7 @@ def _transposed(outputs: Sequence[Value | Exception]) -> list[Value | Exception]
 def _key(outputs: Sequence[Value | Exception]) -> str:
     """Outputs rounded to 7 significant digits, as one digest: equal keys, equal outputs (at
     a rounding boundary a duplicate is merely kept)."""
-    hasher = hashlib.blake2b(digest_size=16)
+    hasher = blake2b(digest_size=16)
     for value in outputs:
         _feed(hasher, value)
         hasher.update(b"|")

@@ -12,9 +12,9 @@ which a cell or a call ran out of time.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,7 @@ def run_key(
 def content_digest(parts: Iterable[bytes], files: Iterable[Path | None]) -> str:
     """The hash every cache of course work is keyed by: `parts`, then each file's bytes (a
     missing or unreadable file, or None, counts as empty), each with its length."""
-    hasher = hashlib.blake2b(digest_size=20)
+    hasher = blake2b(digest_size=20)
     for part in parts:
         hasher.update(len(part).to_bytes(8, "big") + part)
     for path in files:
@@ -105,14 +105,14 @@ def _file_digest(path: Path | None) -> bytes:
         data = path.read_bytes()
     except OSError:
         return _empty()
-    digest = hashlib.blake2b(len(data).to_bytes(8, "big") + data, digest_size=32).digest()
+    digest = blake2b(len(data).to_bytes(8, "big") + data, digest_size=32).digest()
     if len(_FILE_DIGESTS) < 4096:
         _FILE_DIGESTS[stamp] = digest
     return digest
 
 
 def _empty() -> bytes:
-    return hashlib.blake2b(bytes(8), digest_size=32).digest()
+    return blake2b(bytes(8), digest_size=32).digest()
 
 
 def cache_path(key: str) -> Path | None:

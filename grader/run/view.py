@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import os
 import re
 import shutil
@@ -35,6 +34,7 @@ import stat
 import sys
 import tempfile
 import time
+from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as head_start.py)
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,7 +150,7 @@ def _cached(
     the first run builds it (a few tenths of a second), later ones find it. Built under a
     temporary name and renamed into place, so a stage found is always whole."""
     parent = _parent(near)
-    digest = hashlib.sha256(f"{os.geteuid()}\0{as_nobody}\0{signature}".encode()).hexdigest()
+    digest = blake2b(f"{os.geteuid()}\0{as_nobody}\0{signature}".encode()).hexdigest()
     final = Path(parent) / f"{PREFIX}{digest[:20]}"
     if _ours(final, as_nobody):
         os.utime(final)
@@ -321,7 +321,7 @@ def _tree_signature(folder: str) -> list[str]:
 
 def _dist_signature(dist: metadata.Distribution) -> str:
     record = dist.read_text("RECORD") or ""
-    digest = hashlib.sha256(record.encode()).hexdigest()
+    digest = blake2b(record.encode()).hexdigest()
     return f"{_site(dist)}:{dist.metadata['Name']}:{dist.version}:{digest}"
 
 
@@ -356,7 +356,7 @@ def _watch_stamp(watched: str) -> str:
         except OSError:
             return "-"
         text = "\0".join(names).encode(errors="surrogatepass")
-        return hashlib.blake2b(text, digest_size=16).hexdigest()
+        return blake2b(text, digest_size=16).hexdigest()
     try:
         info = os.stat(path)
     except OSError:
@@ -371,7 +371,7 @@ def _memo_path(preload: tuple[str, ...], as_nobody: bool, tree: list[str]) -> Pa
     if folder is None:
         return None
     key = repr((VERSION, preload, as_nobody, os.geteuid(), sys.path, tree))
-    digest = hashlib.blake2b(key.encode(errors="surrogatepass"), digest_size=20).hexdigest()
+    digest = blake2b(key.encode(errors="surrogatepass"), digest_size=20).hexdigest()
     return folder / f"view-stage-{digest}.json"
 
 
