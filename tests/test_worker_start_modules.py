@@ -16,6 +16,7 @@ from grader.course.cases import build_cases
 from grader.course.config import load_config
 from grader.course.notebook import load_submission
 from grader.run.bwrap import BOOT, _package_dirs
+from grader.run.pipes import encode_message, read_message
 
 from conftest import REPO
 
@@ -61,3 +62,28 @@ def test_a_sandboxed_workers_job_loads_no_paths_magics_or_temporary_folders() ->
     cells = load_submission(REPO / "demo" / "submissions" / "bruno.ipynb").cells
     job = pickle.dumps((list(cells), build_cases(assignment).plan(assignment)))
     assert _modules_of_a_worker(job) == []
+
+
+def test_a_worker_for_one_notebook_has_numpys_generator_loaded_when_ready() -> None:
+    """The child seeds numpy.random before the notebook's first cell: a worker started
+    without a warm-up (`grader check`'s) loads it before it says ready, not its child after
+    the fork, where the import would be part of the notebook's run."""
+    worker = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", BOOT, str(REPO), *_package_dirs()],
+        cwd="/",
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert worker.stdin and worker.stdout
+    try:
+        plans = pickle.dumps([])
+        init = {"kind": "init", "preload": [], "size": len(plans), "warm": False}
+        worker.stdin.write(encode_message(init) + plans)
+        worker.stdin.flush()
+        assert read_message(worker.stdout.fileno())["kind"] == "ready"
+        with open(f"/proc/{worker.pid}/maps") as maps:
+            loaded = maps.read()
+        assert "numpy/random/mtrand" in loaded
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=30)
