@@ -7,14 +7,14 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.course.ipython import neutralise
 from grader.course.parsing import ParseBudget, parse_cell
 from grader.errors import SubmissionError
 
 if TYPE_CHECKING:  # a worker holds code cells without the report's types (4-8 ms of its start)
+    from pathlib import Path  # nor pathlib's (with urllib.parse), nor the magics' rewriting
+
     from grader.report import Location
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -129,6 +129,8 @@ def bound_names(node: ast.stmt) -> list[str]:
 def load_submission(path: Path, data: bytes | None = None) -> Submission:
     """Read a notebook or script (or parse `data`, its bytes read already, e.g. by a batch's
     parent); a file that cannot be read at all is a SubmissionError."""
+    from pathlib import Path
+
     path = Path(path)
     return _parsed(path, _decode(path, _read_bytes(path) if data is None else data))
 
@@ -143,6 +145,8 @@ _LAST_REREAD: list[tuple[Path, bytes, Submission]] = []
 def reread(path: Path) -> Submission:
     """load_submission of the file at `path`: the same Submission as the last reread when
     the file's bytes are the very same, else read and parsed afresh."""
+    from pathlib import Path
+
     path = Path(path)
     data = _read_bytes(path)
     last = _LAST_REREAD[0] if _LAST_REREAD else None  # one entry, read once (threads replace it)
@@ -202,6 +206,8 @@ def _code_cell(
     if tree is not None:  # Python as it is: `neutralise` would leave it unchanged
         runnable, skipped = source, list[tuple[int, str]]()
     else:
+        from grader.course.ipython import neutralise
+
         runnable, skipped = neutralise(source, analyse=refusal is None)
     if refusal is None:
         trees[index] = tree if runnable == source else parse_cell(runnable)

@@ -13,10 +13,8 @@ import os
 import pickle
 import resource
 import select
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -175,6 +173,8 @@ def place_files(files: Sequence[Sequence[str]], workdir: str, link: bool) -> Non
         if link:
             os.symlink(source, target)
         else:
+            import shutil  # only without the sandbox: a sandboxed worker never loads it
+
             shutil.copyfile(source, target)
             os.chmod(target, 0o444)
 
@@ -198,6 +198,15 @@ def _fork(isolated: bool) -> tuple[int, OSError | None]:
         return isolation.fork_isolated(), None
     except OSError as exc:
         return os.fork(), exc
+
+
+def _temporary_folder() -> str:
+    """A fresh working folder for a child without the sandbox (which has its own). Imported
+    here: a sandboxed worker, which `grader check` waits for, loads neither tempfile nor
+    shutil (with bz2 and lzma) for nothing."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="grader-child-")
 
 
 class Child:
@@ -224,7 +233,7 @@ class Child:
         # after its last write; longer silence means it is stuck where its own time limit
         # could not stop it (a swallowed alarm).
         self.silence = max(limits.cell, limits.call) + 1.0
-        self.workdir = "" if isolated else tempfile.mkdtemp(prefix="grader-child-")
+        self.workdir = "" if isolated else _temporary_folder()
         # Without the sandbox a root worker's child becomes nobody (unprivileged.py); what
         # that needs is looked up here, once per worker, not in every child.
         drop_root = not isolated and unprivileged.needed()
@@ -360,6 +369,8 @@ class Child:
                 status, run.timed_out, self.limits, self.set_up
             )
         if self.workdir:
+            import shutil
+
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 

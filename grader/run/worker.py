@@ -33,6 +33,9 @@ def _init(fd: int, header: dict[str, Any]) -> list[Any]:
     it again)."""
     from grader.run.warmup import warm_up
 
+    # The child seeds numpy's global generator before any cell (child.py): its module is
+    # loaded once, here, before "ready", not after every fork, on the notebook's own time.
+    importlib.import_module("numpy.random")
     for name in header.get("preload", []):
         try:
             importlib.import_module(name)
