@@ -5,6 +5,7 @@ changes, and an entry that cannot be read is built again."""
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,18 @@ def test_the_second_build_reads_the_set_kept_by_the_first(
     monkeypatch.setattr(cases, "_CASE_SETS", {})
     monkeypatch.setattr(cases, "assignment_cases", no_draw)
     assert same(build_cases(spec), first)
+
+
+def test_the_check_that_builds_a_set_hands_out_the_bytes_later_checks_recall(
+    config: Config, memo_dir: Path
+) -> None:
+    """A worker's first message and a run's cache key are the pickled plan: the check that
+    draws the set must pickle it as the checks that recall it do (else the next check's
+    early worker is never adopted, and its references are run again)."""
+    spec = config.assignment("self_attention")
+    first = pickle.dumps(build_cases(spec).plan(spec))
+    cases._CASE_SETS.clear()
+    assert pickle.dumps(build_cases(spec).plan(spec)) == first
 
 
 def test_an_unreadable_entry_is_built_again(config: Config, memo_dir: Path) -> None:

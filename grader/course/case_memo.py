@@ -89,9 +89,13 @@ def recalled(path: Path) -> object:
     return value
 
 
-def keep(path: Path, case_set: object) -> None:
-    """Write `case_set` at `path` whole (a temporary file, then renamed); nothing where it
-    cannot be written or pickled: the next check builds it again."""
+def keep(path: Path, case_set: object) -> object:
+    """Write `case_set` at `path` whole (a temporary file, then renamed), and return it as a
+    later check will recall it (unpickled from the same bytes): a set pickles to other bytes
+    once it has been through pickle (its strings and arrays are shared differently), and a
+    worker's first message, and a run's cache key, are those bytes, so the check that built
+    it must hand out the same set as the ones that recall it. Where it cannot be pickled or
+    written, `case_set` itself: the next check builds it again."""
     partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         data = pickle.dumps(case_set, protocol=pickle.HIGHEST_PROTOCOL)
@@ -101,3 +105,5 @@ def keep(path: Path, case_set: object) -> None:
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         with contextlib.suppress(OSError):
             partial.unlink()
+        return case_set
+    return pickle.loads(data)

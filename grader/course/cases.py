@@ -195,8 +195,8 @@ def _remembered_or_built(assignment: AssignmentSpec) -> CaseSet:
         for t in assignment.targets
     }
     built = CaseSet(cases, probes)
-    if path is not None:
-        case_memo.keep(path, built)
+    if path is not None and isinstance(kept := case_memo.keep(path, built), CaseSet):
+        return kept  # as the next check recalls it (case_memo.keep)
     return built
 
 
