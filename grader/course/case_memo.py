@@ -17,10 +17,10 @@ import contextlib
 import os
 import pickle
 import sys
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.course.blake import blake2b
 from grader.course.cache_home import cache_dir, used
 
 if TYPE_CHECKING:

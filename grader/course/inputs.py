@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from grader.course.blake import blake2b
 from grader.errors import ConfigError
 
 if TYPE_CHECKING:  # numpy.random is imported where cases are drawn (not where they are recalled)

@@ -8,11 +8,11 @@ that is refused always meets the validators and says why as before.
 
 from __future__ import annotations
 
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from grader.course.blake import blake2b
 from grader.course.cache_home import cache_dir, mark, used
 from grader.course.schema import SCHEMA
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from grader.course.blake import blake2b
 from grader.course.cache_home import cache_dir, mark, used
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from grader.course import versions
+from grader.course.blake import blake2b
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec, Tolerance
 from grader.course.mistakes import Catalogue, Mistake

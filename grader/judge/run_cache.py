@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import pickle
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as run/head_start.py)
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from grader.course import versions
+from grader.course.blake import blake2b
 from grader.course.cache_home import CACHE_ENV as CACHE_ENV  # tests and derived.py find it here
 from grader.course.cache_home import cache_dir as cache_dir
 from grader.course.cache_home import used

@@ -30,11 +30,11 @@ import os
 import signal
 import subprocess
 import threading
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (2-3 ms of each start)
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.course.blake import blake2b
 from grader.course.cache_home import cache_dir, used
 from grader.run import probe_memory
 

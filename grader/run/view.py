@@ -34,11 +34,12 @@ import stat
 import sys
 import tempfile
 import time
-from _blake2 import blake2b  # hashlib's own, without loading OpenSSL (as head_start.py)
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from grader.course.blake import blake2b
 
 if TYPE_CHECKING:  # importlib.metadata (15-20 ms) is imported where distributions are found
     from importlib import metadata
