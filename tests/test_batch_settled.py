@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch.grade import grade_batch
+from grader.batch.entries import Batch
+from grader.batch.grade import _settle, grade_batch
+from grader.batch.pool import Job, parsed
+from grader.batch.recorder import Recorder
 from grader.cli import main
 from grader.course.config import Config
-from grader.course.notebook import load_submission
+from grader.course.notebook import Submission, load_submission
 from grader.course.recognise import choose_for_batch, settle_assignment
 from grader.errors import UsageError
 
@@ -25,6 +28,7 @@ from conftest import REPO, write_notebook
 DEMO = REPO / "demo" / "submissions"
 # The textbook's notebook, solved: recognised, by the names it defines, as udl_12_1.
 OTHER = REPO / "solutions" / "udl_12_1.ipynb"
+SELF_ATTENTION = {"grader": {"assignment": "self_attention"}}
 
 
 def test_the_batch_settles_the_assignment_most_notebooks_look_like(config: Config) -> None:
@@ -117,3 +121,35 @@ def test_the_notebooks_kept_from_the_gradebook_count_when_settling(
     assert sorted(e.student for e in batch.entries if e.skipped) == ["ada", "bruno"]
     aaron = next(e for e in batch.entries if e.student == "aaron")
     assert aaron.report is not None and aaron.report.assignment == "self_attention"
+
+
+def test_the_notebooks_parsed_to_settle_are_handed_to_grading_unparsed_again(
+    config: Config, tmp_path: Path
+) -> None:
+    """A batch without --assignment parses each notebook without metadata to recognise it:
+    the pool takes that parse (once) instead of parsing the same bytes again, and parses a
+    notebook rewritten since afresh. A notebook naming its assignment is not parsed."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    named = write_notebook(folder / "cara.ipynb", students.cells(), SELF_ATTENTION)
+    todo = [Job(path.stem, path) for path in sorted(folder.glob("*.ipynb"))]
+    read: dict[Path, tuple[bytes, Submission]] = {}
+    recorder = Recorder(Batch(), None, None, "", None)
+    assert _settle(todo, recorder, config, folder, read) == "self_attention"
+    assert sorted(read) == [folder / "ada.ipynb", folder / "bruno.ipynb"]
+    data, ada = read[folder / "ada.ipynb"]
+    assert data == (folder / "ada.ipynb").read_bytes()
+    assert "_trees" not in ada.__dict__  # no class's trees held until it is graded
+    assert parsed(Job("ada", folder / "ada.ipynb", data), read) is ada
+    assert folder / "ada.ipynb" not in read  # taken once
+    again = parsed(Job("ada", folder / "ada.ipynb", data), read)
+    assert again is not ada and again.cells == ada.cells
+    rewritten = DEMO.joinpath("chen.ipynb").read_bytes()
+    fresh = parsed(Job("bruno", folder / "bruno.ipynb", rewritten), read)
+    assert fresh.cells == load_submission(folder / "bruno.ipynb", rewritten).cells
+    assert fresh.cells != load_submission(folder / "bruno.ipynb").cells
+    assert parsed(Job("cara", named, named.read_bytes()), read).assignment_hint == (
+        "self_attention"
+    )

@@ -113,7 +113,8 @@ def grade_batch(
             todo += [Job(key, path) for key, path in others]
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
-                settled = None if assignment else _settle(todo, recorder, config, source)
+                read: dict[Path, tuple[bytes, Submission]] = {}
+                settled = None if assignment else _settle(todo, recorder, config, source, read)
                 present = specs if assignment else _assignments_in(todo, config)
                 mode = sandbox or config.sandbox
                 check_files(config, present)  # a missing file: exit 2 before any worker starts
@@ -124,7 +125,7 @@ def grade_batch(
                     pool = _cluster_pool(cluster, config, assignment, present, support, mode)
                     pool.secret = secret
                     workers = pool.slots
-                pool.settled = settled
+                pool.settled, pool.read = settled, read
                 try:
                     # The course's own code first, on the class's workers: a solution that
                     # fails is the course's error (exit 2), not one fault per student.
@@ -283,25 +284,41 @@ def _cluster_pool(
     return ClusterPool(address, config, assignment, present, support, mode)
 
 
-def _settle(todo: Sequence[Job], recorder: Recorder, config: Config, source: Path) -> str | None:
+def _settle(
+    todo: Sequence[Job],
+    recorder: Recorder,
+    config: Config,
+    source: Path,
+    read: dict[Path, tuple[bytes, Submission]] | None = None,
+) -> str | None:
     """The one assignment a batch without --assignment grades every notebook as: the one
     most of its notebooks look like (those kept from the gradebook included), each
-    recognised here as it would be alone; a UsageError when none is most."""
+    recognised here as it would be alone; a UsageError when none is most. Each notebook
+    parsed to be recognised is kept in `read` with its bytes (its trees dropped), for the
+    pool to grade without parsing it again when the bytes it reads are the same."""
     recognised: list[str | None] = [e.report.assignment for e in recorder.batch.entries if e.report]
     for job in todo:
-        recognised.append(_recognised(job.path, config))
+        recognised.append(_recognised(job.path, config, read))
     return settle_assignment(config, recognised, str(source))
 
 
-def _recognised(path: Path, config: Config) -> str | None:
+def _recognised(
+    path: Path, config: Config, read: dict[Path, tuple[bytes, Submission]] | None = None
+) -> str | None:
     """The assignment a notebook alone is recognised as (its metadata, else its names), or
-    None when it cannot be read or told."""
+    None when it cannot be read or told; the submission parsed, if it was, kept in `read`."""
     try:
         data = path.read_bytes()
         hint = assignment_hint(json.loads(data))
         if hint is not None and hint in config.assignments:
             return hint
-        return choose_assignment(config, load_submission(path, data), None)[0].id
+        submission = load_submission(path, data)
+        try:
+            return choose_assignment(config, submission, None)[0].id
+        finally:
+            submission.forget_trees()  # parsed again when judged: no class's trees held
+            if read is not None:
+                read[path] = (data, submission)
     except Exception:  # unreadable, untellable, or a fault met (and reported) when graded
         return None
 

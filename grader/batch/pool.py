@@ -79,6 +79,9 @@ class Pool:
         per-student inputs."""
         self.config, self.requested, self.secret = config, requested, secret
         self.settled: str | None = None  # without `requested`: the batch's one assignment
+        # Notebooks the batch parsed already to settle that assignment, with their bytes:
+        # each taken (once) when its job's bytes are the very same, else parsed again.
+        self.read: dict[Path, tuple[bytes, Submission]] = {}
         plans = [build_cases(a).plan(a) for a in assignments]
         preload = list(dict.fromkeys(name for a in assignments for name in a.preload))
         files = [file for a in assignments for file in a.files]
@@ -96,7 +99,7 @@ class Pool:
         if job.problem:
             return Done(job, problem=job.problem)
         try:
-            submission = load_submission(job.path, job.data)
+            submission = parsed(job, self.read)
             assignment, chosen = choose_for_batch(
                 self.config, submission, self.requested, self.settled
             )
@@ -123,3 +126,12 @@ class Pool:
         self.threads.shutdown(wait=True, cancel_futures=True)
         if sys.getswitchinterval() == min(self._switch, SWITCH_SECONDS):  # still as we set it
             sys.setswitchinterval(self._switch)
+
+
+def parsed(job: Job, read: dict[Path, tuple[bytes, Submission]]) -> Submission:
+    """The job's submission: the one in `read` (taken out) when it was parsed from the very
+    same bytes (a file rewritten since is parsed again), else parsed now."""
+    earlier = read.pop(job.path, None)
+    if earlier is not None and earlier[0] == job.data:
+        return earlier[1]
+    return load_submission(job.path, job.data)
