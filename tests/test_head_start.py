@@ -193,7 +193,7 @@ def test_other_commands_get_no_head_start() -> None:
 def test_the_shared_worker_is_the_one_started_early() -> None:
     support = bwrap.support()
     assert support.sandboxed, support.reason
-    probe_memory.remember(bwrap.shutil.which("bwrap") or "bwrap")
+    probe_memory.remember(bwrap.programs.which("bwrap") or "bwrap")
     head_start.start(ARGV)
     workers.Workers(1, support).close()  # what shared_workers starts for a course
     head_start.start(ARGV)  # the next identical command
@@ -243,7 +243,7 @@ def test_a_remembered_launch_that_is_not_whole_starts_nothing(launch: dict[str, 
 def test_a_head_start_spawns_from_the_plan_without_the_sandboxs_modules(
     own_cache: Path, tmp_path: Path
 ) -> None:
-    probe_memory.remember(bwrap.shutil.which("bwrap") or "bwrap")
+    probe_memory.remember(bwrap.programs.which("bwrap") or "bwrap")
     head_start.start(ARGV)
     asked = plain_view_launch([])
     head_start.adopt(asked, INIT, [])  # the plan for the next start: this launch

@@ -36,7 +36,7 @@ def probes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Probes]:
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
     binary = tmp_path / "bwrap"
     binary.write_text("#!/bin/sh\n")
-    monkeypatch.setattr(bwrap.shutil, "which", lambda name: str(binary))
+    monkeypatch.setattr(bwrap.programs, "which", lambda name: str(binary))
     monkeypatch.setattr(seccomp, "supported", lambda: True)
     monkeypatch.setattr(bwrap.sys, "platform", "linux")
     probes = Probes()

@@ -7,7 +7,6 @@ Markdown, HTML, the terminal table and progress bar, the CSV files) takes studen
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -165,5 +164,7 @@ def safe_name(student: str, clashing: Collection[str] = frozenset()) -> str:
         readable = f"{stem}_{dot}{rest}"
     elif readable and readable == student and folded(student) not in clashing:
         return readable
+    import hashlib  # here: OpenSSL's _hashlib is milliseconds of every start that escapes text
+
     digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{readable or 'student'}-{digest}"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import pwd
-import shutil
 import site
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from grader.course.files import SANDBOX_COURSE
 from grader.errors import GraderError
-from grader.run import probe_memory, seccomp, unprivileged, view
+from grader.run import probe_memory, programs, seccomp, unprivileged, view
 
 if TYPE_CHECKING:  # config.py imports NumPy: a head start (head_start.py) imports this first
     from grader.course.config import Mode
@@ -210,7 +209,7 @@ def sandbox_launch(
         env += ["--setenv", name, value]
     fd = _seccomp_fd()
     argv = [
-        shutil.which("bwrap") or "bwrap",
+        programs.which("bwrap") or "bwrap",
         "--unshare-all", "--unshare-user", "--disable-userns",
         "--uid", NOBODY, "--gid", NOBODY, "--hostname", "sandbox",
         # CAP_SYS_ADMIN for each child's namespaces, CAP_SETPCAP for it to empty its bounding set
@@ -240,7 +239,7 @@ def support() -> Support:
     remembered on disk for the next start, see probe_memory.py)."""
     if sys.platform != "linux":
         return Support(False, f"bubblewrap sandboxes need Linux, this is {sys.platform}")
-    binary = shutil.which("bwrap")
+    binary = programs.which("bwrap")
     if binary is None:
         return Support(False, "bubblewrap (bwrap) is not installed")
     if not seccomp.supported():

@@ -14,7 +14,6 @@ same assignment, the same workers and the same cases), and otherwise makes its o
 
 from __future__ import annotations
 
-import shutil
 import sys
 import threading
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.files import DataFile
 from grader.course.notebook import CodeCell, Submission, reread
 from grader.course.recognise import choose_assignment
-from grader.run import bwrap, head_start
+from grader.run import bwrap, head_start, programs
 from grader.run.sandbox import ChildRun
 from grader.run.workers import Plan, Workers, shared_workers
 
@@ -110,7 +109,7 @@ def begin(
     alone: workers.py)."""
     args = (tuple(files), tuple(importable), spec)
     threads = [threading.Thread(target=_start, args=(mode, *args), daemon=True)]
-    if mode != "none" and sys.platform == "linux" and shutil.which("bwrap"):
+    if mode != "none" and sys.platform == "linux" and programs.which("bwrap"):
         threads.append(threading.Thread(target=_speculate, args=args, daemon=True))
     bwrap.SETTLED.clear()  # the engine's answer waits for this start's (bwrap.choose)
     try:

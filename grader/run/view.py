@@ -29,10 +29,8 @@ import atexit
 import functools
 import os
 import re
-import shutil
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -40,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.course.blake import blake2b
+from grader.run.programs import temporary_folder
 
 if TYPE_CHECKING:  # importlib.metadata (15-20 ms) is imported where distributions are found
     from importlib import metadata
@@ -79,7 +78,7 @@ def _parent(near: Iterable[str]) -> str:
     """Where stages go: a temporary folder on the file system of `near` where there is one
     (so that files are linked, not copied), else the system's temporary folder."""
     devices = {os.stat(p).st_dev for p in near if os.path.exists(p)}
-    places = [tempfile.gettempdir(), "/var/tmp"]
+    places = [temporary_folder(), "/var/tmp"]
     same = (p for p in places if os.path.isdir(p) and os.stat(p).st_dev in devices)
     return next(same, places[0])
 
@@ -100,6 +99,8 @@ def _remove_at_exit(folder: Path) -> None:
 
     def remove() -> None:
         if os.getpid() == owner:  # not in a fork that inherited the handler
+            import shutil  # here, as tempfile and shutil below: a found stage needs neither
+
             shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(remove)
@@ -107,6 +108,8 @@ def _remove_at_exit(folder: Path) -> None:
 
 def _private_folder(as_nobody: bool, near: Iterable[str]) -> Path:
     """A new folder for a stage, removed when this process exits."""
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix=PREFIX, dir=_parent(near)))
     _protect(folder, as_nobody)
     _remove_at_exit(folder)
@@ -141,6 +144,8 @@ def _prune(parent: str, keep: Path, as_nobody: bool) -> None:
         except OSError:
             continue
         if old != keep and unused and _ours(old, as_nobody):
+            import shutil
+
             shutil.rmtree(old, ignore_errors=True)
 
 
@@ -156,6 +161,9 @@ def _cached(
     if _ours(final, as_nobody):
         os.utime(final)
         return final
+    import shutil
+    import tempfile
+
     fresh = Path(tempfile.mkdtemp(prefix=PREFIX + "new-", dir=parent))
     try:
         build(fresh)
@@ -185,6 +193,8 @@ def _place(source: str, target: str, as_nobody: bool, mode: int | None = None) -
             return
         except OSError:  # another file system, or links to others' files are not allowed
             pass
+    import shutil
+
     shutil.copyfile(source, target)
     executable = os.stat(source).st_mode & stat.S_IXUSR
     os.chmod(target, 0o755 if executable else 0o644)
