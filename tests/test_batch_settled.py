@@ -153,3 +153,46 @@ def test_the_notebooks_parsed_to_settle_are_handed_to_grading_unparsed_again(
     assert parsed(Job("cara", named, named.read_bytes()), read).assignment_hint == (
         "self_attention"
     )
+
+
+def test_check_says_when_the_metadata_names_another_assignment(tmp_path: Path) -> None:
+    """`grader check -a self_attention` on a notebook whose metadata names masked_attention:
+    a batch's feedback page said so, check said nothing."""
+    named = {"grader": {"assignment": "masked_attention"}}
+    path = write_notebook(tmp_path / "x.ipynb", students.cells(), named)
+    command = ["check", str(path), "-a", "self_attention", "--config", str(REPO / "config.yaml")]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.stdout.splitlines() if "metadata names" in line]
+    assert said == [
+        "  - graded as assignment 'self_attention' (as asked), though its metadata names "
+        "'masked_attention'"
+    ]
+    # Its own assignment named, nothing is said.
+    command[3] = "masked_attention"
+    quiet = CliRunner().invoke(main, command)
+    assert "metadata names" not in quiet.output
+
+
+@pytest.mark.sandbox
+def test_the_batch_says_on_the_terminal_which_notebooks_looked_like_another(
+    tmp_path: Path,
+) -> None:
+    """The note on aaron's page and in the gradebook, one line on the instructor's terminal
+    too (before, nothing there said it)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    shutil.copy(OTHER, folder / "aaron.ipynb")
+    command = ["grade", str(folder), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.stderr.splitlines() if "looks like" in line]
+    assert said == [
+        "note: aaron: graded as assignment 'self_attention', the class's (most of its "
+        "notebooks are), though this notebook looks like 'udl_12_1' (from the names it "
+        "defines)"
+    ]
+    again = CliRunner().invoke(main, command)  # kept from the gradebook: said again
+    assert [line for line in again.stderr.splitlines() if "looks like" in line] == said

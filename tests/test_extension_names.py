@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,23 @@ def test_grade_applies_an_extension_whose_name_differs_in_case(
         row = next(csv.DictReader(handle))
     assert float(row["late_penalty"]) == 0, row  # 50 (the cap) without the extension
     assert opened.count(course / "extensions.csv") == 1  # one read for hours and warnings
+
+
+def test_serve_applies_an_extension_whose_name_differs_in_case(tmp_path: Path) -> None:
+    """`grader serve` without a roster matched extensions.csv's names exactly: `ALICE,48`
+    was lost for the student signed in as `alice` (a batch matched it)."""
+    from test_serve_semester import course
+
+    from grader.serve.semester import upload_late
+
+    config = course(tmp_path)  # self_attention was due a day ago, 10% per started day
+    folder = config.path.parent
+    # "ÉMILE" with a combining accent, the student's id with one character.
+    (folder / "extensions.csv").write_text("student,hours\nALICE,48\nE\u0301MILE,48\n")
+    spec = config.assignment("self_attention")
+    now = time.time()
+    for student in ("alice", "\u00e9mile"):
+        late = upload_late(folder, spec, student, now)
+        assert late is not None and late.percent == 0, (student, late)
+    late = upload_late(folder, spec, "bob", now)
+    assert late is not None and late.percent > 0  # no extension: the penalty

@@ -42,6 +42,8 @@ class Batch:
     file_times: list[str] = field(default_factory=list)  # handed in when the file says
     # lines on the instructor's files: an extensions.csv row naming no one, without a roster
     warnings: list[str] = field(default_factory=list)
+    # (student, note): graded as the class's assignment though the notebook looked like another
+    settled: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ungraded(self) -> list[Entry]:

@@ -69,6 +69,16 @@ def same_student(name: str) -> str:
     return folded(name)
 
 
+def matched_hours(hours: Mapping[str, float], students: Iterable[str]) -> dict[str, float]:
+    """Hours by each of `students` that has an extension in `hours` (by the name
+    `extensions.csv` or the roster writes), matched case and Unicode form aside
+    (same_student): the one rule of a batch (CourseExtensions.matched) and of `grader
+    serve`, whose uploads are named as their student signs in."""
+    by_key = {same_student(name): extra for name, extra in hours.items()}
+    found = {name: by_key.get(same_student(name)) for name in students}
+    return {name: extra for name, extra in found.items() if extra is not None}
+
+
 @dataclass(frozen=True)
 class CourseExtensions:
     """The course's extensions, read once: hours by student (a roster id with a roster, else
@@ -81,9 +91,7 @@ class CourseExtensions:
     def matched(self, students: Iterable[str]) -> dict[str, float]:
         """Hours by each of `students` (the batch's names) that has an extension, its name
         matched as a roster id is (same_student); with a roster, the ids' own."""
-        by_key = {same_student(name): hours for name, hours in self.hours.items()}
-        found = {name: by_key.get(same_student(name)) for name in students}
-        return {name: hours for name, hours in found.items() if hours is not None}
+        return matched_hours(self.hours, students)
 
     def strays(self, students: Iterable[str]) -> list[str]:
         """Without a roster, a line for each `extensions.csv` row whose student is none of

@@ -18,6 +18,7 @@ from grader.batch.standing import Standing
 from grader.course.config import Config
 from grader.course.deadline import Late
 from grader.course.notebook import Submission
+from grader.course.recognise import graded_as_the_class
 from grader.judge.aggregate import scores_only
 from grader.render.escape import folded, safe_name
 from grader.render.feedback import Adjusted, page_is_whole, write_feedback
@@ -165,6 +166,9 @@ class Recorder:
                     log_fault(self.out, entry)
         if self.on_entry:
             self.on_entry(entry)
+        if entry.report is not None:  # said on the terminal too, before the notes are dropped
+            notes = entry.report.notes
+            self.batch.settled += [(entry.student, n) for n in notes if graded_as_the_class(n)]
         if entry.report is not None and not self.keep_reports:
             entry = replace(entry, report=scores_only(entry.report))
         self.batch.entries.append(entry)

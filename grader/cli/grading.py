@@ -236,6 +236,8 @@ def grade(
         click.echo(f"  {one_line(line)}", err=True)
     for line in batch.warnings:
         click.echo(f"warning: {one_line(line)}", err=True)
+    for student, note in batch.settled:  # its feedback page and the gradebook say it too
+        click.echo(f"note: {one_line(student)}: {one_line(note)}", err=True)
     if batch.file_times:
         click.echo(
             f"note: {len(batch.file_times)} submission time(s) taken from the file's "

@@ -13,10 +13,16 @@ from grader.errors import UsageError
 def choose_assignment(
     config: Config, submission: Submission, requested: str | None
 ) -> tuple[AssignmentSpec, str]:
-    """The assignment asked for, else the notebook's metadata, else the best match of names."""
-    if requested:
-        return config.assignment(requested), ""
+    """The assignment asked for, else the notebook's metadata, else the best match of names;
+    with how it was chosen, for a note: "" for the one asked for, unless the notebook's
+    metadata names another of the course's (the note says so, in `grader check` as in a
+    batch's feedback page)."""
     hint = submission.assignment_hint
+    if requested:
+        spec = config.assignment(requested)
+        if hint and hint != requested and hint in config.assignments:
+            return spec, f"assignment '{requested}' (as asked), though its metadata names '{hint}'"
+        return spec, ""
     if hint and hint in config.assignments:
         return config.assignments[hint], f"assignment '{hint}' (from the notebook's metadata)"
     defined = set(submission.definitions())
@@ -60,23 +66,26 @@ def settle_assignment(config: Config, recognised: Sequence[str | None], where: s
     return tied[0]
 
 
+# In the note of a notebook a batch graded as its class's assignment, not the one it looks like.
+THE_CLASS_S = "the class's (most of its notebooks are)"
+
+
+def graded_as_the_class(note: str) -> bool:
+    """Whether a report's note says its notebook was graded as the batch's settled
+    assignment although it looked like another (choose_for_batch)."""
+    return note.startswith("graded as ") and f", {THE_CLASS_S}, though " in note
+
+
 def choose_for_batch(
     config: Config, submission: Submission, requested: str | None, settled: str | None
 ) -> tuple[AssignmentSpec, str]:
     """A batch's notebook: graded as the assignment asked for, else as the batch's
     `settled` one (settle_assignment), never as another its metadata or names point to;
     the note says so when they do (as choose_assignment without a batch)."""
-    if requested:
-        hint = submission.assignment_hint
-        spec = config.assignment(requested)
-        if hint and hint != requested and hint in config.assignments:
-            return spec, f"assignment '{requested}' (as asked), though its metadata names '{hint}'"
-        return spec, ""
-    spec, chosen = choose_assignment(config, submission, None)
-    if settled is None or spec.id == settled:
+    spec, chosen = choose_assignment(config, submission, requested)
+    if requested or settled is None or spec.id == settled:
         return spec, chosen
     looks = chosen.removeprefix("assignment ")
     return config.assignment(settled), (
-        f"assignment '{settled}', the class's (most of its notebooks are), "
-        f"though this notebook looks like {looks}"
+        f"assignment '{settled}', {THE_CLASS_S}, though this notebook looks like {looks}"
     )

@@ -430,7 +430,8 @@ SCHEMA: dict[str, Any] = {
             "the zone of the local times an LMS writes without one (Blackboard's attempt "
             "times in its file names), each read with the offset of its own day, so that a "
             "daylight-saving change between the due date and a submission counts. Without "
-            "it, such a time takes the due date's offset.",
+            "it, such a time takes the due date's offset. The zones are the `tzdata` "
+            "package's (installed with the grader) where the system has none.",
         },
         "secret_file": {
             "type": "string",
