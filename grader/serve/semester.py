@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader.batch.adjust import Change, check_totals
 from grader.batch.gradebook import Gradebook
-from grader.batch.lateness import Handed, late_of, load_extensions, save_late
+from grader.batch.lateness import Handed, late_of, load_extensions, same_student, save_late
 from grader.batch.records import (
     Comment,
     Override,
@@ -129,7 +129,8 @@ def upload_late(
     if spec.late is None:
         return None
     extensions = extensions or read_extensions(course)
-    extension = extensions.hours.get(student, 0.0)
+    by_key = {same_student(name): hours for name, hours in extensions.hours.items()}
+    extension = by_key.get(same_student(student), 0.0)  # matched as `grader grade` matches
     when = datetime.fromtimestamp(received_at, UTC)
     return late_of(spec.late, Handed(when, "uploaded to grader serve"), extension)
 
