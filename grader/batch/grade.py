@@ -287,9 +287,15 @@ def _settle(todo: Sequence[Job], recorder: Recorder, config: Config, source: Pat
     """The one assignment a batch without --assignment grades every notebook as: the one
     most of its notebooks look like (those kept from the gradebook included), each
     recognised here as it would be alone; a UsageError when none is most."""
-    recognised: list[str | None] = [e.report.assignment for e in recorder.batch.entries if e.report]
+    # one vote a student (their own key): with `keep: best` each other notebook is a job too
+    recognised: list[str | None] = [
+        e.report.assignment
+        for e in recorder.batch.entries
+        if e.report and base_of(e.student) == e.student
+    ]
     for job in todo:
-        recognised.append(_recognised(job.path, config))
+        if base_of(job.student) == job.student:
+            recognised.append(_recognised(job.path, config))
     return settle_assignment(config, recognised, str(source))
 
 
@@ -298,7 +304,7 @@ def _recognised(path: Path, config: Config) -> str | None:
     None when it cannot be read or told."""
     try:
         data = path.read_bytes()
-        hint = assignment_hint(json.loads(data))
+        hint = assignment_hint(json.loads(data)) if path.suffix == ".ipynb" else None
         if hint is not None and hint in config.assignments:
             return hint
         return choose_assignment(config, load_submission(path, data), None)[0].id
