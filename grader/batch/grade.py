@@ -296,9 +296,15 @@ def _settle(
     recognised here as it would be alone; a UsageError when none is most. Each notebook
     parsed to be recognised is kept in `read` with its bytes (its trees dropped), for the
     pool to grade without parsing it again when the bytes it reads are the same."""
-    recognised: list[str | None] = [e.report.assignment for e in recorder.batch.entries if e.report]
+    # one vote a student (their own key): with `keep: best` each other notebook is a job too
+    recognised: list[str | None] = [
+        e.report.assignment
+        for e in recorder.batch.entries
+        if e.report and base_of(e.student) == e.student
+    ]
     for job in todo:
-        recognised.append(_recognised(job.path, config, read))
+        if base_of(job.student) == job.student:
+            recognised.append(_recognised(job.path, config, read))
     return settle_assignment(config, recognised, str(source))
 
 
@@ -309,7 +315,7 @@ def _recognised(
     None when it cannot be read or told; the submission parsed, if it was, kept in `read`."""
     try:
         data = path.read_bytes()
-        hint = assignment_hint(json.loads(data))
+        hint = assignment_hint(json.loads(data)) if path.suffix == ".ipynb" else None
         if hint is not None and hint in config.assignments:
             return hint
         submission = load_submission(path, data)

@@ -478,7 +478,7 @@ def _time_zone(raw: Mapping[str, Any]) -> str | None:
 
     try:
         ZoneInfo(name)
-    except (ValueError, ZoneInfoNotFoundError):
+    except (ValueError, ZoneInfoNotFoundError, OSError):  # OSError: `America`, a folder
         raise ConfigError(
             f"time_zone: {name!r} is no time zone this machine knows (an IANA name such as "
             "Europe/Berlin or America/New_York)"
