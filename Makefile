@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,serve,cluster,postgres]'
+	$(BIN)/python -m compileall -q grader  # as a wheel's install does: PYTHONDONTWRITEBYTECODE would recompile each start
 	touch $(STAMP)
 
 demo: $(STAMP) sandbox
