@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from grader.batch.entries import Batch
 from grader.batch.grade import _settle, grade_batch
-from grader.batch.pool import Job, parsed
+from grader.batch.pool import Job, parsed, read_key
 from grader.batch.recorder import Recorder
 from grader.cli import main
 from grader.course.config import Config
@@ -139,8 +139,9 @@ def test_the_notebooks_parsed_to_settle_are_handed_to_grading_unparsed_again(
     recorder = Recorder(Batch(), None, None, "", None)
     assert _settle(todo, recorder, config, folder, read) == "self_attention"
     assert sorted(read) == [folder / "ada.ipynb", folder / "bruno.ipynb"]
-    data, ada = read[folder / "ada.ipynb"]
-    assert data == (folder / "ada.ipynb").read_bytes()
+    key, ada = read[folder / "ada.ipynb"]
+    data = (folder / "ada.ipynb").read_bytes()
+    assert key == read_key(data) and len(key) == 16  # a digest: no class's bytes held
     assert "_trees" not in ada.__dict__  # no class's trees held until it is graded
     assert parsed(Job("ada", folder / "ada.ipynb", data), read) is ada
     assert folder / "ada.ipynb" not in read  # taken once

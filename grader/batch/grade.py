@@ -28,7 +28,7 @@ from grader.batch.lateness import (
     handed_in,
     read_course_extensions,
 )
-from grader.batch.pool import Done, Job, Pool, PoolLost
+from grader.batch.pool import Done, Job, Pool, PoolLost, read_key
 from grader.batch.recorder import Recorder
 from grader.batch.records import carry_records, save_roster
 from grader.batch.roster import course_roster, match
@@ -294,7 +294,7 @@ def _settle(
     """The one assignment a batch without --assignment grades every notebook as: the one
     most of its notebooks look like (those kept from the gradebook included), each
     recognised here as it would be alone; a UsageError when none is most. Each notebook
-    parsed to be recognised is kept in `read` with its bytes (its trees dropped), for the
+    parsed to be recognised is kept in `read` with its bytes' digest (its trees dropped), for the
     pool to grade without parsing it again when the bytes it reads are the same."""
     # one vote a student (their own key): with `keep: best` each other notebook is a job too
     recognised: list[str | None] = [
@@ -324,7 +324,7 @@ def _recognised(
         finally:
             submission.forget_trees()  # parsed again when judged: no class's trees held
             if read is not None:
-                read[path] = (data, submission)
+                read[path] = (read_key(data), submission)
     except Exception:  # unreadable, untellable, or a fault met (and reported) when graded
         return None
 

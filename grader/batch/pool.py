@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.keep import base_of
+from grader.course.blake import blake2b
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission, load_submission
@@ -128,10 +129,16 @@ class Pool:
             sys.setswitchinterval(self._switch)
 
 
+def read_key(data: bytes) -> bytes:
+    """What a notebook parsed early is kept under beside its submission (a digest of its
+    bytes): a class's files are not held in memory until each is graded."""
+    return blake2b(data, digest_size=16).digest()
+
+
 def parsed(job: Job, read: dict[Path, tuple[bytes, Submission]]) -> Submission:
     """The job's submission: the one in `read` (taken out) when it was parsed from the very
-    same bytes (a file rewritten since is parsed again), else parsed now."""
+    same bytes (their `read_key`; a file rewritten since is parsed again), else parsed now."""
     earlier = read.pop(job.path, None)
-    if earlier is not None and earlier[0] == job.data:
+    if earlier is not None and earlier[0] == read_key(job.data):
         return earlier[1]
     return load_submission(job.path, job.data)

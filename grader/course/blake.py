@@ -24,10 +24,8 @@ class _Sha512Stand:
     def __init__(self, data: bytes = b"", *, digest_size: int = 64) -> None:
         if not 1 <= digest_size <= 64:
             raise ValueError("digest_size must be between 1 and 64")
-        import hashlib
-
         self.digest_size = digest_size
-        self._hash = hashlib.sha512(bytes([digest_size]))
+        self._hash = _sha512(bytes([digest_size]))
         self._hash.update(data)
 
     def update(self, data: bytes) -> None:
@@ -42,8 +40,19 @@ class _Sha512Stand:
 
 if TYPE_CHECKING:  # the interface both offer, as typeshed writes it
     from hashlib import blake2b
+    from hashlib import sha512 as _sha512
 else:
     try:
         from _blake2 import blake2b
     except ImportError:  # no BLAKE2 in this interpreter (hashlib has none either)
+        # SHA-512 bound now, from its own module where there is one: hashlib, imported
+        # later inside a sandboxed child, would log its missing BLAKE2 into the student's
+        # captured output.
+        try:
+            from _sha2 import sha512 as _sha512  # Python 3.12 and later
+        except ImportError:
+            try:
+                from _sha512 import sha512 as _sha512  # Python 3.11
+            except ImportError:
+                from hashlib import sha512 as _sha512
         blake2b = _Sha512Stand

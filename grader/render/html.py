@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from grader.course.blake import blake2b
 from grader.course.cache_home import cache_dir, private, used
 from grader.course.places import CellPlace, relabel
 from grader.render.escape import printable
@@ -53,7 +54,7 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
 
 
-_STAMP = hashlib.blake2b(
+_STAMP = blake2b(
     Path(__file__).read_bytes() + jinja2.__version__.encode(), digest_size=16
 ).hexdigest()
 
