@@ -31,6 +31,15 @@ OTHER = REPO / "solutions" / "udl_12_1.ipynb"
 SELF_ATTENTION = {"grader": {"assignment": "self_attention"}}
 
 
+def class_of_two(tmp_path: Path) -> Path:
+    """A class folder holding two of the demo's self_attention notebooks (ada's, bruno's)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bruno"):
+        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    return folder
+
+
 def test_the_batch_settles_the_assignment_most_notebooks_look_like(config: Config) -> None:
     mostly = ["udl_12_1", None, "self_attention", "self_attention"]
     assert settle_assignment(config, mostly, "class") == "self_attention"
@@ -110,10 +119,7 @@ def test_the_notebooks_kept_from_the_gradebook_count_when_settling(
 ) -> None:
     """Run again with only aaron's notebook new: the class's, unchanged and kept from the
     gradebook, still say which assignment the batch is (aaron alone would settle his own)."""
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for name in ("ada", "bruno"):
-        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    folder = class_of_two(tmp_path)
     out = tmp_path / "out"
     grade_batch(folder, config, out)
     shutil.copy(OTHER, folder / "aaron.ipynb")
@@ -129,10 +135,7 @@ def test_the_notebooks_parsed_to_settle_are_handed_to_grading_unparsed_again(
     """A batch without --assignment parses each notebook without metadata to recognise it:
     the pool takes that parse (once) instead of parsing the same bytes again, and parses a
     notebook rewritten since afresh. A notebook naming its assignment is not parsed."""
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for name in ("ada", "bruno"):
-        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    folder = class_of_two(tmp_path)
     named = write_notebook(folder / "cara.ipynb", students.cells(), SELF_ATTENTION)
     todo = [Job(path.stem, path) for path in sorted(folder.glob("*.ipynb"))]
     read: dict[Path, tuple[bytes, Submission]] = {}
@@ -181,10 +184,7 @@ def test_the_batch_says_on_the_terminal_which_notebooks_looked_like_another(
 ) -> None:
     """The note on aaron's page and in the gradebook, one line on the instructor's terminal
     too (before, nothing there said it)."""
-    folder = tmp_path / "class"
-    folder.mkdir()
-    for name in ("ada", "bruno"):
-        shutil.copy(DEMO / f"{name}.ipynb", folder)
+    folder = class_of_two(tmp_path)
     shutil.copy(OTHER, folder / "aaron.ipynb")
     command = ["grade", str(folder), "--out", str(tmp_path / "out")]
     result = CliRunner().invoke(main, command)

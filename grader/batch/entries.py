@@ -43,7 +43,7 @@ class Batch:
     # lines on the instructor's files: an extensions.csv row naming no one, without a roster
     warnings: list[str] = field(default_factory=list)
     # (student, note): graded as the class's assignment though the notebook looked like another
-    settled: list[tuple[str, str]] = field(default_factory=list)
+    graded_as_class: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ungraded(self) -> list[Entry]:

@@ -167,8 +167,8 @@ class Recorder:
         if self.on_entry:
             self.on_entry(entry)
         if entry.report is not None:  # said on the terminal too, before the notes are dropped
-            notes = entry.report.notes
-            self.batch.settled += [(entry.student, n) for n in notes if graded_as_the_class(n)]
+            said = [n for n in entry.report.notes if graded_as_the_class(n)]
+            self.batch.graded_as_class += [(entry.student, note) for note in said]
         if entry.report is not None and not self.keep_reports:
             entry = replace(entry, report=scores_only(entry.report))
         self.batch.entries.append(entry)

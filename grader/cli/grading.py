@@ -236,7 +236,7 @@ def grade(
         click.echo(f"  {one_line(line)}", err=True)
     for line in batch.warnings:
         click.echo(f"warning: {one_line(line)}", err=True)
-    for student, note in batch.settled:  # its feedback page and the gradebook say it too
+    for student, note in batch.graded_as_class:  # its feedback page and the gradebook say it too
         click.echo(f"note: {one_line(student)}: {one_line(note)}", err=True)
     if batch.file_times:
         click.echo(
