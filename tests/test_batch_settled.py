@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch.entries import Batch
 from grader.batch.grade import _settle, grade_batch
 from grader.batch.pool import Job, parsed, read_key
-from grader.batch.recorder import Recorder
 from grader.cli import main
 from grader.course.config import Config
 from grader.course.notebook import Submission, load_submission
@@ -139,8 +137,7 @@ def test_the_notebooks_parsed_to_settle_are_handed_to_grading_unparsed_again(
     named = write_notebook(folder / "cara.ipynb", students.cells(), SELF_ATTENTION)
     todo = [Job(path.stem, path) for path in sorted(folder.glob("*.ipynb"))]
     read: dict[Path, tuple[bytes, Submission]] = {}
-    recorder = Recorder(Batch(), None, None, "", None)
-    assert _settle(todo, recorder, config, folder, read) == "self_attention"
+    assert _settle(todo, config, folder, read) == "self_attention"
     assert sorted(read) == [folder / "ada.ipynb", folder / "bruno.ipynb"]
     key, ada = read[folder / "ada.ipynb"]
     data = (folder / "ada.ipynb").read_bytes()
@@ -197,3 +194,29 @@ def test_the_batch_says_on_the_terminal_which_notebooks_looked_like_another(
     ]
     again = CliRunner().invoke(main, command)  # kept from the gradebook: said again
     assert [line for line in again.stderr.splitlines() if "looks like" in line] == said
+
+
+@pytest.mark.sandbox
+def test_a_notebook_kept_from_an_earlier_settle_is_graded_again_as_this_batchs(
+    config: Config, tmp_path: Path
+) -> None:
+    """aaron's notebook, unchanged, was graded as the class's self_attention in the first
+    run. His classmates then hand in udl_12_1 notebooks, and the class settles udl_12_1:
+    aaron's row was kept from the gradebook as self_attention, one class graded as two
+    assignments. Every notebook of a batch is graded as the one it settles."""
+    folder = class_of_two(tmp_path)
+    shutil.copy(OTHER, folder / "aaron.ipynb")
+    out = tmp_path / "out"
+    first = grade_batch(folder, config, out)
+    assert {e.report.assignment for e in first.entries if e.report} == {"self_attention"}
+    for name in ("ada", "bruno"):  # both hand in the other assignment's notebook now
+        shutil.copy(OTHER, folder / f"{name}.ipynb")
+    again = grade_batch(folder, config, out)
+    graded = {e.student: e.report.assignment for e in again.entries if e.report}
+    assert graded == {"aaron": "udl_12_1", "ada": "udl_12_1", "bruno": "udl_12_1"}
+    assert not any(e.skipped for e in again.entries)
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        rows = db.execute("SELECT student, assignment FROM submissions ORDER BY student")
+        assert dict(rows.fetchall())["aaron"] == "udl_12_1"
+    third = grade_batch(folder, config, out)  # settled alike: all kept
+    assert sorted(e.student for e in third.entries if e.skipped) == ["aaron", "ada", "bruno"]

@@ -100,11 +100,9 @@ def test_a_students_other_notebooks_do_not_outvote_the_class(
     A student should count once."""
     import shutil
 
-    from grader.batch.entries import Batch
     from grader.batch.grade import _settle
     from grader.batch.keep import alt_key
     from grader.batch.pool import Job
-    from grader.batch.recorder import Recorder
 
     from conftest import REPO
 
@@ -114,5 +112,4 @@ def test_a_students_other_notebooks_do_not_outvote_the_class(
         class_jobs.append(Job(name, tmp_path / f"{name}.ipynb"))
     other = REPO / "solutions" / "udl_12_1.ipynb"
     aaron = [Job("aaron", other), *(Job(alt_key("aaron", n), other) for n in (1, 2, 3))]
-    recorder = Recorder(Batch(), None, None, "", None)
-    assert _settle([*class_jobs, *aaron], recorder, config, tmp_path) == "self_attention"
+    assert _settle([*class_jobs, *aaron], config, tmp_path) == "self_attention"

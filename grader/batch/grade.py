@@ -45,6 +45,7 @@ from grader.errors import ConfigError, UsageError
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import check_files, preflight
 from grader.render.escape import twins
+from grader.report import Report
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
 from grader.run.workers import Workers
@@ -109,12 +110,21 @@ def grade_batch(
                 _when_handed(everyone, source, config, recorder, submitted_at or {})
             if on_total:
                 on_total(len(submissions))
-            todo = _unchanged_first(submissions, recorder, force)
+            kept, todo = _unchanged(submissions, recorder, force)
             todo += [Job(key, path) for key, path in others]
+            read: dict[Path, tuple[bytes, Submission]] = {}
+            settled = None
+            if not assignment and (todo or len({old.assignment for _, _, old in kept}) > 1):
+                votes = [old.assignment for student, _, old in kept if base_of(student) == student]
+                settled = _settle(todo, config, source, read, votes)
+                # Every notebook of a batch is graded as the one it settles: one kept from an
+                # earlier run that settled another is graded again (as this class's).
+                again = [(s, p) for s, p, old in kept if settled and old.assignment != settled]
+                kept = [k for k in kept if not settled or k[2].assignment == settled]
+                todo = [Job(student, path) for student, path in again] + todo
+            _record_unchanged(kept, recorder)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
-                read: dict[Path, tuple[bytes, Submission]] = {}
-                settled = None if assignment else _settle(todo, recorder, config, source, read)
                 present = specs if assignment else _assignments_in(todo, config)
                 mode = sandbox or config.sandbox
                 check_files(config, present)  # a missing file: exit 2 before any worker starts
@@ -244,11 +254,13 @@ def sweep_scratch(now: float | None = None) -> int:
     return removed
 
 
-def _unchanged_first(
+def _unchanged(
     submissions: Sequence[tuple[str, Path]], recorder: Recorder, force: bool
-) -> list[Job]:
-    """Record what the gradebook already graded (same content, same config); return the rest."""
+) -> tuple[list[tuple[str, Path, Report]], list[Job]]:
+    """What the gradebook already graded (same content, same config), each with its report;
+    and the rest, to grade. Nothing is recorded yet (see _record_unchanged)."""
     todo = []
+    kept = []
     book = recorder.book
     # Only a student the gradebook knows under this configuration can be skipped: the others
     # are read once, when a worker takes them.
@@ -262,8 +274,14 @@ def _unchanged_first(
         if old is None:
             todo.append(Job(student, path))
         else:
-            recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
-    return todo
+            kept.append((student, path, old))
+    return kept, todo
+
+
+def _record_unchanged(kept: Sequence[tuple[str, Path, Report]], recorder: Recorder) -> None:
+    """Record the submissions kept from the gradebook, first (as skipped)."""
+    for student, path, old in kept:
+        recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
 
 
 def _cluster_pool(
@@ -286,22 +304,19 @@ def _cluster_pool(
 
 def _settle(
     todo: Sequence[Job],
-    recorder: Recorder,
     config: Config,
     source: Path,
     read: dict[Path, tuple[bytes, Submission]] | None = None,
+    kept: Sequence[str] = (),
 ) -> str | None:
     """The one assignment a batch without --assignment grades every notebook as: the one
-    most of its notebooks look like (those kept from the gradebook included), each
-    recognised here as it would be alone; a UsageError when none is most. Each notebook
-    parsed to be recognised is kept in `read` with its bytes' digest (its trees dropped), for the
-    pool to grade without parsing it again when the bytes it reads are the same."""
+    most of its notebooks look like (`kept`: the assignments of those kept from the gradebook,
+    one a student), each of `todo` recognised here as it would be alone; a UsageError when
+    none is most. Each notebook parsed to be recognised is kept in `read` with its bytes'
+    digest (its trees dropped), for the pool to grade without parsing it again when the
+    bytes it reads are the same."""
     # one vote a student (their own key): with `keep: best` each other notebook is a job too
-    recognised: list[str | None] = [
-        e.report.assignment
-        for e in recorder.batch.entries
-        if e.report and base_of(e.student) == e.student
-    ]
+    recognised: list[str | None] = list(kept)
     for job in todo:
         if base_of(job.student) == job.student:
             recognised.append(_recognised(job.path, config, read))
