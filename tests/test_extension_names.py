@@ -98,3 +98,28 @@ def test_serve_applies_an_extension_whose_name_differs_in_case(tmp_path: Path) -
         assert late is not None and late.percent == 0, (student, late)
     late = upload_late(folder, spec, "bob", now)
     assert late is not None and late.percent > 0  # no extension: the penalty
+
+
+def test_two_rows_for_one_student_with_different_hours_stop_the_command(tmp_path: Path) -> None:
+    """`ada,24` then `ADA,48` (or the same name twice): the last row won, silently. Rows
+    that agree are one extension; rows that differ are the instructor's to settle (exit 2)."""
+    course = late_course(tmp_path)
+    path = course / "extensions.csv"
+    path.write_text("student,hours\nada,24\nbo,6\nADA,48\n")
+    with pytest.raises(lateness.ConfigError) as refused:
+        read_course_extensions(course)
+    assert str(refused.value) == (
+        f"{path} line 4: 'ADA' has 48 hours here and 24 on line 2; keep one row per student"
+    )
+    path.write_text("student,hours\nada,24\nbo,6\nADA,24.0\n")  # the same hours: one extension
+    assert read_course_extensions(course).matched(["ada", "bo"]) == {"ada": 24.0, "bo": 6.0}
+    # The roster's column and extensions.csv are two files: extensions.csv wins, as documented.
+    (course / "roster.csv").write_text("id,name,extension_hours\nada,Ada,12\nbo,Bo,\n")
+    path.write_text("student,hours\nADA,30\n")
+    assert read_course_extensions(course).hours == {"ada": 30.0}
+    command = ["grade", str(tmp_path / "none"), "--course", str(course)]
+    path.write_text("student,hours\nada,24\nada,25\n")
+    (tmp_path / "none").mkdir()
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    assert "line 3: 'ada' has 25 hours here and 24 on line 2" in result.output

@@ -146,6 +146,7 @@ def read_course_extensions(course: Path) -> CourseExtensions:
                 raise ConfigError(f"{path} line 1: needs the columns student, hours")
             continue
         reader.fieldnames = header
+        seen: dict[str, tuple[int, float]] = {}  # this file's rows, by student matched
         for row in reader:
             value = (row.get(column) or "").strip()
             student = (row.get(key) or "").strip()
@@ -155,10 +156,25 @@ def read_course_extensions(course: Path) -> CourseExtensions:
                     if same_student(student) not in ids:
                         raise ConfigError(f"{where}: {student!r} is not on the roster")
                     student = ids[same_student(student)]
-                found[student] = _number(value, where)
+                hours = _number(value, where)
+                _one_row_each(seen, student, hours, where, reader.line_num)
+                found[student] = hours
                 if ids is None and name == EXTENSIONS_FILE:
                     rows.append((where, student))
     return CourseExtensions(found, tuple(rows))
+
+
+def _one_row_each(
+    seen: dict[str, tuple[int, float]], student: str, hours: float, where: str, line: int
+) -> None:
+    """Two rows of one file for the same student (matched as same_student) with different
+    hours: ConfigError naming both lines, rather than the last row silently winning."""
+    earlier = seen.setdefault(same_student(student), (line, hours))
+    if earlier[1] != hours:
+        raise ConfigError(
+            f"{where}: {student!r} has {hours:g} hours here and {earlier[1]:g} on line "
+            f"{earlier[0]}; keep one row per student"
+        )
 
 
 def read_submitted_at(path: Path) -> dict[str, datetime]:
