@@ -123,3 +123,14 @@ def test_two_rows_for_one_student_with_different_hours_stop_the_command(tmp_path
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 2, result.output
     assert "line 3: 'ada' has 25 hours here and 24 on line 2" in result.output
+
+
+def test_a_quote_never_closed_is_an_error_not_every_later_row_lost(tmp_path: Path) -> None:
+    """`"ada,24` read the rest of the file as one student's name: no row had hours, and
+    every extension was silently lost (exit 0, no warning)."""
+    course = late_course(tmp_path)
+    path = course / "extensions.csv"
+    path.write_text('student,hours\n"ada,24\nbo,6\ncy,12\n')
+    with pytest.raises(lateness.ConfigError) as refused:
+        read_course_extensions(course)
+    assert str(refused.value) == f"{path} line 4: a quote opened on line 2 is never closed"

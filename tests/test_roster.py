@@ -43,6 +43,9 @@ def test_a_roster_with_only_id_and_name_reads_and_a_bom_is_no_column(tmp_path: P
         ("id,name\ns1,Ada\ns2,Bo\ns1,Cy\n", "line 4: the id 's1' is already on line 2"),
         ("id,name\ns1,Ada,extra\n", "line 2: more cells than columns"),
         ("id,name,ID\ns1,Ada,s2\n", "line 1: the column 'id' is given twice"),
+        # A quote never closed swallowed every row after it into one name, silently.
+        ('id,name\ns1,"Ada\ns2,Bo\ns3,Cy\n', "line 4: a quote opened on line 2 is never closed"),
+        ('id,name\ns1,"Ada" L.\n', "line 2: ',' expected after '\"'"),
     ],
 )
 def test_a_bad_row_is_one_line_with_its_line_number(tmp_path: Path, text: str, said: str) -> None:

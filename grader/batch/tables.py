@@ -1,6 +1,6 @@
 """The instructor's CSV files (roster, extensions, overrides, submission times), read one way:
-UTF-8 with or without a spreadsheet's byte-order mark, and a file that cannot be read is one
-line naming it."""
+UTF-8 with or without a spreadsheet's byte-order mark, and a file that cannot be read, or a row
+that is not CSV (a quote never closed included), is one line naming it."""
 
 from __future__ import annotations
 
@@ -19,17 +19,23 @@ class _Rows(csv.DictReader):  # type: ignore[type-arg]  # not generic at run tim
     def __init__(self, text: str, path: Path, error: type[GraderError]) -> None:
         # newline="": a record ends only at a line break, never at a U+2028 or U+0085 inside
         # a cell (where str.splitlines would cut it into two rows, one a phantom student)
-        super().__init__(io.StringIO(text, newline=""))
+        # strict: a quote opened and never closed is an error, not the rest of the file read
+        # as one cell (every row after it silently lost: a roster's students, extensions)
+        super().__init__(io.StringIO(text, newline=""), strict=True)
         self.path, self.error = path, error
 
     def __next__(self) -> dict[Any, Any]:
         # A row of empty cells only (`,,,,`, which a spreadsheet saves for rows it once
         # formatted) is a blank line, as csv skips a line with no cell at all.
         while True:
+            started = self.reader.line_num + 1  # where the next row starts
             try:
                 row = super().__next__()
             except csv.Error as exc:
-                raise self.error(f"{self.path} line {self.reader.line_num}: {exc}") from None
+                said = str(exc)
+                if said == "unexpected end of data":
+                    said = f"a quote opened on line {started} is never closed"
+                raise self.error(f"{self.path} line {self.reader.line_num}: {said}") from None
             if any(_filled(value) for value in row.values()):
                 return row
 
