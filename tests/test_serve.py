@@ -17,6 +17,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from grader.cli import main
+from grader.errors import UsageError
 from grader.render.escape import spreadsheet_cell
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits, graded_as, uploaded_name
@@ -74,6 +75,10 @@ def test_tokens_command_prints_a_link_per_person_and_reads_the_roster(tmp_path: 
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name,email\nalice,Alice,a@x\n=cmd,Eve,e@x\n")
     assert [s.id for s in read_roster(roster)] == ["alice", "=cmd"]
+    unclosed = tmp_path / "unclosed.csv"  # bo and cy were read into alice's name: no tokens
+    unclosed.write_text('id,name\nalice,"Alice\nbo,Bo\ncy,Cy\n')
+    with pytest.raises(UsageError, match=r"the roster cannot be read .*unexpected end of data"):
+        read_roster(unclosed)
     out = tmp_path / "out"
     args = ["serve", "tokens", "--roster", str(roster), "--instructor", "ada", "--out", str(out)]
     result = CliRunner().invoke(main, [*args, "--base-url", "https://grader.example.edu/"])

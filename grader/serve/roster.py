@@ -22,11 +22,12 @@ class Student:
 
 def read_roster(path: Path) -> list[Student]:
     """Students from a CSV file with at least the columns `id` and `name` (others ignored);
-    a missing file or column, an empty or repeated id (case and Unicode form aside) or two
-    ids that look alike (grader/serve/lookalike.py) is a UsageError (exit 2)."""
+    a missing file or column, a row that is not CSV (a quote never closed, which would read
+    every later student into one name), an empty or repeated id (case and Unicode form aside)
+    or two ids that look alike (grader/serve/lookalike.py) is a UsageError (exit 2)."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
+            rows = list(csv.DictReader(handle, strict=True))  # a quote never closed: an error
             columns = set(rows[0]) if rows else set()
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UsageError(f"{path}: the roster cannot be read ({exc})") from None
