@@ -1,7 +1,8 @@
 """`python -m grader` and the `grader` command: the command line of grader/cli/, after
 giving `grader check` its worker's head start, and its notebook's run on it
 (grader/run/head_start.py), and after remembering dataclasses' compiled methods
-(grader/course/dataclass_memo.py); at exit, the cache folder is pruned when it is due
+(grader/course/dataclass_memo.py), with the garbage collector rarely collecting while it
+starts (grader/collector.py); at exit, the cache folder is pruned when it is due
 (grader/course/cache_prune.py)."""
 
 import atexit
@@ -12,6 +13,9 @@ import threading
 
 def entry() -> None:
     """Start the worker the command will need (when it is known), then run the command."""
+    from grader import collector
+
+    collector.pause_start_up()  # start-up makes objects, not garbage (grader/collector.py)
     from grader.run import head_start
 
     head_start.start(sys.argv[1:])  # first: the workers' interpreters start beside ours

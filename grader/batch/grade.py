@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import collector
 from grader.batch.entries import Batch, Entry
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
@@ -142,7 +143,8 @@ def grade_batch(
                     for spec in present:
                         preflight(config, spec, pool.workers)
                     prepared = {a.id: _prepare(a, pool.workers) for a in present}
-                    _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
+                    with collector.for_the_class():  # what exists now is kept all batch
+                        _run(pool, todo, recorder, config, prepared, IN_FLIGHT_PER_WORKER * workers)
                     recorder.settle()
                 finally:
                     pool.close()
