@@ -128,3 +128,27 @@ def test_the_solution_is_read_once_while_it_is_unchanged(
     assert load_solution(spec) is first
     solution.write_text(solution.read_text().replace("def ", "def  ", 1))  # edited since
     assert load_solution(spec) is not first
+
+
+def test_the_key_holds_the_version_of_a_preloaded_modules_package(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """udl_12_1 preloads `matplotlib.pyplot`: the key asked the version of a distribution of
+    that name, which none has ("unknown", after a scan of every installed distribution), so
+    a new matplotlib never meant a new key."""
+    spec = config.assignment("udl_12_1")
+    assert "matplotlib.pyplot" in spec.preload
+    cells = load_solution(spec).cells
+    plan = build_cases(spec).plan(spec)
+    limits = course_limits(spec)
+    key = run_cache.run_key(cells, plan, limits, spec, True)
+    asked: list[str] = []
+    real = run_cache.versions.version
+
+    def upgraded(name: str) -> str:
+        asked.append(name)
+        return "99.0" if name == "matplotlib" else real(name)
+
+    monkeypatch.setattr(run_cache.versions, "version", upgraded)
+    assert run_cache.run_key(cells, plan, limits, spec, True) != key
+    assert "matplotlib" in asked and "matplotlib.pyplot" not in asked
