@@ -106,3 +106,29 @@ def test_a_worker_imports_collecting_rarely_and_its_children_collect_as_usual(
         os.close(reading)
     assert seen == [worker.START_THRESHOLD, worker.START_THRESHOLD]  # numpy.random, json
     assert gc.get_threshold() == before
+
+
+def test_serve_collects_as_usual_once_loaded_and_a_callers_freeze_is_left_alone() -> None:
+    """`grader serve` runs for days: the start-up's rare collections must not last as long.
+    A caller that froze objects itself keeps them frozen after a batch."""
+    code = (
+        "import gc, json\n"
+        "from grader import collector\n"
+        "usual = gc.get_threshold()\n"
+        "collector.pause_start_up()\n"
+        "paused = gc.get_threshold()\n"
+        "collector.resume_usual()\n"
+        "resumed = gc.get_threshold()\n"
+        "gc.freeze()\n"
+        "theirs = gc.get_freeze_count()\n"
+        "with collector.for_the_class():\n"
+        "    pass\n"
+        "print(json.dumps({'usual': usual, 'paused': paused, 'resumed': resumed,\n"
+        "    'theirs': theirs, 'after': gc.get_freeze_count()}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["paused"][0] == collector.START_THRESHOLD
+    assert seen["resumed"] == seen["usual"]
+    assert seen["theirs"] > 0 and seen["after"] >= seen["theirs"]

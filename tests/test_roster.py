@@ -45,7 +45,8 @@ def test_a_roster_with_only_id_and_name_reads_and_a_bom_is_no_column(tmp_path: P
         ("id,name,ID\ns1,Ada,s2\n", "line 1: the column 'id' is given twice"),
         # A quote never closed swallowed every row after it into one name, silently.
         ('id,name\ns1,"Ada\ns2,Bo\ns3,Cy\n', "line 4: a quote opened on line 2 is never closed"),
-        ('id,name\ns1,"Ada" L.\n', "line 2: ',' expected after '\"'"),
+        ('id,name\n\n\ns1,"Ada\ns2,Bo\n', "line 5: a quote opened on line 4 is never closed"),
+        ('"id,name\ns1,Ada\n', "line 2: a quote opened on line 1 is never closed"),
     ],
 )
 def test_a_bad_row_is_one_line_with_its_line_number(tmp_path: Path, text: str, said: str) -> None:
@@ -210,3 +211,15 @@ def test_a_cell_over_the_csv_module_s_limit_is_one_line_with_its_line(tmp_path: 
         load_roster(path)
     assert str(caught.value).startswith(f"{path} line 3: field larger than field limit")
     assert caught.value.exit_code == 2
+    # The same in the header row, which the reader reads before any row (a traceback, exit 3).
+    path = roster_file(tmp_path, "id,name," + "x" * 200_000 + "\ns1,Ada\n")
+    with pytest.raises(ConfigError) as caught:
+        load_roster(path)
+    assert str(caught.value).startswith(f"{path} line 1: field larger than field limit")
+
+
+def test_text_after_a_closing_quote_reads_as_it_always_did(tmp_path: Path) -> None:
+    """A file aligned by hand (`"s1" ,"Ada Lovelace"  ,`): csv's strict mode would refuse it;
+    only a quote never closed is refused."""
+    path = roster_file(tmp_path, 'id ,name\n"s1" ,"Ada Lovelace"  \n"s2"\t,Bo\n')
+    assert [(s.id, s.name) for s in load_roster(path)] == [("s1", "Ada Lovelace"), ("s2", "Bo")]

@@ -19,25 +19,46 @@ class _Rows(csv.DictReader):  # type: ignore[type-arg]  # not generic at run tim
     def __init__(self, text: str, path: Path, error: type[GraderError]) -> None:
         # newline="": a record ends only at a line break, never at a U+2028 or U+0085 inside
         # a cell (where str.splitlines would cut it into two rows, one a phantom student)
-        # strict: a quote opened and never closed is an error, not the rest of the file read
-        # as one cell (every row after it silently lost: a roster's students, extensions)
-        super().__init__(io.StringIO(text, newline=""), strict=True)
+        # A quote opened and never closed is an error, not the rest of the file read as one
+        # cell (every row after it silently lost: a roster's students, every extension).
+        unclosed = unclosed_quote(text)
+        if unclosed is not None:
+            opened, end = unclosed
+            raise error(f"{path} line {end}: a quote opened on line {opened} is never closed")
+        super().__init__(io.StringIO(text, newline=""))
         self.path, self.error = path, error
+        try:
+            self.fieldnames  # noqa: B018  # the header, read here: its error is one line too
+        except csv.Error as exc:
+            raise error(f"{path} line {self.reader.line_num}: {exc}") from None
 
     def __next__(self) -> dict[Any, Any]:
         # A row of empty cells only (`,,,,`, which a spreadsheet saves for rows it once
         # formatted) is a blank line, as csv skips a line with no cell at all.
         while True:
-            started = self.reader.line_num + 1  # where the next row starts
             try:
                 row = super().__next__()
             except csv.Error as exc:
-                said = str(exc)
-                if said == "unexpected end of data":
-                    said = f"a quote opened on line {started} is never closed"
-                raise self.error(f"{self.path} line {self.reader.line_num}: {said}") from None
+                raise self.error(f"{self.path} line {self.reader.line_num}: {exc}") from None
             if any(_filled(value) for value in row.values()):
                 return row
+
+
+def unclosed_quote(text: str) -> tuple[int, int] | None:
+    """The line where a quote opens that no later quote closes, and the file's last line;
+    None when there is none. Read as csv's strict mode reads, only for that: its other
+    complaints (text after a closing quote, `"Ada" ,` in a file aligned by hand) are read
+    leniently, as ever, by the reader itself."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    while True:
+        opened = reader.line_num + 1  # blank lines come back as rows: this is the record's
+        try:
+            next(reader)
+        except StopIteration:
+            return None
+        except csv.Error as exc:
+            if str(exc) == "unexpected end of data":
+                return opened, reader.line_num
 
 
 def _filled(cell: object) -> bool:

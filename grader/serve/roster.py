@@ -4,9 +4,11 @@ roster reader can take its place once there is one."""
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch.tables import unclosed_quote
 from grader.errors import UsageError
 from grader.render.escape import folded
 from grader.serve.lookalike import described, look_alike
@@ -26,9 +28,12 @@ def read_roster(path: Path) -> list[Student]:
     every later student into one name), an empty or repeated id (case and Unicode form aside)
     or two ids that look alike (grader/serve/lookalike.py) is a UsageError (exit 2)."""
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle, strict=True))  # a quote never closed: an error
-            columns = set(rows[0]) if rows else set()
+        text = path.read_text(encoding="utf-8-sig")
+        unclosed = unclosed_quote(text)
+        if unclosed is not None:
+            raise csv.Error(f"a quote opened on line {unclosed[0]} is never closed")
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        columns = set(rows[0]) if rows else set()
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UsageError(f"{path}: the roster cannot be read ({exc})") from None
     if not rows or not {"id", "name"} <= columns:

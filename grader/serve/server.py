@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from grader import collector
 from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
@@ -56,6 +57,7 @@ def serve(
     import uvicorn
 
     service = Service(store, limits, grading, secure_cookies, grace, config)
+    collector.resume_usual()  # loaded: it serves for days, collecting as any Python does
     course = config.path.parent.resolve()
     print(f"serving {course} on http://{host}:{port} (data in {out})", flush=True)
     done = threading.Event()
