@@ -2,7 +2,7 @@
 giving `grader check` its worker's head start, and its notebook's run on it
 (grader/run/head_start.py), and after remembering dataclasses' compiled methods
 (grader/course/dataclass_memo.py), with the garbage collector rarely collecting while it
-starts (grader/collector.py); at exit, the cache folder is pruned when it is due
+starts (grader/run/collector.py); at exit, the cache folder is pruned when it is due
 (grader/course/cache_prune.py)."""
 
 import atexit
@@ -13,9 +13,9 @@ import threading
 
 def entry() -> None:
     """Start the worker the command will need (when it is known), then run the command."""
-    from grader import collector
+    from grader.run import collector
 
-    collector.pause_start_up()  # start-up makes objects, not garbage (grader/collector.py)
+    collector.pause_start_up()  # start-up makes objects, not garbage (grader/run/collector.py)
     from grader.run import head_start
 
     head_start.start(sys.argv[1:])  # first: the workers' interpreters start beside ours

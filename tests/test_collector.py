@@ -1,5 +1,5 @@
 """The garbage collector where the grader makes objects that are not garbage
-(grader/collector.py): the `grader` command starts collecting rarely; a batch grades its class
+(grader/run/collector.py): the `grader` command starts collecting rarely; a batch grades its class
 with the long-lived objects frozen and the youngest generation collected every THRESHOLD new
 objects, and the collector is as it was once the batch ends, its objects unfrozen."""
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from grader import collector
 from grader.batch import grade
 from grader.course.config import Config
+from grader.run import collector
 
 from conftest import REPO
 
@@ -113,7 +113,7 @@ def test_serve_collects_as_usual_once_loaded_and_a_callers_freeze_is_left_alone(
     A caller that froze objects itself keeps them frozen after a batch."""
     code = (
         "import gc, json\n"
-        "from grader import collector\n"
+        "from grader.run import collector\n"
         "usual = gc.get_threshold()\n"
         "collector.pause_start_up()\n"
         "paused = gc.get_threshold()\n"

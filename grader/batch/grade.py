@@ -18,7 +18,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import collector
 from grader.batch.entries import Batch, Entry
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
@@ -47,7 +46,7 @@ from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import check_files, preflight
 from grader.render.escape import twins
 from grader.report import Report
-from grader.run import bwrap
+from grader.run import bwrap, collector
 from grader.run.sandbox import GRADER_FAULTS
 from grader.run.workers import Workers
 

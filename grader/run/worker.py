@@ -36,7 +36,7 @@ def _init(fd: int, header: dict[str, Any]) -> list[Any]:
     from grader.run.warmup import warm_up
 
     # Importing numpy makes objects, not garbage: about 40 collections (10-25 ms of CPU) at
-    # Python's usual threshold, before "ready" (as the grader's own start, grader/collector.py).
+    # Python's usual threshold, before "ready" (as the grader's own start, grader/run/collector.py).
     usual = gc.get_threshold()
     gc.set_threshold(START_THRESHOLD, *usual[1:])
     # The child seeds numpy's global generator before any cell (child.py): its module is

@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from grader import collector
 from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
 from grader.render.escape import folded, spreadsheet_row
-from grader.run import bwrap
+from grader.run import bwrap, collector
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
 from grader.serve.grading import Grading
