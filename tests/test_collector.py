@@ -22,6 +22,14 @@ from grader.run import collector
 from conftest import REPO
 
 
+def _in_a_fresh_python(code: str) -> Any:
+    """What `code`, run in a fresh interpreter (the collector is process-wide), prints last,
+    read as JSON."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 @pytest.mark.sandbox
 def test_the_class_is_graded_with_start_up_frozen_and_the_collector_put_back(
     config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -68,9 +76,7 @@ def test_the_command_starts_collecting_rarely_and_a_library_user_is_left_alone()
         "from grader.__main__ import entry\n"
         "entry()\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = _in_a_fresh_python(code)
     assert seen["library"] == list(gc.get_threshold())
     assert seen["command"] == [collector.START_THRESHOLD, *gc.get_threshold()[1:]]
 
@@ -126,9 +132,7 @@ def test_serve_collects_as_usual_once_loaded_and_a_callers_freeze_is_left_alone(
         "print(json.dumps({'usual': usual, 'paused': paused, 'resumed': resumed,\n"
         "    'theirs': theirs, 'after': gc.get_freeze_count()}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
+    seen = _in_a_fresh_python(code)
     assert seen["paused"][0] == collector.START_THRESHOLD
     assert seen["resumed"] == seen["usual"]
     assert seen["theirs"] > 0 and seen["after"] >= seen["theirs"]
