@@ -24,9 +24,8 @@ import signal
 import sys
 from typing import Any
 
+from grader.run.collector import START_THRESHOLD
 from grader.run.pipes import encode_message, read_exact, read_message, write_all
-
-START_THRESHOLD = 50_000  # new objects between two collections while the worker starts
 
 
 def _init(fd: int, header: dict[str, Any]) -> list[Any]:
