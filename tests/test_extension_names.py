@@ -125,6 +125,25 @@ def test_two_rows_for_one_student_with_different_hours_stop_the_command(tmp_path
     assert "line 3: 'ada' has 25 hours here and 24 on line 2" in result.output
 
 
+def test_a_row_with_only_a_student_or_only_hours_stops_the_command(tmp_path: Path) -> None:
+    """`ada,` (the hours forgotten) or `,24` was skipped: an extension meant and silently
+    not given. A row of empty cells is still nothing; a roster's empty column is no extension."""
+    course = late_course(tmp_path)
+    path = course / "extensions.csv"
+    for text, said in (
+        ("student,hours\nbo,6\nada,\n", "line 3: 'ada' has no hours"),
+        ("student,hours\nbo,6\n , 24\n", "line 3: '24' names no student"),
+    ):
+        path.write_text(text)
+        with pytest.raises(lateness.ConfigError) as refused:
+            read_course_extensions(course)
+        assert str(refused.value) == f"{path} {said}; a row needs both student and hours"
+    path.write_text("student,hours\nbo,6\n,\n")
+    assert read_course_extensions(course).hours == {"bo": 6.0}
+    (course / "roster.csv").write_text("id,name,extension_hours\nada,Ada,\nbo,Bo,\n")
+    assert read_course_extensions(course).hours == {"bo": 6.0}
+
+
 def test_a_quote_never_closed_is_an_error_not_every_later_row_lost(tmp_path: Path) -> None:
     """`"ada,24` read the rest of the file as one student's name: no row had hours, and
     every extension was silently lost (exit 0, no warning)."""

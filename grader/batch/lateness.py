@@ -125,9 +125,10 @@ def load_extensions(course: Path) -> dict[str, float]:
 def read_course_extensions(course: Path) -> CourseExtensions:
     """Hours of extension by student id: the roster's `extension_hours` column, then
     `extensions.csv` (student,hours) beside it, which wins; each file read once. A bad
-    number, or with a roster a student on no line of it (an id is matched as the roster
-    matches: case and Unicode form aside): ConfigError, exit 2, rather than an extension
-    silently lost. Without a roster, the rows are kept to match to submissions."""
+    number, an extensions.csv row with a student and no hours (or hours and no student), or
+    with a roster a student on no line of it (an id is matched as the roster matches: case
+    and Unicode form aside): ConfigError, exit 2, rather than an extension silently lost.
+    Without a roster, the rows are kept to match to submissions."""
     roster = course_roster(course)
     ids = None if roster is None else {same_student(s.id): s.id for s in roster}
     found: dict[str, float] = {}
@@ -150,8 +151,13 @@ def read_course_extensions(course: Path) -> CourseExtensions:
         for row in reader:
             value = (row.get(column) or "").strip()
             student = (row.get(key) or "").strip()
+            where = f"{path} line {reader.line_num}"
+            if name == EXTENSIONS_FILE and bool(value) != bool(student):
+                # half a row: an extension meant and silently not given (a roster's empty
+                # extension_hours is only a student without one)
+                half = f"{student!r} has no hours" if student else f"{value!r} names no student"
+                raise ConfigError(f"{where}: {half}; a row needs both student and hours")
             if value and student:
-                where = f"{path} line {reader.line_num}"
                 if ids is not None and name == EXTENSIONS_FILE:
                     if same_student(student) not in ids:
                         raise ConfigError(f"{where}: {student!r} is not on the roster")
