@@ -80,7 +80,7 @@ def test_tokens_command_prints_a_link_per_person_and_reads_the_roster(tmp_path: 
     with pytest.raises(UsageError) as refused:
         read_roster(unclosed)
     assert str(refused.value) == (
-        f"{unclosed}: the roster cannot be read (a quote opened on line 2 is never closed)"
+        f"{unclosed} line 4: a quote opened on line 2 is never closed"  # as the batch says
     )
     out = tmp_path / "out"
     args = ["serve", "tokens", "--roster", str(roster), "--instructor", "ada", "--out", str(out)]
@@ -97,7 +97,8 @@ def test_tokens_command_prints_a_link_per_person_and_reads_the_roster(tmp_path: 
     bad = tmp_path / "bad.csv"
     bad.write_text("student,name\nalice,Alice\n")
     result = CliRunner().invoke(main, ["serve", "tokens", "--roster", str(bad), "--out", str(out)])
-    assert result.exit_code == 2 and "columns id and name" in result.stderr
+    assert result.exit_code == 2, result.stderr
+    assert f"{bad} line 1: the roster needs the columns id, name (missing: id)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 

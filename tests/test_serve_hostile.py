@@ -41,7 +41,7 @@ def test_a_refused_roster_leaves_the_last_tokens_export_as_it_was(tmp_path: Path
     bad = tmp_path / "bad.csv"
     bad.write_text("student,name\nalice,Alice\n")
     code, said = _tokens(tmp_path, "--roster", str(bad), "--export", str(export))
-    assert code == 2 and "columns id and name" in said
+    assert code == 2 and f"{bad} line 1: the roster needs the columns id, name" in said
     assert export.read_bytes() == issued  # the only copy of the tokens is still there
     store = Store(tmp_path / "out")
     try:
@@ -130,5 +130,6 @@ def test_ids_that_differ_only_in_case_or_unicode_form_are_one_student(
     roster = tmp_path / "roster.csv"
     roster.write_text(f"id,name\n{first},One\n{twin},Two\n", encoding="utf-8")
     code, said = _tokens(tmp_path, "--roster", str(roster))
-    assert code == 2 and "an id of its own" in said, said
+    assert code == 2, said
+    assert f"{roster} line 3: the id {twin.strip()!r} is already on line 2" in said, said
     assert len(said.strip().splitlines()) == 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.tables import csv_rows
-from grader.errors import ConfigError
+from grader.errors import ConfigError, GraderError
 from grader.render.escape import folded
 
 ROSTER_FILE = "roster.csv"
@@ -39,21 +39,22 @@ class Student:
     github: str = ""
 
 
-def load_roster(path: Path) -> list[Student]:
-    """The students of `path`, in file order. A bad file or row raises ConfigError (exit 2)
-    with one line naming the file and the line: a missing column, an empty id or name,
-    an id or lms_id given twice."""
-    reader = csv_rows(path, ConfigError, "the roster")
+def load_roster(path: Path, error: type[GraderError] = ConfigError) -> list[Student]:
+    """The students of `path`, in file order. A bad file or row raises `error` (exit 2;
+    UsageError for a roster named on the command line, as `grader serve tokens --roster`
+    does) with one line naming the file and the line: a missing column, an empty id or
+    name, an id or lms_id given twice."""
+    reader = csv_rows(path, error, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
     twice = sorted({name for name in header if name and header.count(name) > 1})
     if twice:  # csv keeps the last of them: which id or name was meant is a guess
-        raise ConfigError(f"{path} line 1: the column {twice[0]!r} is given twice")
+        raise error(f"{path} line 1: the column {twice[0]!r} is given twice")
     missing = [name for name in REQUIRED if name not in header]
     if missing:
         # A spreadsheet set to a language that writes decimal commas saves with `;`
         semicolons = len(header) == 1 and ";" in header[0]
         hint = "; its cells are separated by ';': save it as comma-separated CSV" * semicolons
-        raise ConfigError(
+        raise error(
             f"{path} line 1: the roster needs the columns {', '.join(REQUIRED)} "
             f"(missing: {', '.join(missing)}); optional: {', '.join(COLUMNS[2:])}{hint}"
         )
@@ -65,19 +66,19 @@ def load_roster(path: Path) -> list[Student]:
         line = reader.line_num
         values = {k: (v or "").strip() for k, v in row.items() if isinstance(k, str)}
         if None in row:
-            raise ConfigError(f"{path} line {line}: more cells than columns")
+            raise error(f"{path} line {line}: more cells than columns")
         for name in REQUIRED:
             if not values.get(name):
-                raise ConfigError(f"{path} line {line}: the {name} is empty")
+                raise error(f"{path} line {line}: the {name} is empty")
         key = folded(values["id"])  # ids that differ in case or form only are one student
         if key in seen:
-            raise ConfigError(
+            raise error(
                 f"{path} line {line}: the id {values['id']!r} is already on line {seen[key]}"
             )
         seen[key] = line
         lms_id = folded(values.get("lms_id", ""))  # the LMS's own key: one person's
         if lms_id and lms_id in lms_ids:
-            raise ConfigError(
+            raise error(
                 f"{path} line {line}: the lms_id {values['lms_id']!r} is already on line "
                 f"{lms_ids[lms_id]}"
             )
