@@ -5,6 +5,7 @@ feedback page as that other, easier assignment's, with its full marks."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -15,13 +16,14 @@ from click.testing import CliRunner
 from grader.batch.grade import _settle, grade_batch
 from grader.batch.pool import Job, parsed, read_key
 from grader.cli import main
-from grader.course.config import Config
+from grader.course.config import Config, load_config
 from grader.course.notebook import Submission, load_submission
 from grader.course.recognise import choose_for_batch, settle_assignment
-from grader.errors import UsageError
+from grader.engine import grade_path
+from grader.errors import ConfigError, UsageError
 
 import students
-from conftest import REPO, write_notebook
+from conftest import REPO, repo_config_raw, write_notebook
 
 DEMO = REPO / "demo" / "submissions"
 # The textbook's notebook, solved: recognised, by the names it defines, as udl_12_1.
@@ -220,3 +222,31 @@ def test_a_notebook_kept_from_an_earlier_settle_is_graded_again_as_this_batchs(
         assert dict(rows.fetchall())["aaron"] == "udl_12_1"
     third = grade_batch(folder, config, out)  # settled alike: all kept
     assert sorted(e.student for e in third.entries if e.skipped) == ["aaron", "ada", "bruno"]
+
+
+def test_a_settled_batch_checks_and_warms_up_its_own_assignment_only(tmp_path: Path) -> None:
+    """Notebooks without metadata (most of the demo's) made the batch check, preload and
+    warm up every assignment of the course: another assignment's missing solution stopped a
+    class of self_attention notebooks (exit 2), and each worker imported that assignment's
+    preloads (matplotlib) for nothing. Settled, the batch needs its own assignment alone."""
+    raw = repo_config_raw()
+    raw["assignments"]["udl_12_1"]["solution"] = str(tmp_path / "gone.ipynb")
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "config.yaml").write_text(json.dumps(raw))
+    config = load_config(course / "config.yaml")
+    folder = class_of_two(tmp_path)
+    shutil.copy(DEMO / "lena.ipynb", folder)  # her cell 10 imports matplotlib
+    batch = grade_batch(folder, config, tmp_path / "out")
+    reports = {e.student: e.report for e in batch.entries if e.report is not None}
+    assert {s: r.assignment for s, r in reports.items()} == dict.fromkeys(
+        ("ada", "bruno", "lena"), "self_attention"
+    )
+    # What another assignment preloads is not there for hers: as `grader check` runs it
+    # alone, so student and instructor read the same (it ran in the batch, silently).
+    alone = grade_path(DEMO / "lena.ipynb", config)
+    assert reports["lena"].errors == alone.errors
+    assert any("No module named 'matplotlib'" in e for e in alone.errors), alone.errors
+    (tmp_path / "again").mkdir()  # asked for by name, its solution is needed: exit 2
+    with pytest.raises(ConfigError, match=r"assignments\.udl_12_1\.solution: no such file"):
+        grade_batch(class_of_two(tmp_path / "again"), config, None, "udl_12_1")

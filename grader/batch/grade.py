@@ -125,7 +125,16 @@ def grade_batch(
             _record_unchanged(kept, recorder)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
-                present = specs if assignment else _assignments_in(todo, config)
+                # settled: every notebook runs as that one, whatever another names or looks
+                # like; its workers preload and warm up for it alone (not every assignment's
+                # modules, matplotlib's included, because one notebook has no metadata)
+                present = (
+                    specs
+                    if assignment
+                    else [config.assignment(settled)]
+                    if settled
+                    else _assignments_in(todo, config)
+                )
                 mode = sandbox or config.sandbox
                 check_files(config, present)  # a missing file: exit 2 before any worker starts
                 support = require(mode)
