@@ -250,3 +250,27 @@ def test_a_settled_batch_checks_and_warms_up_its_own_assignment_only(tmp_path: P
     (tmp_path / "again").mkdir()  # asked for by name, its solution is needed: exit 2
     with pytest.raises(ConfigError, match=r"assignments\.udl_12_1\.solution: no such file"):
         grade_batch(class_of_two(tmp_path / "again"), config, None, "udl_12_1")
+
+
+def test_a_notebook_that_alone_could_not_be_told_is_graded_as_the_class(
+    config: Config, tmp_path: Path
+) -> None:
+    """A blank notebook (no metadata, none of any assignment's names) in a settled class was
+    left ungraded with "cannot tell which assignment ... pass --assignment", a message for
+    the instructor, though the class had settled; `--assignment` grades it, at 0."""
+    folder = class_of_two(tmp_path)
+    write_notebook(folder / "cy.ipynb", ["x = 1"])
+    batch = grade_batch(folder, config, None)
+    cy = next(e for e in batch.entries if e.student == "cy")
+    assert cy.report is not None, cy.problem
+    assert cy.report.assignment == "self_attention" and cy.report.score == 0
+    assert cy.report.notes[0] == (
+        "graded as assignment 'self_attention', the class's (most of its notebooks are); "
+        "this notebook alone could not be told"
+    )
+    named = grade_batch(folder, config, None, "self_attention")
+    alike = next(e for e in named.entries if e.student == "cy").report
+    assert alike is not None and alike.score == 0
+    assert [t.messages for t in alike.targets] == [t.messages for t in cy.report.targets]
+    with pytest.raises(UsageError, match="cannot tell which assignment"):  # alone, as before
+        choose_for_batch(config, load_submission(folder / "cy.ipynb"), None, None)

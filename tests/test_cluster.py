@@ -7,6 +7,7 @@ in the middle stops the batch with one line, and the same command finishes the r
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -27,12 +28,14 @@ from grader.batch import cluster as cluster_module
 from grader.batch.entries import Batch, Entry
 from grader.batch.grade import grade_batch
 from grader.cli import main
-from grader.course.config import Config, TimeLimit
+from grader.course.config import Config, TimeLimit, load_config
+from grader.course.per_student import SECRET_ENV
+from grader.engine import require
 from grader.errors import GraderError
 from grader.run.sandbox import MAX_OUTPUT
 
 import students
-from conftest import REPO, write_notebook
+from conftest import REPO, repo_config_raw, write_notebook
 
 DEMO = REPO / "demo" / "submissions"
 
@@ -263,3 +266,60 @@ def test_an_answer_out_of_form_is_the_students_run_stopped() -> None:
         stopped = cluster_module._answer(bad_header, raw, limits)
         assert (stopped.ending, stopped.finished) == ("lost", False)
         assert "a Dask worker sent" in stopped.exit_description
+
+
+SECRET = "a-course-secret-for-the-cluster"
+
+
+def per_student_config(tmp_path: Path) -> Config:
+    """The bundled course whose self_attention gives each student public cases of their own."""
+    raw = repo_config_raw()
+    spec = raw["assignments"]["self_attention"]
+    spec["per_student_inputs"] = True
+    for target in spec["targets"].values():
+        target["public_cases"] = 2
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "config.yaml").write_text(json.dumps(raw))
+    return load_config(course / "config.yaml")
+
+
+@pytest.mark.slow
+def test_per_student_inputs_run_on_the_cluster_with_each_students_own_cases(
+    cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A per-student spec keeps its assignment's id: the cluster ran the plan its workers
+    carry under that id (built without the student's seed), while the grader judged against
+    the student's own cases, so a correct notebook lost its public cases there."""
+    config = per_student_config(tmp_path)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("ada", "bob"):
+        write_notebook(folder / f"{name}.ipynb", students.cells())
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    local = grade_batch(folder, config, None, "self_attention", jobs=1)
+    remote = grade_batch(folder, config, None, "self_attention", cluster=cluster.scheduler_address)
+    assert outcomes(remote) == outcomes(local)
+    full = [e.report is not None and e.report.score == e.report.max_score for e in remote.entries]
+    assert full == [True, True]
+
+
+@pytest.mark.slow
+def test_the_services_cluster_pool_is_given_the_course_secret(
+    cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`grader serve --cluster` made its pool without the secret: every upload for an
+    assignment with per-student inputs ended as a fault ("the course secret is needed")."""
+    from grader.serve.grading import Grading  # the serve extra, which make test installs
+    from grader.serve.store import Store
+
+    config = per_student_config(tmp_path)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    store = Store(tmp_path / "out")
+    grading = Grading(config, store, require(config.sandbox), 1, cluster.scheduler_address)
+    pool = grading._pool(list(config.assignments.values()))
+    try:
+        assert pool.secret == SECRET.encode()
+    finally:
+        pool.close()
+        store.close()

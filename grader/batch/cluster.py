@@ -228,8 +228,10 @@ class ClusterPool(Pool):
         numbers = (limits.submission, limits.cell, limits.call)
         names = tuple(file.name for file in assignment.files)
         # the plan the plugin carries, by name; one it does not (an assignment the batch did
-        # not expect), itself
-        carried = assignment.id if assignment.id in self.plans else plan
+        # not expect, or a student's own public cases: a per-student spec keeps its
+        # assignment's id, and its plan is not the one carried under it), itself
+        known = assignment.id in self.plans and not assignment.per_student_inputs
+        carried = assignment.id if known else plan
         args = (self.plugin, job.path.name, job.data, carried, numbers, names)
         try:
             future = self.client.submit(run_submission, *args, pure=False)

@@ -81,8 +81,17 @@ def choose_for_batch(
 ) -> tuple[AssignmentSpec, str]:
     """A batch's notebook: graded as the assignment asked for, else as the batch's
     `settled` one (settle_assignment), never as another its metadata or names point to;
-    the note says so when they do (as choose_assignment without a batch)."""
-    spec, chosen = choose_assignment(config, submission, requested)
+    the note says so when they do (as choose_assignment without a batch). One that alone
+    could not be told (no metadata, names that single out none: a blank notebook) is graded
+    as `settled` too, as `--assignment` would grade it, not left a problem."""
+    try:
+        spec, chosen = choose_assignment(config, submission, requested)
+    except UsageError:
+        if requested or settled is None:
+            raise
+        return config.assignment(settled), (
+            f"assignment '{settled}', {THE_CLASS_S}; this notebook alone could not be told"
+        )
     if requested or settled is None or spec.id == settled:
         return spec, chosen
     looks = chosen.removeprefix("assignment ")

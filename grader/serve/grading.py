@@ -148,14 +148,15 @@ class Grading:
         self.announce(f"Error: {one_line(why)}; uploads wait in the queue for the next start")
 
     def _pool(self, assignments: list[AssignmentSpec]) -> Pool:
+        # Per-student inputs: each student's public cases from the course secret, as in a
+        # batch (grader serve checked at start-up that there is one), on either pool.
+        secret = course_secret(self.config) if needs_secret(self.config, assignments) else None
         if self.cluster is None:
-            # Per-student inputs: each student's public cases from the course secret, as in
-            # a batch (grader serve checked at start-up that there is one).
-            secret = course_secret(self.config) if needs_secret(self.config, assignments) else None
             return Pool(self.config, None, self.jobs, assignments, self.support, secret)
         from grader.batch.cluster import ClusterPool  # Dask only with --cluster
 
         pool = ClusterPool(self.cluster, self.config, None, assignments, self.support, self.mode)
+        pool.secret = secret  # as the batch's cluster pool: none, and every upload was a fault
         self.jobs = pool.slots
         return pool
 
