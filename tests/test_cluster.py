@@ -7,7 +7,6 @@ in the middle stops the batch with one line, and the same command finishes the r
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -23,6 +22,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from distributed import Client, LocalCluster
+from test_per_student import SECRET
+from test_per_student import course as per_student_course
 
 from grader.batch import cluster as cluster_module
 from grader.batch.entries import Batch, Entry
@@ -35,7 +36,7 @@ from grader.errors import GraderError
 from grader.run.sandbox import MAX_OUTPUT
 
 import students
-from conftest import REPO, repo_config_raw, write_notebook
+from conftest import REPO, write_notebook
 
 DEMO = REPO / "demo" / "submissions"
 
@@ -268,20 +269,9 @@ def test_an_answer_out_of_form_is_the_students_run_stopped() -> None:
         assert "a Dask worker sent" in stopped.exit_description
 
 
-SECRET = "a-course-secret-for-the-cluster"
-
-
 def per_student_config(tmp_path: Path) -> Config:
     """The bundled course whose self_attention gives each student public cases of their own."""
-    raw = repo_config_raw()
-    spec = raw["assignments"]["self_attention"]
-    spec["per_student_inputs"] = True
-    for target in spec["targets"].values():
-        target["public_cases"] = 2
-    course = tmp_path / "course"
-    course.mkdir()
-    (course / "config.yaml").write_text(json.dumps(raw))
-    return load_config(course / "config.yaml")
+    return load_config(per_student_course(tmp_path) / "config.yaml")
 
 
 @pytest.mark.slow
