@@ -7,6 +7,7 @@ in the middle stops the batch with one line, and the same command finishes the r
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import signal
@@ -29,8 +30,9 @@ from grader.batch import cluster as cluster_module
 from grader.batch.entries import Batch, Entry
 from grader.batch.grade import grade_batch
 from grader.cli import main
+from grader.course.cases import build_cases
 from grader.course.config import Config, TimeLimit, load_config
-from grader.course.per_student import SECRET_ENV
+from grader.course.per_student import SECRET_ENV, for_student
 from grader.engine import require
 from grader.errors import GraderError
 from grader.run.sandbox import MAX_OUTPUT
@@ -292,6 +294,26 @@ def test_per_student_inputs_run_on_the_cluster_with_each_students_own_cases(
     assert outcomes(remote) == outcomes(local)
     full = [e.report is not None and e.report.score == e.report.max_score for e in remote.entries]
     assert full == [True, True]
+
+
+def test_a_task_names_the_plan_its_workers_carry_only_when_it_is_that_very_plan(
+    tmp_path: Path,
+) -> None:
+    """One rule with the local pool (workers.known_plan): the class's plan goes by its
+    assignment's id; a student's own cases (same id, other inputs) and a plan of equal but
+    other case objects go as themselves."""
+    config = per_student_config(tmp_path)
+    spec = config.assignment("self_attention")
+    carried = {"self_attention": build_cases(spec).plan(spec)}
+    assert cluster_module.carried_plan(carried, build_cases(spec).plan(spec)) == "self_attention"
+    own = for_student(spec, "ada", SECRET.encode())
+    own_plan = build_cases(own).plan(own)
+    assert own.id == "self_attention"
+    assert cluster_module.carried_plan(carried, own_plan) is own_plan
+    copied = [
+        (name, [copy.copy(case) for case in cases]) for name, cases in carried["self_attention"]
+    ]
+    assert cluster_module.carried_plan(carried, copied) is copied
 
 
 @pytest.mark.slow

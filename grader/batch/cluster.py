@@ -40,7 +40,7 @@ from grader.engine import require
 from grader.errors import GraderError, UsageError
 from grader.run import bwrap
 from grader.run.sandbox import ChildRun
-from grader.run.workers import Plan, WorkerLost, Workers, checked_run, lost_run
+from grader.run.workers import Plan, WorkerLost, Workers, checked_run, known_plan, lost_run
 
 CONNECT_SECONDS = 10.0  # to reach the scheduler (again, once lost: then the batch stops)
 ANSWER_SECONDS = 2 * CONNECT_SECONDS  # for it to answer, once reached
@@ -179,6 +179,15 @@ def _answer(header: Any, raw: Any, limits: TimeLimit) -> ChildRun:
     return run
 
 
+def carried_plan(plans: Mapping[str, Plan], plan: Plan) -> str | Plan:
+    """What a task names its plan by: the id the plugin carries it under when it is that
+    very plan (the local pool's rule, workers.known_plan: the same case objects), else the
+    plan itself (an assignment the batch did not expect, or a student's own public cases,
+    which keep their assignment's id)."""
+    known = known_plan(list(plans.values()), plan)
+    return list(plans)[known] if known is not None else plan
+
+
 class ClusterPool(Pool):
     """A batch's pool whose children run on a Dask cluster: parsing happens here (trusted,
     bounded), the course's own code on one local sandboxed worker, each student's cells on
@@ -209,7 +218,7 @@ class ClusterPool(Pool):
             files = dict.fromkeys(file for a in assignments for file in a.files)
             data = [(file.name, file.source.read_bytes()) for file in files]
             plugin = GradingPlugin(mode, plans, preload, data)
-            self.plans = set(plans)
+            self.plans = plans  # what the plugin carries, by assignment id
             self.client.register_plugin(plugin, name=self.plugin)
             threads = IN_FLIGHT_PER_SLOT * self.slots
             super().__init__(config, requested, 1, assignments, support, threads=threads)
@@ -227,11 +236,7 @@ class ClusterPool(Pool):
         limits = assignment.time_limit
         numbers = (limits.submission, limits.cell, limits.call)
         names = tuple(file.name for file in assignment.files)
-        # the plan the plugin carries, by name; one it does not (an assignment the batch did
-        # not expect, or a student's own public cases: a per-student spec keeps its
-        # assignment's id, and its plan is not the one carried under it), itself
-        known = assignment.id in self.plans and not assignment.per_student_inputs
-        carried = assignment.id if known else plan
+        carried = carried_plan(self.plans, plan)
         args = (self.plugin, job.path.name, job.data, carried, numbers, names)
         try:
             future = self.client.submit(run_submission, *args, pure=False)
