@@ -9,10 +9,12 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from grader.batch import pool as pool_module
 from grader.batch.grade import _settle, grade_batch
 from grader.batch.pool import Job, parsed, read_key
 from grader.cli import main
@@ -250,6 +252,36 @@ def test_a_settled_batch_checks_and_warms_up_its_own_assignment_only(tmp_path: P
     (tmp_path / "again").mkdir()  # asked for by name, its solution is needed: exit 2
     with pytest.raises(ConfigError, match=r"assignments\.udl_12_1\.solution: no such file"):
         grade_batch(class_of_two(tmp_path / "again"), config, None, "udl_12_1")
+
+
+def test_a_class_of_which_no_notebook_is_recognised_needs_no_assignments_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No notebook recognised, nothing settled: each is a problem ("cannot tell"), as
+    `grader check` says. The batch checked, preloaded and warmed up every assignment for
+    them: one assignment's missing solution stopped it (exit 2) instead."""
+    raw = repo_config_raw()
+    raw["assignments"]["udl_12_1"]["solution"] = str(tmp_path / "gone.ipynb")
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "config.yaml").write_text(json.dumps(raw))
+    config = load_config(course / "config.yaml")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("cy", "dee"):
+        write_notebook(folder / f"{name}.ipynb", ["x = 1"])
+    started: list[list[str]] = []
+    real = pool_module.Pool.__init__
+
+    def noted(self: pool_module.Pool, *args: Any, **kwargs: Any) -> None:
+        started.append([a.id for a in args[3]])
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.Pool, "__init__", noted)
+    batch = grade_batch(folder, config, tmp_path / "out")
+    assert started == [[]]
+    assert [(e.student, e.report) for e in batch.entries] == [("cy", None), ("dee", None)]
+    assert all("cannot tell which assignment" in e.problem for e in batch.entries)
 
 
 def test_a_notebook_that_alone_could_not_be_told_is_graded_as_the_class(

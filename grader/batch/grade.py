@@ -125,16 +125,7 @@ def grade_batch(
             _record_unchanged(kept, recorder)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))
-                # settled: every notebook runs as that one, whatever another names or looks
-                # like; its workers preload and warm up for it alone (not every assignment's
-                # modules, matplotlib's included, because one notebook has no metadata)
-                present = (
-                    specs
-                    if assignment
-                    else [config.assignment(settled)]
-                    if settled
-                    else _assignments_in(todo, config)
-                )
+                present = _present(specs, assignment, settled, config)
                 mode = sandbox or config.sandbox
                 check_files(config, present)  # a missing file: exit 2 before any worker starts
                 support = require(mode)
@@ -354,20 +345,18 @@ def _recognised(
         return None
 
 
-def _assignments_in(todo: Sequence[Job], config: Config) -> list[AssignmentSpec]:
-    """The assignments the notebooks name in their metadata, so that workers preload and
-    warm up for those only; every assignment as soon as one notebook names none (it is
-    recognised by its function names, in the worker)."""
-    named: set[str] = set()
-    for job in todo:
-        try:
-            hint = assignment_hint(json.loads(job.path.read_bytes()))
-        except (OSError, ValueError, RecursionError):
-            hint = None
-        if hint is None or hint not in config.assignments:
-            return list(config.assignments.values())
-        named.add(hint)
-    return [config.assignments[name] for name in sorted(named)]
+def _present(
+    specs: list[AssignmentSpec], requested: str | None, settled: str | None, config: Config
+) -> list[AssignmentSpec]:
+    """The assignments whose files are checked and which the workers preload and warm up
+    for: the one asked for, else the one the class settled on (every notebook runs as it,
+    whatever another names or looks like: not every assignment's modules, matplotlib's
+    included, because one notebook has no metadata), else none: no notebook was recognised
+    (each is told alone, and is a problem, as `grader check` would say; one that was
+    rewritten meanwhile and is recognised has its assignment prepared when it is judged)."""
+    if requested:
+        return specs
+    return [config.assignment(settled)] if settled else []
 
 
 def available_cores() -> int:
