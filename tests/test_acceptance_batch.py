@@ -162,7 +162,7 @@ def grade_class(workspace: Path, out: str, env: dict[str, str]) -> Run:
 def busy_cores() -> list[subprocess.Popen[bytes]]:
     """One spinning process per core this process may use, each ending when this one does
     (an interrupted suite's cleanup may never run: a spinner left behind slows what follows)."""
-    code = "import os, sys\nup = int(sys.argv[1])\nwhile os.getppid() == up:\n    sum(range(10**5))\n"
+    code = "import os, sys\nwhile os.getppid() == int(sys.argv[1]):\n    sum(range(10**5))\n"
     spin = [sys.executable, "-c", code, str(os.getpid())]  # the parent's pid, as it is now
     return [subprocess.Popen(spin) for _ in os.sched_getaffinity(0)]
 
