@@ -70,6 +70,8 @@ def load_roster(path: Path, error: type[GraderError] = ConfigError) -> list[Stud
         for name in REQUIRED:
             if not values.get(name):
                 raise error(f"{path} line {line}: the {name} is empty")
+        if values["id"] in (".", ".."):  # links and paths would name a folder, not them
+            raise error(f"{path} line {line}: the id {values['id']!r} cannot be a student's")
         key = folded(values["id"])  # ids that differ in case or form only are one student
         if key in seen:
             raise error(

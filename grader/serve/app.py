@@ -133,7 +133,10 @@ async def upload(request: Request) -> Response:
     session, person = signed_in(request, "student")
     limits = service.limits
     size = request.headers.get("content-length", "")
-    if not size.isdigit() or int(size) > limits.max_bytes + limits.form_overhead:
+    if not size.isdigit():  # sent in chunks: its size is not known before it is read
+        error = "The upload came without its size (Content-Length): send it from the form."
+        return _student_page(service, session, person, error, 411)
+    if int(size) > limits.max_bytes + limits.form_overhead:
         error = f"The file is too large: at most {limits.max_kb} KB."
         return _student_page(service, session, person, error, 413)
     form = await form_of(request, session)
@@ -164,7 +167,8 @@ def _visible_upload(request: Request) -> tuple[Session, int]:
     session = session_of(request)
     if session is None or session.person is None:
         raise Denied(401, "Sign in first.")
-    found = service.store.upload(request.path_params["upload"])
+    number = request.path_params["upload"]
+    found = service.store.upload(number) if number < 1 << 63 else None  # SQLite's integers
     person = session.person
     if found is None or (person.role != "instructor" and found.student != person.id):
         raise Denied(404, "There is no such submission.")

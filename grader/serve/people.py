@@ -19,28 +19,30 @@ class People(Connected):
 
     def issue(self, people: list[Student], role: Role) -> list[tuple[Student, str]]:
         """New tokens for these people (added when new; an old token stops working). An id
-        that looks like another's already here (not the same but for case) is a UsageError."""
+        the same but for case as one here is that person (their account keeps its id, and
+        their uploads); one that only looks like another's here is a UsageError."""
         issued = [(p, new_token()) for p in people]
         with self._transaction() as db:
+            ids = [str(row[0]) for row in db.execute("SELECT id FROM people")]
             # An id that looks like someone's already here (grader/serve/lookalike.py) would
             # be a second account the class page shows the same: refused, nothing issued.
-            known = {
-                skeleton(str(row[0])): str(row[0]) for row in db.execute("SELECT id FROM people")
-            }
+            known = {skeleton(i): i for i in ids}
             for person, _ in issued:
                 other = known.setdefault(skeleton(person.id), person.id)
                 if folded(other) != folded(person.id):
                     raise UsageError(f"{described((other, person.id))} ({other!a} has a token)")
+            accounts = {folded(i): i for i in ids}
             for person, token in issued:
-                row = db.execute("SELECT role FROM people WHERE id=?", (person.id,)).fetchone()
+                account = accounts.get(folded(person.id), person.id)
+                row = db.execute("SELECT role FROM people WHERE id=?", (account,)).fetchone()
                 if row is not None and row[0] != role:
                     raise UsageError(f"{person.id} is already a {row[0]}, not a {role}")
                 db.execute(
                     "INSERT INTO people VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
                     "name=excluded.name, token_hash=excluded.token_hash",
-                    (person.id, person.name, role, token_hash(token)),
+                    (account, person.name, role, token_hash(token)),
                 )
-                db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
+                db.execute("DELETE FROM sessions WHERE person=?", (account,))
         return issued
 
     def revoke(self, ids: Sequence[str]) -> list[Person]:
@@ -50,13 +52,15 @@ class People(Connected):
         and nobody's token is revoked."""
         with self._transaction() as db:
             rows = db.execute("SELECT id, name, role FROM people").fetchall()
-            known = {folded(str(row[0])): Person(*row) for row in rows}
+            known: dict[str, list[Person]] = {}
+            for row in rows:  # more than one only where an older grader made two accounts
+                known.setdefault(folded(str(row[0])), []).append(Person(*row))
             unknown = [i for i in ids if folded(i) not in known]
             if unknown:
                 raise UsageError(
                     f"--revoke {unknown[0]}: nobody of that id was ever issued a token here"
                 )
-            people = list({folded(i): known[folded(i)] for i in ids}.values())
+            people = [p for f in dict.fromkeys(folded(i) for i in ids) for p in known[f]]
             for person in people:
                 db.execute("UPDATE people SET token_hash=NULL WHERE id=?", (person.id,))
                 db.execute("DELETE FROM sessions WHERE person=?", (person.id,))
@@ -84,11 +88,16 @@ class People(Connected):
         return [Person(*row) for row in rows]
 
     def person(self, person_id: str) -> Person | None:
-        """One person by id."""
+        """One person by id; an id the same but for case (as the roster matches ids: a
+        roster that now spells it otherwise) finds their account."""
         with self.lock:
             row = self.db.execute(
                 "SELECT id, name, role FROM people WHERE id=?", (person_id,)
             ).fetchone()
+            if row is None:
+                wanted = folded(person_id)
+                rows = self.db.execute("SELECT id, name, role FROM people ORDER BY id")
+                row = next((r for r in rows if folded(str(r[0])) == wanted), None)
         return Person(*row) if row else None
 
     def revoked(self, person_id: str) -> bool:

@@ -231,11 +231,15 @@ class Uploads(Connected):
             )
 
     def regrade_latest(self) -> int:
-        """Queue each student's latest upload again (after the course changed)."""
+        """Queue each student's latest upload again (after the course changed), and their
+        latest graded upload of each assignment (its view names it): the gradebook's grade
+        of every assignment they handed in is redone, not only the last one's."""
         with self._transaction() as db:
             return db.execute(
-                "UPDATE uploads SET status='queued' WHERE status IN ('graded', 'problem') AND id IN"
-                " (SELECT MAX(id) FROM uploads GROUP BY student)"
+                "UPDATE uploads SET status='queued' WHERE status IN ('graded', 'problem') AND"
+                " (id IN (SELECT MAX(id) FROM uploads GROUP BY student) OR id IN (SELECT"
+                " MAX(u.id) FROM uploads u JOIN views v ON v.upload = u.id GROUP BY u.student,"
+                " v.assignment))"
             ).rowcount
 
     def upload(self, upload_id: int) -> Upload | None:

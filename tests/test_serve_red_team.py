@@ -1,0 +1,143 @@
+"""What a red-team round found in `grader serve`: a roster that spells an id in another case
+made a second account (and `--revoke` then revoked one of the two), a regrade redid only each
+student's last assignment, a submission number past SQLite's integers was a server error, an
+id `..` was accepted though no link can reach its page, and an upload sent in chunks was
+told it was too large."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from grader.batch.roster import Student
+from grader.cli import main
+from grader.serve.app import Service, make_app
+from grader.serve.checks import Limits
+from grader.serve.store import Store
+from grader.serve.stored import View
+
+from serving import csrf, issue, sign_in
+
+
+def _tokens(out: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["serve", "tokens", "--out", str(out), *args])
+    return result.exit_code, result.stderr
+
+
+def test_an_id_in_another_case_is_the_same_account_and_revoking_it_revokes_it(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("id,name\nalice,Alice\n")
+    second.write_text("id,name\nAlice,Alice L.\n")
+    assert _tokens(out, "--roster", str(first))[0] == 0
+    assert _tokens(out, "--roster", str(second))[0] == 0
+    store = Store(out)
+    try:
+        people = store.people("student")
+        assert [(p.id, p.name) for p in people] == [("alice", "Alice L.")]  # one account
+        assert store.person("ALICE") == people[0]  # found as the roster finds ids
+    finally:
+        store.close()
+    code, said = _tokens(out, "--revoke", "Alice")
+    assert code == 0, said
+    store = Store(out)
+    try:
+        assert store.revoked("alice")
+    finally:
+        store.close()
+
+
+def test_revoking_revokes_every_account_an_older_grader_made_for_one_id(tmp_path: Path) -> None:
+    store = Store(tmp_path / "out")
+    try:
+        store.issue([Student("alice", "Alice")], "student")
+        with store._transaction() as db:  # the second account an older grader made
+            db.execute("INSERT INTO people VALUES ('Alice', 'Alice', 'student', 'x')")
+        revoked = store.revoke(["ALICE"])
+        assert sorted(p.id for p in revoked) == ["Alice", "alice"]
+        assert store.revoked("alice") and store.revoked("Alice")
+    finally:
+        store.close()
+
+
+def _graded(store: Store, student: str, assignment: str) -> int:
+    upload = store.accept(student, f"{assignment}.ipynb", f"{assignment} {time.time()}".encode())
+    assert upload is not None
+    assert [u.id for u in store.claim(1)] == [upload]
+    view = View(assignment, "", 1.0, 1.0)
+    assert store.finish(upload, 1.0, 1.0, "<html></html>", "", view)
+    return upload
+
+
+def test_a_regrade_redoes_each_students_latest_upload_of_every_assignment(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "out")
+    try:
+        issue(store)
+        first = _graded(store, "alice", "self_attention")
+        older = _graded(store, "alice", "masked_attention")
+        latest = _graded(store, "alice", "masked_attention")
+        assert store.regrade_latest() == 2
+        status = {u.id: u.status for u in store.history("alice")}
+        assert status == {first: "queued", older: "graded", latest: "queued"}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("path", ["/submissions/{}", "/submissions/{}/status"])
+def test_a_submission_number_past_the_databases_integers_is_no_such_submission(
+    tmp_path: Path, path: str
+) -> None:
+    store = Store(tmp_path / "out")
+    try:
+        app = make_app(Service(store, Limits(), None))
+        client = TestClient(app, follow_redirects=False)
+        sign_in(client, issue(store)["alice"])
+        for number in (2**63, 10**23):
+            answer = client.get(path.format(number))
+            assert answer.status_code == 404, answer.text[-300:]
+            assert "There is no such submission." in answer.text
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_an_id_no_link_can_name_is_refused_before_any_token(tmp_path: Path, dots: str) -> None:
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,name\nalice,Alice\n{dots},Dots\n")
+    code, said = _tokens(tmp_path / "out", "--roster", str(roster))
+    assert code == 2
+    assert said.strip() == f"Error: {roster} line 3: the id {dots!r} cannot be a student's"
+
+
+def test_an_upload_sent_without_its_size_is_told_so_not_too_large(tmp_path: Path) -> None:
+    store = Store(tmp_path / "out")
+    try:
+        app = make_app(Service(store, Limits(), None))
+        client = TestClient(app, follow_redirects=False)
+        form = sign_in(client, issue(store)["alice"])
+        body = (
+            b"--b\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n" + form.encode()
+            + b"\r\n--b--\r\n"
+        )  # fmt: skip
+
+        def chunks():  # a generator: sent chunked, without a Content-Length
+            yield body
+
+        answer = client.post(
+            "/upload",
+            content=chunks(),
+            headers={"content-type": "multipart/form-data; boundary=b"},
+        )
+        assert answer.status_code == 411, answer.text[-300:]
+        assert "without its size" in answer.text and "too large" not in answer.text
+        assert csrf(answer.text)  # the student's page, with its form
+    finally:
+        store.close()
