@@ -107,7 +107,7 @@ def grade_batch(
             others = _others(submissions, found.others, recorder, best)
             if any(spec.late for spec in specs):
                 everyone = [*submissions, *others]
-                _when_handed(everyone, source, config, recorder, submitted_at or {})
+                _when_handed(everyone, source, config, recorder, submitted_at or {}, specs)
             if on_total:
                 on_total(len(submissions))
             kept, todo = _unchanged(submissions, recorder, force)
@@ -205,14 +205,17 @@ def _when_handed(
     config: Config,
     recorder: Recorder,
     given: Mapping[str, datetime],
+    specs: Sequence[AssignmentSpec],
 ) -> None:
     """When each submission was handed in, and each student's extension; the students
-    whose time is only their file's are listed in the batch."""
+    whose time is only their file's are listed in the batch. A Blackboard time without the
+    course's `time_zone:` is read at the offset of the due date of the assignment graded
+    (`specs`: the one asked for, else the course's, the first with a late policy)."""
     extensions = read_course_extensions(config.path.parent)
     named = [base_of(student) for student, _ in submissions]
     recorder.extensions = extensions.matched(named)
     recorder.batch.warnings += extensions.strays(named)
-    zone = next(spec.late.due for spec in config.assignments.values() if spec.late)
+    zone = next(spec.late.due for spec in specs if spec.late)
     course_zone = config.zone()
     for student, path in submissions:
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
@@ -220,7 +223,7 @@ def _when_handed(
             keys = (path.stem, base_of(student))
         handed = handed_in(keys, path, source, given, zone, course_zone)
         if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
-            handed = given_before(recorder.book, student, path) or handed
+            handed = given_before(recorder.book, (student, *keys), path) or handed
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)

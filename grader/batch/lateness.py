@@ -16,7 +16,7 @@ import math
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -190,30 +190,48 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
     if not reader.fieldnames or not {"student", "timestamp"} <= set(reader.fieldnames):
         raise UsageError(f"{path} line 1: needs the columns student, timestamp")
     times = {}
+    seen: dict[str, int] = {}
     for row in reader:
+        line = reader.line_num
+        student, stamp = (row["student"] or "").strip(), (row["timestamp"] or "").strip()
+        if not student and not stamp:
+            continue  # an empty row
+        if not student:
+            raise UsageError(f"{path} line {line}: a time without a student")
+        if folded(student) in seen:  # as the roster matches ids: one student, one time
+            raise UsageError(
+                f"{path} line {line}: {student!r} is already on line {seen[folded(student)]}; "
+                "keep one row per student"
+            )
+        seen[folded(student)] = line
         try:
-            times[(row["student"] or "").strip()] = parse_time(row["timestamp"] or "")
+            times[student] = parse_time(stamp)
         except ValueError as exc:
-            raise UsageError(f"{path} line {reader.line_num}: {exc}") from None
+            raise UsageError(f"{path} line {line}: {exc}") from None
     return times
 
 
 GIVEN = "--submitted-at"
 
 
-def given_before(book: Gradebook, student: str, path: Path) -> Handed | None:
-    """The time an earlier run was given for the student's notebook with --submitted-at,
-    while the notebook (at `path`) is the one it graded then: a later run
-    without the file keeps it, rather than fall back to the file's time (a 50% penalty for
-    everyone whose notebook was copied after the due date). None otherwise."""
+def given_before(book: Gradebook, keys: Sequence[str], path: Path) -> Handed | None:
+    """The time an earlier run was given with --submitted-at for the notebook at `path`,
+    while it is the one graded then (the same bytes, whichever of the course's assignments
+    was graded since): a later run without the file keeps it, rather than fall back to the
+    file's time (a 50% penalty for everyone whose notebook was copied after the due date).
+    `keys`: the student's id first, then the names their notebook had (the id an earlier
+    run knew them by, before the course had a roster). None otherwise."""
+    names = list(dict.fromkeys(keys))
+    marks = ", ".join("?" * len(names))
     rows = book.db.execute(
-        "SELECT l.submitted_at, s.content_hash FROM late l JOIN submissions s"
+        "SELECT l.submitted_at FROM late l JOIN submissions s"
         " ON s.student = l.student AND s.assignment = l.assignment"
-        " WHERE l.student = ? AND l.source = ? ORDER BY s.graded_at DESC",
-        (student, GIVEN),
+        f" WHERE l.student IN ({marks}) AND l.source = ? AND s.content_hash = ?"
+        " ORDER BY s.graded_at DESC",
+        (*names, GIVEN, file_hash(path)),
     )
     row = next(iter(rows), None)
-    if row is None or not row[0] or str(row[1]) != file_hash(path):
+    if row is None or not row[0]:
         return None
     try:
         return Handed(parse_time(str(row[0])), GIVEN)

@@ -1,0 +1,141 @@
+"""What a review of the semester found in lateness: a time given with --submitted-at was
+forgotten (a 50% penalty from the file's time) once another assignment was graded into the
+same results folder, or once the course had a roster; a Blackboard time was read at the
+first assignment's offset, not the graded one's; a student given twice, a time with no
+student and a time past what a date can hold were taken without a word (the last, a fault)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.batch.lateness import read_submitted_at
+from grader.cli import main
+from grader.errors import UsageError
+
+import students
+from conftest import REPO, repo_config_raw, write_notebook
+
+LATE = {"grace": 15, "percent": 10, "per": "hour", "cap": 50}
+AFTER = datetime(2026, 6, 1).timestamp()  # the files' time: long after every due date
+
+
+def course(tmp_path: Path) -> Path:
+    """The bundled course with self_attention due 1 March (+01:00) and masked_attention due
+    1 July (+02:00), both with a late policy."""
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(due="2026-03-01T23:59:00+01:00", late=LATE)
+    raw["assignments"]["masked_attention"].update(due="2026-07-01T23:59:00+02:00", late=LATE)
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(json.dumps(raw))
+    return folder
+
+
+def grade(folder: Path, course: Path, assignment: str, out: Path, *more: str) -> dict[str, str]:
+    """`grader grade`, then the one row of grades.csv (one student in every class here)."""
+    command = ["grade", str(folder), "--course", str(course), "-a", assignment, "--out", str(out)]
+    result = CliRunner().invoke(main, [*command, *more])
+    assert result.exit_code == 0, result.output
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def class_of_ada(tmp_path: Path, name: str = "ada") -> Path:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    notebook = write_notebook(folder / f"{name}.ipynb", students.cells())
+    os.utime(notebook, (AFTER, AFTER))
+    return folder
+
+
+def times(tmp_path: Path, *rows: str) -> Path:
+    path = tmp_path / "times.csv"
+    path.write_text("student,timestamp\n" + "".join(f"{row}\n" for row in rows))
+    return path
+
+
+@pytest.mark.slow
+def test_a_given_time_is_kept_after_another_assignment_is_graded_into_the_same_folder(
+    tmp_path: Path,
+) -> None:
+    root = course(tmp_path)
+    folder, out = class_of_ada(tmp_path), tmp_path / "out"
+    given = times(tmp_path, "ada,2026-03-02T01:30:00+01:00")  # 2 started hours: 20%
+    first = grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    assert float(first["late_penalty"]) == 20 and "--submitted-at" in first["lateness"]
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(REPO / "solutions" / "masked_attention.ipynb", other / "ada.ipynb")
+    given_too = times(tmp_path, "ada,2026-07-01T12:00:00+02:00")  # its own, on time
+    grade(other, root, "masked_attention", out, "--submitted-at", str(given_too))
+    again = grade(folder, root, "self_attention", out, "--force")
+    assert float(again["late_penalty"]) == 20, again["lateness"]
+    assert "--submitted-at" in again["lateness"]
+
+
+@pytest.mark.slow
+def test_a_given_time_is_kept_once_the_course_has_a_roster(tmp_path: Path) -> None:
+    root = course(tmp_path)
+    folder, out = class_of_ada(tmp_path, "adalove"), tmp_path / "out"
+    given = times(tmp_path, "adalove,2026-03-02T01:30:00+01:00")  # 20%
+    before = grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    assert float(before["late_penalty"]) == 20
+    (root / "roster.csv").write_text("id,name,github\ns001,Ada Lovelace,adalove\n")
+    after = grade(folder, root, "self_attention", out)
+    assert float(after["late_penalty"]) == 20, after["lateness"]
+    assert "--submitted-at" in after["lateness"]
+    assert float(after["total"]) == float(before["total"])
+
+
+@pytest.mark.slow
+def test_a_blackboard_time_is_read_at_the_graded_assignments_offset(tmp_path: Path) -> None:
+    root = course(tmp_path)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    # 00:10 on 2 July at +02:00 (masked_attention's offset): 11 minutes late, in the grace;
+    # read at +01:00 (self_attention's, the first with a policy) it was 71 minutes late
+    name = "ada_attempt_2026-07-02-00-10-00.ipynb"
+    shutil.copy(REPO / "solutions" / "masked_attention.ipynb", folder / name)
+    row = grade(folder, root, "masked_attention", tmp_path / "out")
+    assert float(row["late_penalty"]) == 0, row["lateness"]
+    assert "2026-07-02T00:10+02:00" in row["lateness"]
+
+
+def test_a_student_given_twice_or_a_time_without_a_student_is_one_line(tmp_path: Path) -> None:
+    twice = times(tmp_path, "ada,2026-03-01T12:00:00+01:00", "ADA,2026-03-09T12:00:00+01:00")
+    with pytest.raises(UsageError) as raised:
+        read_submitted_at(twice)
+    assert str(raised.value) == (
+        f"{twice} line 3: 'ADA' is already on line 2; keep one row per student"
+    )
+    nobody = times(tmp_path, "ada,2026-03-01T12:00:00+01:00", ",2026-03-09T12:00:00+01:00")
+    with pytest.raises(UsageError, match=r"line 3: a time without a student$"):
+        read_submitted_at(nobody)
+    blank = times(tmp_path, "ada,2026-03-01T12:00:00+01:00", ",", "bo,2026-03-02T12:00:00Z")
+    assert sorted(read_submitted_at(blank)) == ["ada", "bo"]  # an empty row is nothing
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:00-05:00", "0001-01-01T00:00:00+05:00"])
+def test_a_time_past_what_a_date_can_hold_is_one_line_not_a_fault(
+    tmp_path: Path, stamp: str
+) -> None:
+    root = course(tmp_path)
+    given = times(tmp_path, f"ada,{stamp}")
+    command = ["grade", str(class_of_ada(tmp_path)), "--course", str(root), "-a"]
+    command += ["self_attention", "--out", str(tmp_path / "out"), "--submitted-at", str(given)]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Error: {given} line 2: {stamp!r} is not between the years 1970 and 9000"
+    )
+    assert "Traceback" not in result.stderr
