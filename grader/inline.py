@@ -70,9 +70,10 @@ def find_notebook() -> Path | None:
     marked = []
     for candidate in sorted(Path.cwd().glob("*.ipynb")):
         try:
-            meta = json.loads(candidate.read_text(encoding="utf-8")).get("metadata", {})
-        except (OSError, ValueError):
+            data = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
             continue
+        meta = data.get("metadata", {}) if isinstance(data, dict) else None
         if isinstance(meta, dict) and "grader" in meta:
             marked.append(candidate)
     return marked[0] if len(marked) == 1 else None

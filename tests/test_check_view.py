@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from grader.course.places import CellPlace, cell_places, ordinal, relabel
 from grader.inline import check
@@ -75,3 +76,21 @@ def test_the_view_is_left_aligned_without_colours_and_names_cells(tmp_path: Path
     with_counts(path, {code_index: 17})
     ran = check(notebook=path)
     assert "In [17], line" in ran.html and "In [17], line" in ran.text
+
+
+def test_check_finds_its_notebook_beside_files_whose_json_is_no_notebook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check()` looks for the one notebook here marked as the grader's: a file whose JSON
+    is a list (or a number) beside it was a Python traceback, not a file to pass over."""
+    from grader.inline import find_notebook
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    (tmp_path / "arr.ipynb").write_text("[]")
+    (tmp_path / "num.ipynb").write_text("7")
+    mine = write_notebook(tmp_path / "mine.ipynb", ["x = 1"])
+    notebook = nbformat.read(mine, as_version=4)
+    notebook.metadata["grader"] = {"assignment": "self_attention"}
+    nbformat.write(notebook, mine)
+    assert find_notebook() == mine

@@ -322,3 +322,23 @@ def test_an_infinity_passes_the_bounds_but_is_refused_with_its_key_path(
         said == f"{path} is not a valid grader config: {key_path}: must be a finite number, not inf"
     )
     assert info.value.exit_code == 2
+
+
+def test_a_course_or_bundle_named_by_its_folder_is_read_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--config DIR` (and pytest's `--grader-config DIR`, as the bundle hint says: "name
+    that folder") was "[Errno 21] Is a directory"."""
+    from grader.course import config as config_module
+
+    assert load_config(REPO).path == REPO / "config.yaml"
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "grader-bundle.npz").write_bytes(b"")
+    read: list[Path] = []
+    monkeypatch.setattr(config_module, "load_bundle", read.append)
+    load_config(bundle)
+    assert read == [bundle / "grader-bundle.npz"]
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)  # holds the bundle folder, not a course
+    assert str(caught.value).endswith("is a folder with neither config.yaml nor grader-bundle.npz")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from grader.errors import SubmissionError, UsageError
 from grader.report import Report, TargetResult
 
 import students
-from conftest import REPO, NotebookFactory
+from conftest import REPO, NotebookFactory, write_notebook
 
 TARGETS = list(students.CORRECT)
 
@@ -254,8 +255,25 @@ def test_assignment_is_recognised_from_the_names_defined(
 def test_unrecognisable_notebook_is_a_usage_error(
     config: Config, notebook: NotebookFactory
 ) -> None:
-    with pytest.raises(UsageError, match="cannot tell which assignment"):
+    with pytest.raises(UsageError, match="cannot tell which assignment") as caught:
         grade_path(notebook(["x = 1"]), config)
+    assert "(no metadata, and the names it defines" in str(caught.value)
+
+
+def test_metadata_naming_no_assignment_of_the_course_is_said_so(
+    config: Config, tmp_path: Path
+) -> None:
+    """It was told it had "no metadata", though its metadata named an assignment (a typo,
+    another course's)."""
+    path = write_notebook(tmp_path / "typo.ipynb", ["x = 1"])
+    raw = json.loads(path.read_text())
+    raw["metadata"]["grader"] = {"assignment": "self_atention"}
+    path.write_text(json.dumps(raw))
+    with pytest.raises(UsageError) as caught:
+        grade_path(path, config)
+    said = str(caught.value)
+    assert "(its metadata names 'self_atention', which this course does not have, and" in said
+    assert "no metadata" not in said
 
 
 def test_python_script_submission(config: Config, tmp_path: Path) -> None:

@@ -5,12 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from grader.batch.entries import Batch, Entry
 from grader.batch.outcome import class_assignment, class_outcome, exit_status
+from grader.cli import main
 from grader.course.config import Config
 from grader.errors import NothingGraded, UsageError
 from grader.report import Report
+
+from conftest import REPO
 
 
 def graded(student: str, assignment: str) -> Entry:
@@ -68,3 +72,23 @@ def test_exit_status_lost_or_faults_over_ungraded_over_success() -> None:
     fault = Entry("cy", Path("cy.ipynb"), None, "bug", fault="Traceback ...")
     assert exit_status(Batch(entries=[fault]), allow_ungraded=True) == 3
     assert exit_status(Batch(entries=[graded("ada", "hw")], lost=["bo"]), True) == 3
+
+
+@pytest.mark.parametrize("files", [{}, {"notes.txt": "hi"}], ids=["empty", "no-notebook"])
+@pytest.mark.parametrize("named", [[], ["--assignment", "self_attention"]], ids=["any", "named"])
+def test_a_folder_with_nothing_to_grade_is_exit_2_with_or_without_an_assignment(
+    tmp_path: Path, files: dict[str, str], named: list[str]
+) -> None:
+    """It was exit 1 ("nothing could be graded") without --assignment, and exit 0 with it
+    (an empty table, outputs written); the exit codes' table says 2."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(REPO), "--out", str(out), *named]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    said = result.stderr.strip().splitlines()[-1]
+    assert said.startswith(f"Error: {folder}: nothing to grade: ")
+    assert not (out / "grades.csv").exists()

@@ -100,6 +100,9 @@ def grade_batch(
             untouched = {file_hash(path) for path in exercises if path.is_file()}
             best = any(spec.keep == "best" for spec in specs)
             found = find_submissions(source, scratch, out, untouched, best)
+            if not found.submissions and not found.others:  # a wrong folder, most likely
+                said = [p.removeprefix(f"{source}: ") for p in found.problems[:3]]
+                raise UsageError(f"{source}: nothing to grade: {'; '.join(said) or 'no file'}")
             recorder.batch.problems = found.problems
             submissions = _on_roster(found.submissions, config, recorder)
             if book is not None:  # the class of OUT: this batch's students and earlier ones

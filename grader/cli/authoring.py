@@ -64,7 +64,7 @@ def template_command(name: str) -> None:
 
     \b
     Examples:
-      grader template github > .github/workflows/grade.yml
+      grader template github > .github/workflows/classroom.yml
       grader template gitlab >> .gitlab-ci.yml
     """
     from grader.author.export import template

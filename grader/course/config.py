@@ -181,6 +181,11 @@ def load_course(given: Path | None, graded: Path | None, hint: str) -> tuple[Con
 def load_config(path: Path | None = None) -> Config:
     """Read, validate and resolve a config file; every problem is a ConfigError with a key path."""
     path = Path(path) if path is not None else choose_course().config
+    if path.is_dir():  # a course folder or a student bundle named by its folder
+        inside = [path / name for name in ("config.yaml", BUNDLE_NAME) if (path / name).is_file()]
+        if not inside:
+            raise ConfigError(f"{path} is a folder with neither config.yaml nor {BUNDLE_NAME}")
+        path = inside[0]
     if path.name == BUNDLE_NAME:
         return load_bundle(path)
     try:

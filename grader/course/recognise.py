@@ -39,9 +39,14 @@ def choose_assignment(
     tied = [aid for score, aid in scored if score == best]
     if best[2] == 0 or len(tied) > 1:
         candidates = ", ".join(sorted(config.assignments))
+        metadata = (
+            f"its metadata names {hint!a}, which this course does not have"
+            if hint
+            else "no metadata"
+        )
         raise UsageError(
             f"{submission.path}: cannot tell which assignment this is "
-            f"(no metadata, and the names it defines do not single one out); "
+            f"({metadata}, and the names it defines do not single one out); "
             f"pass --assignment, one of: {candidates}"
         )
     return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
