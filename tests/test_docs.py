@@ -29,3 +29,12 @@ def test_the_reference_names_every_key() -> None:
     page = render(SCHEMA)
     for name in ("files", "preload", "public_cases", "sums_to_one", "sandbox", "rtol", "call"):
         assert f"`{name}`" in page or f".{name}`" in page
+
+
+def test_every_key_of_the_config_reference_says_what_value_it_takes() -> None:
+    """A key that takes one of several shapes (`anyOf`, a list of types) read "None" or
+    "['number', 'boolean']" in the value column."""
+    rows = [line for line in render().splitlines() if line.startswith("| `")]
+    values = [row.split(" | ")[1] for row in rows]
+    assert rows and not [v for v in values if v in ("None", "") or v.startswith("['")]
+    assert "| `value` | a number or true or false |" in render()

@@ -94,6 +94,22 @@ def test_signatures() -> None:
         parse_signature("f(*a)")
 
 
+@pytest.mark.parametrize(
+    ("signature", "said"),
+    [
+        ("f(x, x)", "the parameter x is named twice"),  # written, then a SyntaxError
+        ("g(a, b, /, c)", "only plain positional parameters"),  # written as g(c)
+        ("g(a, /)", "only plain positional parameters"),  # "takes at least one argument"
+    ],
+)
+def test_a_signature_that_would_be_written_wrong_is_one_line(signature: str, said: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_signature(signature)
+    assert str(caught.value) == f"--function {signature!r}: " + (
+        said if said.startswith("the") else said + ", no defaults"
+    )
+
+
 def test_static_words_need_the_sign_they_describe(tmp_path: Path) -> None:
     catalogue = tmp_path / "m.py"
     catalogue.write_text(

@@ -42,6 +42,10 @@ def kind(node: Schema) -> str:
         return "one of " + ", ".join(f"`{v}`" for v in node["enum"])
     if node.get("type") == "object" and isinstance(node.get("additionalProperties"), dict):
         return f"mapping of name → {kind(node['additionalProperties'])}"
+    if "anyOf" in node:  # each shape it may take, in the schema's order
+        return " or ".join(kind(choice) for choice in node["anyOf"])
+    if isinstance(node.get("type"), list):
+        return " or ".join(kind({**node, "type": one}) for one in node["type"])
     words = TYPE_WORDS.get(str(node.get("type")), str(node.get("type")))
     if node.get("type") == "array" and "items" in node:
         item = TYPE_WORDS.get(str(node["items"].get("type")), "a value")

@@ -50,8 +50,12 @@ def parse_signature(text: str) -> Signature:
         raise UsageError(f"--function {text!r}: write it as name(arg, arg, …)") from None
     assert isinstance(node, ast.FunctionDef)
     plain = node.args.args
-    if node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.defaults:
+    extra = node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.posonlyargs
+    if extra or node.args.defaults:
         raise UsageError(f"--function {text!r}: only plain positional parameters, no defaults")
+    names = [a.arg for a in plain]
+    if twice := sorted({n for n in names if names.count(n) > 1}):
+        raise UsageError(f"--function {text!r}: the parameter {twice[0]} is named twice")
     if not plain:
         raise UsageError(
             f"--function {text!r}: a graded function takes at least one argument, drawn per "
