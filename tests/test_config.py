@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -341,4 +342,21 @@ def test_a_course_or_bundle_named_by_its_folder_is_read_from_it(
     assert read == [bundle / "grader-bundle.npz"]
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)  # holds the bundle folder, not a course
-    assert str(caught.value).endswith("is a folder with neither config.yaml nor grader-bundle.npz")
+    assert str(caught.value) == f"config file not found: {tmp_path / 'config.yaml'}"
+
+
+def test_a_course_named_by_the_folder_of_the_graded_notebook_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Named by its folder, the config beside the notebook was taken (the refusal looked for
+    a file), and the note said it was ignored."""
+    from grader.course.locate import choose_course, ignored_configs, refuse_beside
+
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    monkeypatch.chdir(tmp_path)  # named as `--config .`: no other config.yaml around
+    notebook = tmp_path / "x.ipynb"
+    course = choose_course(Path("."), notebook)
+    assert course.config == Path("config.yaml")
+    with pytest.raises(ConfigError, match="never supplies its course"):
+        refuse_beside(course, notebook, "--course DIR")
+    assert ignored_configs(course, notebook, "--course DIR") == []

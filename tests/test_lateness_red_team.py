@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.batch.lateness import read_submitted_at
+from grader.batch.lateness import MTIME, handed_in, read_submitted_at
 from grader.cli import main
+from grader.course.config import load_config
 from grader.errors import UsageError
 
 import students
@@ -139,3 +140,59 @@ def test_a_time_past_what_a_date_can_hold_is_one_line_not_a_fault(
         f"Error: {given} line 2: {stamp!r} is not between the years 1970 and 9000"
     )
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_given_time_is_kept_for_a_canvas_export_once_the_course_has_a_roster(
+    tmp_path: Path,
+) -> None:
+    """An earlier run recorded the time under the name the export gave (`lovelaceada_4242`),
+    neither the roster id nor the file's stem: the Canvas file then read as on time."""
+    root = course(tmp_path)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    write_notebook(folder / "lovelaceada_4242_1_hw.ipynb", students.cells())
+    given = times(tmp_path, "lovelaceada_4242,2026-03-02T01:30:00+01:00")  # 20%
+    before = grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    assert float(before["late_penalty"]) == 20, before["lateness"]
+    (root / "roster.csv").write_text("id,name,lms_id\ns001,Ada Lovelace,4242\n")
+    after = grade(folder, root, "self_attention", out)
+    assert after["student"] == "s001"
+    assert float(after["late_penalty"]) == 20, after["lateness"]
+
+
+@pytest.mark.slow
+def test_the_same_notebook_graded_as_two_assignments_keeps_each_ones_time(
+    tmp_path: Path,
+) -> None:
+    root = course(tmp_path)
+    folder, out = class_of_ada(tmp_path), tmp_path / "out"
+    given = times(tmp_path, "ada,2026-03-02T01:30:00+01:00")  # self_attention: 20%
+    grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    given = times(tmp_path, "ada,2026-07-01T12:00:00+02:00")  # masked_attention: on time
+    grade(folder, root, "masked_attention", out, "--submitted-at", str(given))
+    again = grade(folder, root, "self_attention", out, "--force")
+    assert float(again["late_penalty"]) == 20, again["lateness"]
+
+
+def test_a_course_due_in_the_far_future_still_loads(tmp_path: Path) -> None:
+    """The range of --submitted-at's times is not a due date's: "never due" as the year 9999
+    is a course's choice."""
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"].update(due="9999-12-31T23:59:59+00:00", late=LATE)
+    (tmp_path / "config.yaml").write_text(json.dumps(raw))
+    spec = load_config(tmp_path / "config.yaml").assignment("self_attention")
+    assert spec.late is not None and spec.late.due.year == 9999
+
+
+@pytest.mark.parametrize(
+    "name", ["ada_attempt_2026-13-01-00-00-00", "ada_attempt_9999-12-31-23-59-00"]
+)
+def test_a_blackboard_name_that_is_no_date_is_passed_over(tmp_path: Path, name: str) -> None:
+    """A month 13 raised out of the batch (a student names their own notebook in a
+    folder per student); the next source is used."""
+    notebook = write_notebook(tmp_path / f"{name}.ipynb", ["x = 1"])
+    os.utime(notebook, (AFTER, AFTER))
+    due = datetime.fromisoformat("2026-03-01T23:59:00+01:00")
+    handed = handed_in(("ada",), notebook, tmp_path, {}, due)
+    assert handed.source.startswith(MTIME) and handed.at is not None

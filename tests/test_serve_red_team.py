@@ -141,3 +141,37 @@ def test_an_upload_sent_without_its_size_is_told_so_not_too_large(tmp_path: Path
         assert csrf(answer.text)  # the student's page, with its form
     finally:
         store.close()
+
+
+def test_an_instructor_id_of_a_student_changes_no_token(tmp_path: Path) -> None:
+    """The students' tokens were issued (their old links dead) before the instructor's
+    clash was found, and no CSV was written to hand the new ones out."""
+    out = tmp_path / "out"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\nbob,Bob\n")
+    store = Store(out)
+    try:
+        old = {p.id: t for p, t in store.issue([Student("alice", "Alice")], "student")}
+    finally:
+        store.close()
+    code, said = _tokens(out, "--roster", str(roster), "--instructor", "Bob")
+    assert (
+        code == 2 and said.strip() == "Error: Bob is a student, not an instructor: give another id"
+    )
+    code, said = _tokens(out, "--instructor", "ALICE")
+    assert code == 2 and "ALICE is a student" in said
+    store = Store(out)
+    try:
+        assert store.person_for_token(old["alice"]) is not None  # her link still works
+        assert store.people("instructor") == [] and store.person("bob") is None
+    finally:
+        store.close()
+
+
+def test_two_spellings_of_one_id_in_one_call_are_one_account(tmp_path: Path) -> None:
+    store = Store(tmp_path / "out")
+    try:
+        store.issue([Student("Ada", "Ada"), Student("ada", "Ada L.")], "instructor")
+        assert [(p.id, p.name) for p in store.people("instructor")] == [("Ada", "Ada L.")]
+    finally:
+        store.close()

@@ -177,6 +177,7 @@ def _on_roster(
         named, ids = {path: name for name, path in submissions}, {s.id for s in roster}
         renamed = [(named[p], sid) for sid, p in matched.submissions if named[p] not in ids]
         carry_records(recorder.book, renamed)
+        recorder.former = {sid: name for name, sid in renamed}
     return matched.submissions
 
 
@@ -219,6 +220,7 @@ def _when_handed(
     recorder.extensions = extensions.matched(named)
     recorder.batch.warnings += extensions.strays(named)
     zone = next(spec.late.due for spec in specs if spec.late)
+    only = specs[0].id if len(specs) == 1 else None  # --assignment: that one's time alone
     course_zone = config.zone()
     for student, path in submissions:
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
@@ -226,7 +228,8 @@ def _when_handed(
             keys = (path.stem, base_of(student))
         handed = handed_in(keys, path, source, given, zone, course_zone)
         if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
-            handed = given_before(recorder.book, (student, *keys), path) or handed
+            names = (student, recorder.former.get(student, student), *keys)
+            handed = given_before(recorder.book, names, path, only) or handed
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)

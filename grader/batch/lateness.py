@@ -208,27 +208,40 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
             times[student] = parse_time(stamp)
         except ValueError as exc:
             raise UsageError(f"{path} line {line}: {exc}") from None
+        if not FIRST_YEAR <= times[student].year <= LAST_YEAR:  # days counted must stay dates
+            raise UsageError(
+                f"{path} line {line}: {stamp!r} is not between the years {FIRST_YEAR} and "
+                f"{LAST_YEAR}"
+            )
     return times
+
+
+FIRST_YEAR, LAST_YEAR = 1970, 9000  # what a time handed in may say
 
 
 GIVEN = "--submitted-at"
 
 
-def given_before(book: Gradebook, keys: Sequence[str], path: Path) -> Handed | None:
+def given_before(
+    book: Gradebook, keys: Sequence[str], path: Path, assignment: str | None = None
+) -> Handed | None:
     """The time an earlier run was given with --submitted-at for the notebook at `path`,
     while it is the one graded then (the same bytes, whichever of the course's assignments
     was graded since): a later run without the file keeps it, rather than fall back to the
     file's time (a 50% penalty for everyone whose notebook was copied after the due date).
     `keys`: the student's id first, then the names their notebook had (the id an earlier
-    run knew them by, before the course had a roster). None otherwise."""
+    run knew them by, before the course had a roster); `assignment`: the one graded, when
+    the batch names it (the same bytes graded as another were given that one's time). None
+    otherwise."""
     names = list(dict.fromkeys(keys))
     marks = ", ".join("?" * len(names))
+    which = " AND l.assignment = ?" if assignment else ""
     rows = book.db.execute(
         "SELECT l.submitted_at FROM late l JOIN submissions s"
         " ON s.student = l.student AND s.assignment = l.assignment"
-        f" WHERE l.student IN ({marks}) AND l.source = ? AND s.content_hash = ?"
+        f" WHERE l.student IN ({marks}) AND l.source = ? AND s.content_hash = ?{which}"
         " ORDER BY s.graded_at DESC",
-        (*names, GIVEN, file_hash(path)),
+        (*names, GIVEN, file_hash(path), *([assignment] if assignment else [])),
     )
     row = next(iter(rows), None)
     if row is None or not row[0]:
@@ -259,9 +272,7 @@ def handed_in(
     for key in keys:
         if folded(key) in loose:
             return Handed(loose[folded(key)], GIVEN)
-    if stamp := _BLACKBOARD.search(path.stem):
-        year, month, day, hour, minute, second = map(int, stamp.groups())
-        local = datetime(year, month, day, hour, minute, second)
+    if (local := _blackboard_time(path)) is not None:
         where = course_zone or zone.tzinfo
         return Handed(local.replace(tzinfo=where), "the Blackboard file name")
     if (commit := _last_commit(path, source)) is not None:
@@ -271,6 +282,21 @@ def handed_in(
     mtime = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
     flagged = " (flagged _LATE_ by Canvas)" if _CANVAS_LATE.match(path.name) else ""
     return Handed(mtime, f"{MTIME}{flagged}")
+
+
+def _blackboard_time(path: Path) -> datetime | None:
+    """The local time a Blackboard name's `_attempt_<yyyy-mm-dd-hh-mm-ss>` says; None for a
+    name without one, or with one that is no date of the years a time may say (a folder
+    of the student's own may name its notebook anything: a month 13 stopped the class)."""
+    stamp = _BLACKBOARD.search(path.stem)
+    if stamp is None:
+        return None
+    year, month, day, hour, minute, second = map(int, stamp.groups())
+    try:
+        local = datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return None
+    return local if FIRST_YEAR <= year <= LAST_YEAR else None
 
 
 # The repository is the student's, and so is its .git/config: git must run nothing it names.

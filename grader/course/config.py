@@ -18,7 +18,7 @@ from grader.course.declared import ArgSpec
 from grader.course.files import DataFile, course_files
 from grader.course.input_checks import check_inputs, find_course_cases, target_args
 from grader.course.inputs import CourseCases
-from grader.course.locate import choose_course, ignored_configs, refuse_beside
+from grader.course.locate import choose_course, course_file, ignored_configs, refuse_beside
 from grader.course.schema import SCHEMA, TYPE_WORDS
 from grader.course.service import ServeSettings, serve_settings
 from grader.errors import ConfigError
@@ -182,10 +182,7 @@ def load_config(path: Path | None = None) -> Config:
     """Read, validate and resolve a config file; every problem is a ConfigError with a key path."""
     path = Path(path) if path is not None else choose_course().config
     if path.is_dir():  # a course folder or a student bundle named by its folder
-        inside = [path / name for name in ("config.yaml", BUNDLE_NAME) if (path / name).is_file()]
-        if not inside:
-            raise ConfigError(f"{path} is a folder with neither config.yaml nor {BUNDLE_NAME}")
-        path = inside[0]
+        path = course_file(path)
     if path.name == BUNDLE_NAME:
         return load_bundle(path)
     try:

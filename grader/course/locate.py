@@ -83,8 +83,8 @@ def _holds(config: Path, graded: Path) -> bool:
 def named_course(given: Path | None = None) -> Course | None:
     """The course named by an option (`given`, a config file), $GRADER_COURSE (a folder) or
     $GRADER_CONFIG (a file); None when nobody named one."""
-    if given is not None:
-        return Course(Path(given))
+    if given is not None:  # a file, or a folder (a course's or a bundle's), as $GRADER_COURSE
+        return Course(course_file(Path(given)) if Path(given).is_dir() else Path(given))
     folder, file = os.environ.get(COURSE_ENV), os.environ.get(CONFIG_ENV)
     if folder and file:
         raise ConfigError(f"${COURSE_ENV} and ${CONFIG_ENV} are both set: set one of them")

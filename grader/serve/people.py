@@ -33,7 +33,7 @@ class People(Connected):
                     raise UsageError(f"{described((other, person.id))} ({other!a} has a token)")
             accounts = {folded(i): i for i in ids}
             for person, token in issued:
-                account = accounts.get(folded(person.id), person.id)
+                account = accounts.setdefault(folded(person.id), person.id)
                 row = db.execute("SELECT role FROM people WHERE id=?", (account,)).fetchone()
                 if row is not None and row[0] != role:
                     raise UsageError(f"{person.id} is already a {row[0]}, not a {role}")

@@ -110,8 +110,15 @@ def issue_tokens(
     students = _students(roster, only)
     store = Store(out, database)
     try:
-        issued = [(s, t, "student") for s, t in store.issue(students, "student")]
         staff = [Student(name, name) for name in instructors]
+        # A role clash is refused before any token changes (the students' would be issued
+        # and their old links dead, with no CSV written to hand out the new ones).
+        ids = {folded(s.id) for s in students}
+        for name in instructors:
+            known = store.person(name)
+            if folded(name) in ids or (known is not None and known.role != "instructor"):
+                raise UsageError(f"{name} is a student, not an instructor: give another id")
+        issued = [(s, t, "student") for s, t in store.issue(students, "student")]
         issued += [(s, t, "instructor") for s, t in store.issue(staff, "instructor")]
     finally:
         store.close()
