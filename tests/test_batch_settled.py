@@ -226,17 +226,22 @@ def test_a_notebook_kept_from_an_earlier_settle_is_graded_again_as_this_batchs(
     assert sorted(e.student for e in third.entries if e.skipped) == ["aaron", "ada", "bruno"]
 
 
-def test_a_settled_batch_checks_and_warms_up_its_own_assignment_only(tmp_path: Path) -> None:
-    """Notebooks without metadata (most of the demo's) made the batch check, preload and
-    warm up every assignment of the course: another assignment's missing solution stopped a
-    class of self_attention notebooks (exit 2), and each worker imported that assignment's
-    preloads (matplotlib) for nothing. Settled, the batch needs its own assignment alone."""
+def udl_without_its_solution(tmp_path: Path) -> Config:
+    """The bundled course with the solution of udl_12_1 (not the demo's class's) gone."""
     raw = repo_config_raw()
     raw["assignments"]["udl_12_1"]["solution"] = str(tmp_path / "gone.ipynb")
     course = tmp_path / "course"
     course.mkdir()
     (course / "config.yaml").write_text(json.dumps(raw))
-    config = load_config(course / "config.yaml")
+    return load_config(course / "config.yaml")
+
+
+def test_a_settled_batch_checks_and_warms_up_its_own_assignment_only(tmp_path: Path) -> None:
+    """Notebooks without metadata (most of the demo's) made the batch check, preload and
+    warm up every assignment of the course: another assignment's missing solution stopped a
+    class of self_attention notebooks (exit 2), and each worker imported that assignment's
+    preloads (matplotlib) for nothing. Settled, the batch needs its own assignment alone."""
+    config = udl_without_its_solution(tmp_path)
     folder = class_of_two(tmp_path)
     shutil.copy(DEMO / "lena.ipynb", folder)  # her cell 10 imports matplotlib
     batch = grade_batch(folder, config, tmp_path / "out")
@@ -260,12 +265,7 @@ def test_a_class_of_which_no_notebook_is_recognised_needs_no_assignments_files(
     """No notebook recognised, nothing settled: each is a problem ("cannot tell"), as
     `grader check` says. The batch checked, preloaded and warmed up every assignment for
     them: one assignment's missing solution stopped it (exit 2) instead."""
-    raw = repo_config_raw()
-    raw["assignments"]["udl_12_1"]["solution"] = str(tmp_path / "gone.ipynb")
-    course = tmp_path / "course"
-    course.mkdir()
-    (course / "config.yaml").write_text(json.dumps(raw))
-    config = load_config(course / "config.yaml")
+    config = udl_without_its_solution(tmp_path)
     folder = tmp_path / "class"
     folder.mkdir()
     for name in ("cy", "dee"):

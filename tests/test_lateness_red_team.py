@@ -65,15 +65,22 @@ def times(tmp_path: Path, *rows: str) -> Path:
     return path
 
 
+def ada_given_late(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The course, ada's class and its results, graded as self_attention with a time given
+    2 started hours late (20%): (course, class, results)."""
+    root = course(tmp_path)
+    folder, out = class_of_ada(tmp_path), tmp_path / "out"
+    given = times(tmp_path, "ada,2026-03-02T01:30:00+01:00")
+    first = grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    assert float(first["late_penalty"]) == 20 and "--submitted-at" in first["lateness"]
+    return root, folder, out
+
+
 @pytest.mark.slow
 def test_a_given_time_is_kept_after_another_assignment_is_graded_into_the_same_folder(
     tmp_path: Path,
 ) -> None:
-    root = course(tmp_path)
-    folder, out = class_of_ada(tmp_path), tmp_path / "out"
-    given = times(tmp_path, "ada,2026-03-02T01:30:00+01:00")  # 2 started hours: 20%
-    first = grade(folder, root, "self_attention", out, "--submitted-at", str(given))
-    assert float(first["late_penalty"]) == 20 and "--submitted-at" in first["lateness"]
+    root, folder, out = ada_given_late(tmp_path)
     other = tmp_path / "other"
     other.mkdir()
     shutil.copy(REPO / "solutions" / "masked_attention.ipynb", other / "ada.ipynb")
@@ -165,10 +172,7 @@ def test_a_given_time_is_kept_for_a_canvas_export_once_the_course_has_a_roster(
 def test_the_same_notebook_graded_as_two_assignments_keeps_each_ones_time(
     tmp_path: Path,
 ) -> None:
-    root = course(tmp_path)
-    folder, out = class_of_ada(tmp_path), tmp_path / "out"
-    given = times(tmp_path, "ada,2026-03-02T01:30:00+01:00")  # self_attention: 20%
-    grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    root, folder, out = ada_given_late(tmp_path)
     given = times(tmp_path, "ada,2026-07-01T12:00:00+02:00")  # masked_attention: on time
     grade(folder, root, "masked_attention", out, "--submitted-at", str(given))
     again = grade(folder, root, "self_attention", out, "--force")
