@@ -117,9 +117,10 @@ def test_two_rows_for_one_student_with_different_hours_stop_the_command(tmp_path
     (course / "roster.csv").write_text("id,name,extension_hours\nada,Ada,12\nbo,Bo,\n")
     path.write_text("student,hours\nADA,30\n")
     assert read_course_extensions(course).hours == {"ada": 30.0}
-    command = ["grade", str(tmp_path / "none"), "--course", str(course)]
+    command = ["grade", str(tmp_path / "class"), "--course", str(course)]
     path.write_text("student,hours\nada,24\nada,25\n")
-    (tmp_path / "none").mkdir()
+    (tmp_path / "class").mkdir()  # a class to grade: the command reads extensions.csv first
+    write_notebook(tmp_path / "class" / "ada.ipynb", ["x = 1"])
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 2, result.output
     assert "line 3: 'ada' has 25 hours here and 24 on line 2" in result.output
