@@ -183,6 +183,9 @@ def _one_row_each(
         )
 
 
+FIRST_YEAR, LAST_YEAR = 1970, 9000  # what a time handed in may say
+
+
 def read_submitted_at(path: Path) -> dict[str, datetime]:
     """`--submitted-at FILE`: student,timestamp lines (ISO 8601 with a zone); one line with
     the line number for a bad one (UsageError, exit 2)."""
@@ -198,12 +201,13 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
             continue  # an empty row
         if not student:
             raise UsageError(f"{path} line {line}: a time without a student")
-        if folded(student) in seen:  # as the roster matches ids: one student, one time
+        match = same_student(student)  # as extensions and the roster match: one time each
+        if match in seen:
             raise UsageError(
-                f"{path} line {line}: {student!r} is already on line {seen[folded(student)]}; "
+                f"{path} line {line}: {student!r} is already on line {seen[match]}; "
                 "keep one row per student"
             )
-        seen[folded(student)] = line
+        seen[match] = line
         try:
             times[student] = parse_time(stamp)
         except ValueError as exc:
@@ -214,9 +218,6 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
                 f"{LAST_YEAR}"
             )
     return times
-
-
-FIRST_YEAR, LAST_YEAR = 1970, 9000  # what a time handed in may say
 
 
 GIVEN = "--submitted-at"
