@@ -10,7 +10,7 @@ from grader.batch.gradebook import Gradebook
 from grader.batch.lateness import stored_late
 from grader.batch.records import comments, overrides
 from grader.batch.roster import Student
-from grader.batch.standing import standings, write_grades
+from grader.batch.standing import book_results, standings, write_grades
 from grader.course.config import AssignmentSpec
 
 
@@ -21,18 +21,23 @@ def write_csv(
     roster: Sequence[Student] | None = None,
     database: str | None = None,
 ) -> Path:
-    """OUT/grades.csv for this batch: one row per student (per roster student, with a
-    roster), with the overrides and comments the gradebook in OUT (or `database`) holds.
-    Names and problems come from file names: no cell may be a formula to a spreadsheet."""
-    results = [(e.student, e.report, e.problem) for e in entries if not e.absent]
+    """OUT/grades.csv after a batch: one row per student (per roster student, with a
+    roster), as this batch graded them, and everyone else as the gradebook in OUT (or
+    `database`) holds them from earlier batches, with its overrides and comments: a batch of
+    one late student drops no one. Names and problems come from file names: no cell may be a
+    formula to a spreadsheet."""
+    results = {e.student: (e.student, e.report, e.problem) for e in entries if not e.absent}
     overridden, commented, late = {}, {}, {}
+    files: dict[str, str] = {}
     if database is not None or (out / "gradebook.sqlite").is_file():
         book = Gradebook(database or out / "gradebook.sqlite")
         try:
+            earlier, files = book_results(book, assignment.id, whole=False)
+            results = {**earlier, **results}
             overridden, commented = overrides(book, assignment.id), comments(book, assignment.id)
             late = stored_late(book, assignment.id)
         finally:
             book.close()
-    rows = standings(results, roster, overridden, commented, late)
+    rows = standings(results.values(), roster, overridden, commented, late, files)
     names = [t.name for t in assignment.targets]
     return write_grades(rows, names, sum(t.points for t in assignment.targets), out / "grades.csv")

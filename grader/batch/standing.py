@@ -154,20 +154,36 @@ def from_gradebook(
     total needs, so a class of thousands fits in little memory. `latest`: those latest
     reports when the caller has read them already (`book.each_latest(assignment)`, scores
     only with `whole=False`), so that they are not read and decoded again."""
-    unreadable = book.unreadable()
-    results: dict[str, tuple[str, Report | None, str]] = {
-        student: (student, None, problem) for student, _, problem in unreadable
-    }
-    for student, report in book.each_latest(assignment) if latest is None else latest:
-        results[student] = (student, report if whole else scores_only(report), "")
+    results, files = book_results(book, assignment, whole, latest)
     return standings(
         results.values(),
         stored_roster(book),
         overrides(book, assignment),
         comments(book, assignment),
         stored_late(book, assignment),
-        {student: path for student, path, _ in unreadable},
+        files,
     )
+
+
+Result = tuple[str, Report | None, str]  # (student, report or None, problem)
+
+
+def book_results(
+    book: Gradebook,
+    assignment: str,
+    whole: bool = True,
+    latest: Iterable[tuple[str, Report]] | None = None,
+) -> tuple[dict[str, Result], dict[str, str]]:
+    """Each student's result the gradebook holds for the assignment (their latest graded
+    submission, else the unreadable one), by student, and the file each problem is about
+    (see `from_gradebook` for `whole` and `latest`)."""
+    unreadable = book.unreadable()
+    results: dict[str, Result] = {
+        student: (student, None, problem) for student, _, problem in unreadable
+    }
+    for student, report in book.each_latest(assignment) if latest is None else latest:
+        results[student] = (student, report if whole else scores_only(report), "")
+    return results, {student: path for student, path, _ in unreadable}
 
 
 def write_grades(
