@@ -6,6 +6,8 @@ told it was too large."""
 
 from __future__ import annotations
 
+import csv
+import io
 import time
 from pathlib import Path
 
@@ -13,14 +15,19 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
+from grader.batch.gradebook import Gradebook
 from grader.batch.roster import Student
 from grader.cli import main
+from grader.course.config import load_config
+from grader.report import Report, TargetResult
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
 from grader.serve.store import Store
 from grader.serve.stored import View
 
 from serving import csrf, issue, sign_in
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _tokens(out: Path, *args: str) -> tuple[int, str]:
@@ -175,3 +182,35 @@ def test_two_spellings_of_one_id_in_one_call_are_one_account(tmp_path: Path) -> 
         assert [(p.id, p.name) for p in store.people("instructor")] == [("Ada", "Ada L.")]
     finally:
         store.close()
+
+
+def test_the_served_class_exports_every_roster_student_even_one_who_never_uploaded(
+    tmp_path: Path,
+) -> None:
+    # The service kept no roster in its gradebook: `grader export --results OUT` listed only
+    # those who uploaded, so an LMS import left the others' grades as they were.
+    out = tmp_path / "out"
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("id,name\nalice,Alice\n")
+    second.write_text("id,name,email\nAlice,Alice L.,al@uni.edu\nbob,Bob,bob@uni.edu\n")
+    assert _tokens(out, "--roster", str(first))[0] == 0
+    assert _tokens(out, "--roster", str(second), "--student", "bob")[0] == 0
+    config = load_config(REPO / "config.yaml")
+    targets = tuple(
+        TargetResult(t.name, "passed", t.points, t.points)
+        for t in config.assignment("self_attention").targets
+    )
+    book = Gradebook(out / "gradebook.sqlite")
+    try:  # alice's upload, graded as the service records it (under her account's id)
+        book.record(
+            "alice", out / "uploads" / "a", "h", "c", Report("self_attention", "a", targets)
+        )
+    finally:
+        book.close()
+    command = ["export", "--format", "csv", "--results", str(out), "--out", "-"]
+    result = CliRunner().invoke(main, [*command, "-a", "self_attention", "--course", str(REPO)])
+    assert result.exit_code == 0, result.stderr
+    rows = {row["student"]: row for row in csv.DictReader(io.StringIO(result.stdout))}
+    assert list(rows) == ["alice", "bob"]  # the roster's order, alice's account's spelling
+    assert float(rows["alice"]["total"]) == sum(t.max_score for t in targets) > 0
+    assert rows["alice"]["name"] == "Alice L." and rows["bob"]["problem"] == "no submission"

@@ -9,9 +9,12 @@ import socket
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from grader.batch.gradebook import Gradebook
+from grader.batch.records import save_roster
 from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
@@ -107,7 +110,8 @@ def issue_tokens(
     tokens left as they are) and the named instructors, written as CSV (id, name, role,
     token, link) to `into` (default stdout); returns how many. `database`: the service's
     PostgreSQL database, when it runs on one."""
-    students = _students(roster, only)
+    everyone = read_roster(roster) if roster is not None else []
+    students = _students(everyone, only)
     store = Store(out, database)
     try:
         staff = [Student(name, name) for name in instructors]
@@ -120,6 +124,8 @@ def issue_tokens(
                 raise UsageError(f"{name} is a student, not an instructor: give another id")
         issued = [(s, t, "student") for s, t in store.issue(students, "student")]
         issued += [(s, t, "instructor") for s, t in store.issue(staff, "instructor")]
+        if roster is not None:  # the class the exports and the report cover
+            _keep_roster(store, everyone)
     finally:
         store.close()
     writer = csv.writer(into or sys.stdout)
@@ -139,8 +145,22 @@ def revoke_tokens(out: Path, ids: Sequence[str], database: str | None = None) ->
         store.close()
 
 
-def _students(roster: Path | None, only: Sequence[str] = ()) -> list[Student]:
-    students = read_roster(roster) if roster is not None else []
+def _keep_roster(store: Store, roster: list[Student]) -> None:
+    """The roster, each id spelled as its account's, as the served class's gradebook's: its
+    report and exports (`grader report`, `grader export --results OUT`) then cover exactly
+    the roster, a student who never uploaded with "no submission", as a batch's do."""
+    kept = []
+    for student in roster:
+        account = store.person(student.id)
+        kept.append(replace(student, id=account.id) if account is not None else student)
+    book = Gradebook(store.gradebook())
+    try:
+        save_roster(book, kept)
+    finally:
+        book.close()
+
+
+def _students(students: list[Student], only: Sequence[str] = ()) -> list[Student]:
     if not only:
         return students
     wanted = {folded(i): i for i in only}
