@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader.course.config import load_course
 from grader.course.places import cell_places, relabel
+from grader.course.recognise import asked_otherwise
 from grader.engine import grade_path
 from grader.errors import GraderError
 from grader.render.escape import safe_lines
@@ -101,7 +102,8 @@ def check(
         settings, notes = load_course(Path(config) if config else None, path, COURSE_HINT)
         report = grade_path(path, settings, assignment, public_only=True)
     except GraderError as exc:
-        return _message(f"check() could not grade {path}: {exc}")
+        said = asked_otherwise(str(exc), "call check(assignment='…') with one of")
+        return _message(f"check() could not grade {path}: {said}")
     report = replace(report, notes=(*report.notes, *notes))
     targets = report.targets
     if target is not None:

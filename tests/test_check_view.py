@@ -94,3 +94,12 @@ def test_check_finds_its_notebook_beside_files_whose_json_is_no_notebook(
     notebook.metadata["grader"] = {"assignment": "self_attention"}
     nbformat.write(notebook, mine)
     assert find_notebook() == mine
+
+
+def test_a_notebook_no_assignment_fits_is_told_how_to_name_one_in_python(tmp_path: Path) -> None:
+    # check() told a student in Jupyter to "pass --assignment", an option of a command.
+    path = write_notebook(tmp_path / "mine.ipynb", ["def helper(x):\n    return x"])
+    result = check(notebook=path, config=Path(__file__).resolve().parents[1])
+    assert "cannot tell which assignment" in result.text
+    assert "--assignment" not in result.text
+    assert "check(assignment='…') with one of: masked_attention," in result.text

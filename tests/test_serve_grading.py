@@ -192,6 +192,23 @@ def test_an_upload_no_worker_could_start_for_is_a_problem_not_a_zero(
     book.close()
 
 
+def test_an_upload_no_assignment_fits_is_told_what_to_upload_not_a_flag(
+    tmp_path: Path, config: Config
+) -> None:
+    # The student was told to "pass --assignment", an option of a command they never run.
+    notebook = write_notebook(tmp_path / "alice.ipynb", ["def helper(x):\n    return x"])
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        where = hand_in(client, tokens["alice"], notebook)
+        assert wait_graded(client, where) == "problem"
+        page = client.get(where).text
+    store.close()
+    assert "cannot tell which assignment" in page and "--assignment" not in page
+    assert "upload the notebook of one of this course&#39;s assignments" in page
+
+
 def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,9 +47,26 @@ def choose_assignment(
         raise UsageError(
             f"{submission.path}: cannot tell which assignment this is "
             f"({metadata}, and the names it defines do not single one out); "
-            f"pass --assignment, one of: {candidates}"
+            f"{PASS_ASSIGNMENT}, one of: {candidates}"
         )
     return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
+
+
+# How the "cannot tell which assignment" problem ends, for the command line; a front end
+# without that option says its own way (`asked_otherwise`).
+PASS_ASSIGNMENT = "pass --assignment"
+
+
+def asked_otherwise(problem: str, how: str) -> str:
+    """The "cannot tell which assignment" problem told with `how` (what to do where there
+    is no --assignment to pass: a web upload, check() in Jupyter) instead; any other
+    problem as it is."""
+    tail = f"; {PASS_ASSIGNMENT}, one of: "
+    return (
+        problem.replace(tail, f"; {how}: ", 1)
+        if "cannot tell which assignment" in problem
+        else problem
+    )
 
 
 def settle_assignment(config: Config, recognised: Sequence[str | None], where: str) -> str | None:

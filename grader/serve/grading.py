@@ -19,6 +19,7 @@ from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.per_student import course_secret, needs_secret
+from grader.course.recognise import asked_otherwise
 from grader.engine import finish, with_choice
 from grader.errors import GraderError
 from grader.judge.expected import Expected, build_expected
@@ -262,7 +263,8 @@ class Grading:
             if done.submission is None or done.run is None:
                 # The stored bytes unreadable, or the grader's bug reading them: not the student's.
                 ours = bool(done.job.problem or done.fault)
-                return Outcome(None, None, "", done.problem, counts=not ours)
+                problem = asked_otherwise(done.problem, UPLOAD_ONE_OF)
+                return Outcome(None, None, "", problem, counts=not ours)
             if done.run.ending in GRADER_FAULTS:  # the machine's doing: no zero for it
                 problem = (
                     f"not graded: {done.run.exit_description}; upload it again in a while, "
@@ -294,6 +296,13 @@ class Grading:
             log_fault(self.store.out, entry)
             problem = f"could not be graded (grader fault: {exc!r:.200})"
             return Outcome(None, None, "", problem, counts=False)
+
+
+# What a student who uploaded a notebook no assignment can be told from does about it.
+UPLOAD_ONE_OF = (
+    "upload the notebook of one of this course's assignments (handed out with its functions "
+    "and metadata; keep their names)"
+)
 
 
 def _prepare(spec: AssignmentSpec, pool: Pool) -> tuple[CaseSet, Expected]:
