@@ -186,3 +186,30 @@ def test_overrides_whose_total_is_no_finite_number_are_refused_and_never_exporte
         assert done.exit_code == 2, (fmt, done.output)
         assert done.stderr.splitlines()[-1].startswith("Error: bruno: ")
         assert not dest.exists()
+
+
+@pytest.mark.slow
+def test_a_student_named_in_another_case_is_that_student_when_only_one_fits(
+    graded: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
+    # `grader override BRUNO` was "no such student", though ids that differ only in case
+    # are one student to the roster and to the service.
+    out, course, command = graded
+    where = ["--results", str(out), "--course", str(course)]
+    done = run("override", "BRUNO", TARGET, "--points", "0.5", *where)
+    assert done.exit_code == 0, done.stderr
+    assert float(grades(out)["bruno"][TARGET]) == 0.5 and "BRUNO" not in grades(out)
+    assert run("comment", "Ada", "well done", *where).exit_code == 0
+    assert grades(out)["ada"]["comments"].startswith("well done")
+    sheet = tmp_path / "regrades.csv"
+    sheet.write_text("student,target,points,comment\nada,,7,\nADA,,8,\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 2
+    assert "ada and ADA are one student (ada), whose total is given twice" in done.stderr
+    # Without a roster, `Bruno.ipynb` beside `bruno.ipynb` is another student: no guess.
+    folder = Path(command[1])
+    write_notebook(folder / "Bruno.ipynb", students.cells())
+    assert run(*command).exit_code == 0
+    done = run("override", "BRUNO", "--points", "1", *where)
+    assert done.exit_code == 2
+    assert "BRUNO: several students in the gradebook (Bruno, bruno): give one" in done.stderr

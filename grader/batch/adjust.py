@@ -30,7 +30,7 @@ from grader.batch.tables import csv_rows
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import Submission, load_submission
 from grader.errors import UsageError
-from grader.render.escape import twins
+from grader.render.escape import folded, twins
 from grader.render.feedback import write_feedback
 
 
@@ -57,8 +57,10 @@ def book_assignment(book: Gradebook, assignment: str | None) -> str:
     return found[0]
 
 
-def _check_student(book: Gradebook, student: str) -> None:
-    """A student of the roster (with one), else one the gradebook has seen."""
+def _student(book: Gradebook, student: str) -> str:
+    """The student meant, as the gradebook spells them: a student of the roster (with one),
+    else one the gradebook has seen. An id in another case or Unicode form (`S001` for
+    `s001`) is that student when it fits one alone, as the roster matches ids."""
     roster = stored_roster(book)
     known = (
         {s.id for s in roster}
@@ -66,9 +68,15 @@ def _check_student(book: Gradebook, student: str) -> None:
         else {str(row[0]) for row in book.db.execute("SELECT name FROM students")}
         | {name for name, _ in book.problems()}
     )
-    if student not in known:
-        where = "on the roster" if roster is not None else "in the gradebook"
-        raise UsageError(f"{student}: no such student {where}")
+    if student in known:
+        return student
+    alike = sorted(k for k in known if folded(k) == folded(student))
+    if len(alike) == 1:
+        return alike[0]
+    where = "on the roster" if roster is not None else "in the gradebook"
+    if alike:  # without a roster `Ada.ipynb` and `ada.ipynb` are two students
+        raise UsageError(f"{student}: several students {where} ({', '.join(alike)}): give one")
+    raise UsageError(f"{student}: no such student {where}")
 
 
 def _check_target(spec: AssignmentSpec, target: str) -> None:
@@ -131,6 +139,25 @@ class Change:
     comment: str = ""
 
 
+def _as_spelled(book: Gradebook, changes: Sequence[Change]) -> list[Change]:
+    """The changes with each student as the gradebook spells them; two that name one
+    student's one target (`S001` and `s001`) are refused, as the same line twice is."""
+    spelled: list[Change] = []
+    seen: dict[tuple[str, str], str] = {}
+    for change in changes:
+        student = _student(book, change.student)
+        key = (student, change.target)
+        if key in seen and seen[key] != change.student:
+            what = f"`{change.target}`" if change.target else "total"
+            raise UsageError(
+                f"{seen[key]} and {change.student} are one student ({student}), whose "
+                f"{what} is given twice: give it once"
+            )
+        seen[key] = change.student
+        spelled.append(replace(change, student=student))
+    return spelled
+
+
 def apply(
     out: Path,
     config: Config,
@@ -146,8 +173,8 @@ def apply(
     try:
         aid = book_assignment(book, assignment)
         spec = config.assignment(aid)
+        changes = _as_spelled(book, changes)
         for change in changes:
-            _check_student(book, change.student)
             _check_target(spec, change.target)
             _check_points(change.points)
         check_totals(book, aid, changes)
@@ -179,7 +206,7 @@ def comment(
     book = open_book(out, database)
     try:
         name = book_assignment(book, aid)
-        _check_student(book, student)
+        student = _student(book, student)
         add_comment(book, Comment(student, name, text, author, time.time()))
         return refresh(book, out, config.assignment(name), {student}, database)
     finally:
