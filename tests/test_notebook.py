@@ -58,6 +58,8 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
     ("content", "message"),
     [
         (b'{"cells": [', "invalid JSON at line 1, column 12"),
+        (b"", "the file is empty: save the notebook again from Jupyter"),
+        (b" \n\n", "the file is empty (only blank space): save"),
         (b'{"cells": []}', "no 'nbformat' field"),
         (b'{"nbformat": 2, "nbformat_minor": 0}', "nbformat 2 is not supported"),
         (b"[1, 2]", "no 'nbformat' field"),
@@ -83,6 +85,8 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
     ],
     ids=[
         "truncated",
+        "empty",
+        "blank",
         "no-version",
         "v2",
         "not-object",

@@ -223,3 +223,12 @@ def test_text_after_a_closing_quote_reads_as_it_always_did(tmp_path: Path) -> No
     only a quote never closed is refused."""
     path = roster_file(tmp_path, 'id ,name\n"s1" ,"Ada Lovelace"  \n"s2"\t,Bo\n')
     assert [(s.id, s.name) for s in load_roster(path)] == [("s1", "Ada Lovelace"), ("s2", "Bo")]
+
+
+def test_a_missing_column_lists_every_optional_one_extension_hours_included(
+    tmp_path: Path,
+) -> None:
+    path = roster_file(tmp_path, "id,email\ns1,a@b\n")
+    with pytest.raises(ConfigError) as caught:
+        load_roster(path)
+    assert str(caught.value).endswith("optional: email, section, lms_id, github, extension_hours")

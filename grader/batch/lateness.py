@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.roster import ROSTER_FILE, course_roster
+from grader.batch.roster import EXTENSION_COLUMN, ROSTER_FILE, course_roster
 from grader.batch.submissions import file_hash
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
@@ -30,7 +30,6 @@ from grader.errors import ConfigError, UsageError
 from grader.render.escape import folded
 
 EXTENSIONS_FILE = "extensions.csv"
-EXTENSION_COLUMN = "extension_hours"
 # The longest extension: a century, far from where a due date plus it leaves the calendar.
 MAX_EXTENSION_HOURS = 100 * 366 * 24
 MTIME = "the file's modification time (no better source: give --submitted-at)"

@@ -294,6 +294,11 @@ def _split_script(text: str) -> list[str]:
 def _notebook_cells(
     text: str, path: Path
 ) -> tuple[list[tuple[int, str, int | None]], str | None, list[str]]:
+    if not text.strip():  # a save that never happened (a full disk, a copy cut at once)
+        raise SubmissionError(
+            f"{path}: the file is empty{' (only blank space)' * bool(text)}: save the "
+            "notebook again from Jupyter, or take your last good copy"
+        )
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
