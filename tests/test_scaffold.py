@@ -123,3 +123,15 @@ def test_static_words_need_the_sign_they_describe(tmp_path: Path) -> None:
     )
     (mistake,) = load_catalogue(catalogue).mistakes
     assert mistake.static == "`{code}` lost" and mistake.requires == "discarded"
+
+
+def test_inits_config_offers_the_sandbox_key_a_course_uncomments(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    assert CliRunner().invoke(main, ["init", str(course)]).exit_code == 0
+    config = course / "config.yaml"
+    assert load_config(config).sandbox_named is False  # auto, unasked, as before
+    text = config.read_text(encoding="utf-8")
+    assert text.count("# sandbox: required ") == 1
+    config.write_text(text.replace("# sandbox: required ", "sandbox: required "))
+    loaded = load_config(config)
+    assert loaded.sandbox == "required" and loaded.sandbox_named
