@@ -114,7 +114,6 @@ def check(
     saved = time.strftime("%H:%M:%S", time.localtime(path.stat().st_mtime))
     shown = replace(report, targets=targets)
     places = cell_places(path)  # cells named as Jupyter shows them: In [n], the 7th code cell
-    text = relabel(render_text(shown), places)
-    return CheckResult(
-        text, render_check(shown, targets, f"{path.name}, saved at {saved}", places), shown
-    )
+    heading = f"{path.name}, saved at {saved}"  # which save was graded: did Ctrl-S happen?
+    text = f"{heading}\n{relabel(render_text(shown), places)}"
+    return CheckResult(text, render_check(shown, targets, heading, places), shown)

@@ -33,6 +33,7 @@ def test_check_in_a_kernel_shows_the_diagnosis(tmp_path: Path) -> None:
     assert "softmax_wrong_axis" in data["text/html"]
     assert "softmax_wrong_axis" in data["text/plain"]
     assert "homework.ipynb, saved at" in data["text/html"]
+    assert data["text/plain"].startswith("homework.ipynb, saved at")  # a console's view too
     assert "<td" in data["text/html"]
 
 
