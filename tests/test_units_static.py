@@ -74,8 +74,25 @@ def test_discarded_values_are_hinted() -> None:
     assert kinds(source) == [("discarded", 2, "x + 1", ""), ("discarded", 3, "np.exp(x)", "")]
 
 
+def test_a_value_written_out_is_not_thrown_away() -> None:
+    # `out=` is where the result goes: "computed and thrown away" was false.
+    source = "def f(x):\n    np.exp(x, out=x)\n    np.subtract(x, 1, out=x)\n    return x\n"
+    assert [k for k in kinds(source) if k[0] == "discarded"] == []
+
+
+def test_a_value_under_a_name_never_read_is_thrown_away_too() -> None:
+    # EXERCISES.md: the scaled scores "assigned a new name and then used the old one".
+    source = (
+        "def f(s, d):\n    scaled = s / np.sqrt(d)\n    _unused = s * 2\n"
+        "    used = s + 1\n    return np.exp(s) + used\n"
+    )
+    assert kinds(source) == [("discarded", 2, "s / np.sqrt(d)", "scaled")]
+
+
 def test_literal_divisors_are_hinted_but_not_one() -> None:
-    source = "def f(x):\n    a = x / 2\n    b = x / np.sqrt(4)\n    c = x / 1\n    return a + c\n"
+    source = (
+        "def f(x):\n    a = x / 2\n    b = x / np.sqrt(4)\n    c = x / 1\n    return a + b + c\n"
+    )
     assert kinds(source) == [
         ("literal_divisor", 2, "2", ""),
         ("literal_divisor", 3, "np.sqrt(4)", ""),

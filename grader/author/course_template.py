@@ -10,8 +10,9 @@ CONFIG = """\
 # The course's config: what is graded and how. Every key is described in the grader's
 # docs/config-reference.md; docs/course-author.md walks from this file to a graded class.
 version: 1
-# sandbox: required   # students' notebooks run only in the bubblewrap sandbox, else exit 2;
-#                     # the default, auto, falls back to process limits with a note (docs/sandbox.md)
+# sandbox: required   # students' notebooks run only in the bubblewrap sandbox, else
+#                     # exit 2; the default, auto, falls back to process limits with a
+#                     # note (docs/sandbox.md)
 
 defaults:
   tolerance: {rtol: 1.0e-5, atol: 1.0e-8}          # as numpy.allclose

@@ -24,6 +24,7 @@ ROSTER_FILE = "roster.csv"
 COLUMNS = ("id", "name", "email", "section", "lms_id", "github")
 REQUIRED = ("id", "name")
 EXTENSION_COLUMN = "extension_hours"  # hours of extension, read by lateness.py
+OPTIONAL = (*COLUMNS[2:], EXTENSION_COLUMN)
 # Columns a course may add for its own use (an extension, say) are kept, never refused.
 _DIGITS = re.compile(r"_(\d+)$")
 
@@ -57,7 +58,7 @@ def load_roster(path: Path, error: type[GraderError] = ConfigError) -> list[Stud
         hint = "; its cells are separated by ';': save it as comma-separated CSV" * semicolons
         raise error(
             f"{path} line 1: the roster needs the columns {', '.join(REQUIRED)} "
-            f"(missing: {', '.join(missing)}); optional: {', '.join((*COLUMNS[2:], EXTENSION_COLUMN))}{hint}"
+            f"(missing: {', '.join(missing)}); optional: {', '.join(OPTIONAL)}{hint}"
         )
     reader.fieldnames = header
     students: list[Student] = []

@@ -9,6 +9,7 @@ A diagnosis adds mistake ids and sentences; it never changes a status or a score
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -270,6 +271,9 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
             text = (
                 f"{hint.location.describe()}: `{hint.text}` is computed and thrown away; "
                 "did you mean to assign it?"
+                if not hint.name
+                else f"{hint.location.describe()}: `{hint.name} = {hint.text}` is computed "
+                f"and never used after; did you mean to go on with `{hint.name}`?"
             )
             findings.append(Finding("static", text, location=hint.location))
         elif hint.kind == "returns_global":
@@ -356,7 +360,8 @@ def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> F
     points at). A discarded value's fix is always to assign it, so the grader says so."""
     general = words.format(code=hint.text)
     if hint.kind == "discarded":
-        general = f"{general}. Assign it: `{_assignment_for(hint.text)}`."
+        kept = f" (`{hint.name}` is never used after)" if hint.name else ""
+        general = f"{general}{kept}. Assign it: `{_assignment_for(hint.text)}`."
         return _placed(mistake_id, hint.location, general, None)
     return _placed(mistake_id, hint.location, f"{general}.", fix)
 
@@ -381,8 +386,23 @@ STRUCTURAL = {
 
 
 def _assignment_for(text: str) -> str:
-    match = re.match(r"\s*([A-Za-z_]\w*)\b", text)
-    return f"{match.group(1)} = {text}" if match else f"result = {text}"
+    """`text` (a value computed and thrown away) assigned to the name it works on: the
+    leftmost operand when it is a plain name (`s = s / 2`), or a call's first argument
+    (`s = np.divide(s, 2)`), never the module or function called (`np = …` would hide
+    numpy); else `result`."""
+    try:
+        node: ast.AST = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return f"result = {text}"
+    while True:
+        if isinstance(node, ast.BinOp):
+            node = node.left
+        elif isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+        else:  # `K.T @ Q / 2`: `K = …` would change K; say `result`
+            break
+    name = node.id if isinstance(node, ast.Name) else "result"
+    return f"{name} = {text}"
 
 
 def _locate(

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from grader.course.cases import Case
 from grader.course.config import TargetSpec
 from grader.judge.child_error import exception_text
-from grader.judge.compare import PASS, Verdict, all_pass, compare
+from grader.judge.compare import PASS, Verdict, all_pass, compare, stack
 from grader.judge.identity import identical, tokens
 from grader.judge.reference import Reference
 from grader.report import Finding, Location, Status
@@ -181,7 +181,22 @@ def _judged(
         return CaseOutcome("failed", verdict.message + extra, mutated=bool(mutation))
     if mutation and spec.mutation == "fail":
         return CaseOutcome("failed", f"right result, but it {mutation}", mutated=True)
-    return CaseOutcome("passed", f"it {mutation} (allowed here)" if mutation else "")
+    notes = [f"it {mutation} (allowed here)"] if mutation else []
+    if spec.compare == "squeeze":
+        notes += _squeezed(reference.outputs[case.index], values.get("value"))
+    return CaseOutcome("passed", "; ".join(notes))
+
+
+def _squeezed(expected: Value, got: Value | None) -> list[str]:
+    """What a pass under `compare: squeeze` let through: the shape, when it is not the
+    expected one (the same numbers, with axes of length 1 added or left out)."""
+    want, have = stack(expected), stack(got) if got is not None else None
+    if want is None or have is None or want.shape == have.shape:
+        return []
+    return [
+        f"shape {have.shape} where the reference has {want.shape}: the same numbers, so it passes; "
+        "keep to one shape if later code needs that one"
+    ]
 
 
 def changed_arguments(

@@ -183,6 +183,8 @@ def _aliases(nodes: list[ast.AST], params: set[str]) -> dict[str, str]:
 
 
 def _is_pure_call(call: ast.Call) -> bool:
+    if any(k.arg == "out" for k in call.keywords):
+        return False  # `np.exp(x, out=x)` writes its result: nothing is thrown away
     func = call.func
     if isinstance(func, ast.Attribute):
         base = func.value
@@ -260,16 +262,23 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
     aliases = _aliases(source.nodes, params)
     loads: list[ast.Name] = []
     returns: list[ast.Return] = []
+    read: set[str] = set()  # every name the function reads
+    computed: list[tuple[str, ast.Assign]] = []  # `name = a / b`: a value under a new name
     for node in source.nodes:  # one walk; the hints are sorted by line at the end
         if not isinstance(node, _HINTED):
             continue
         if isinstance(node, ast.Expr) and _discarded(node):
             hints.append(Hint("discarded", at(node), text(node.value)))
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            computed += [(name, node) for name in names if len(node.targets) == 1]
         if (divisor := _literal_divisor(node)) is not None:
             hints.append(Hint("literal_divisor", at(node), text(divisor)))
         if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load) and node.id in global_names:
-                loads.append(node)
+            if isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+                if node.id in global_names:
+                    loads.append(node)
             continue
         test = node.test if isinstance(node, ast.If | ast.While | ast.IfExp) else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -280,6 +289,11 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
             hints.append(Hint("mutates", at(node), text(node), aliases.get(root, root)))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returns.append(node)
+    # A value put under a name the function never reads (`scaled = scores / 2`, then
+    # `softmax(scores)`): computed and thrown away, as a bare `scores / 2` is.
+    for new, assign in computed:
+        if new not in read and not new.startswith("_") and new not in global_names:
+            hints.append(Hint("discarded", at(assign), text(assign.value), new))
     local = _local_names(fn, source.nodes) if loads or returns else set()
     seen: set[str] = set()
     for name in loads:
