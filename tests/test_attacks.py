@@ -381,3 +381,41 @@ def test_a_batch_without_namespaces_grades_with_process_limits_and_says_so(
         assert entry.report is not None and unsandboxed(entry.report.notes)
     scores = {e.student: e.report.score for e in batch.entries if e.report}
     assert scores["ok"] == 10 and 0 < scores["seed"] < 10
+
+
+def test_nothing_a_student_writes_outside_its_scratch_reaches_the_next_on_its_worker(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    """The worker's / and /dev (bubblewrap's, unbounded in memory) outlive each child: a
+    file planted there (a /lib of one's own, whose libraries the next student's `import
+    zipfile` loads) ran code in a classmate's process and forged their grade. Every such
+    write is refused now; a child has a handful of terminals, not the machine's, and no
+    inotify (its 128 instances per user are every sandbox's)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    planted = ["/planted", "/etc/planted", "/dev/planted", "/sandbox/planted"]
+    writer = "import os\nmade = []\n"
+    for path in planted:
+        writer += f"try:\n    open({path!r}, 'w').write('x')\n    made.append({path!r})\n"
+        writer += "except OSError:\n    pass\n"
+    for step in ("os.mkdir('/lib.new')", "os.rename('/lib', '/lib.old')"):
+        writer += f"try:\n    {step}\n    made.append({step!r})\nexcept OSError:\n    pass\n"
+    writer += (
+        "terminals = []\nfor _ in range(40):\n    try:\n"
+        "        terminals.append(os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY))\n"
+        "    except OSError:\n        break\n"
+        "assert not made, made\nassert 1 <= len(terminals) <= 8, len(terminals)\n"
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "assert libc.inotify_init1(0) == -1 and ctypes.get_errno() == 1, 'inotify'\n"
+    )
+    write_notebook(folder / "a_writer.ipynb", [WRONG, writer])
+    reader = "import os, zipfile\n" + "\n".join(
+        f"assert not os.path.exists({p!r}), {p!r}" for p in [*planted, "/lib.new", "/lib.old"]
+    )
+    write_notebook(folder / "b_reader.ipynb", [WRONG, reader])
+    batch = grade_batch(folder, fast_config, tmp_path / "out", "self_attention", jobs=1)
+    reports = {e.student: e.report for e in batch.entries}
+    for student in ("a_writer", "b_reader"):
+        report = reports[student]
+        assert report is not None and not unsandboxed(report.notes)
+        assert report.errors == (), (student, report.errors)

@@ -5,7 +5,8 @@ system, no network, a cleared environment, new user namespaces refused, and two
 capabilities inside its own user namespace kept for this module: CAP_SYS_ADMIN (the child's
 namespaces and mounts) and CAP_SETPCAP (the child's empty bounding set). Each child
 then adds what must be its own: a PID namespace (it is PID 1 there, so every process it
-starts dies with it), mount, IPC and UTS namespaces, a fresh /tmp, /dev/shm and /proc, a
+starts dies with it), mount, IPC and UTS namespaces, a fresh /tmp, /dev/shm, /proc and
+/dev/pts, the worker's / and /dev read-only (nothing left for the next student), a
 cap on processes, and the drop of every capability (no way back: no_new_privs). The
 namespaces come with the child's own fork (fork_isolated); the rest it does itself before
 any student code (set_up_child). As a PID namespace's first process it would ignore the
@@ -26,8 +27,13 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
+MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_RELATIME = 1 << 21
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
@@ -186,10 +192,36 @@ def set_up_child() -> str:
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
     # Without a fresh /proc, the worker's would show its own processes.
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+    if os.path.isdir("/dev/pts"):  # its own terminals, a few: the machine's are shared
+        try:
+            _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, PTS_OPTIONS)
+        except IsolationError:  # a kernel without devpts in a user namespace: none at all
+            _mount("tmpfs", "/dev/pts", "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k")
+    # The worker's / and /dev outlive this child and serve the next students: written to,
+    # they would carry files (a planted /lib, say) and memory from one student to the next.
+    for path in ("/", "/dev"):
+        _read_only(path)
     os.mkdir(WORKDIR, 0o700)
     resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
     _drop_capabilities()
     return WORKDIR
+
+
+# A child's own terminals: a new devpts instance with room for a few (a notebook that opens
+# thousands would take the machine's, which every other program shares).
+PTS_OPTIONS = "newinstance,ptmxmode=0666,mode=620,max=8"
+# statvfs's flags that are mount flags of the same value (ST_RELATIME is 4096, MS_RELATIME
+# another bit).
+_KEPT_FLAGS = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048
+_ST_RELATIME = 4096
+
+
+def _read_only(path: str) -> None:
+    """This child's view of the mount at `path` read-only (its other flags kept: a bind
+    remount must repeat them); the mount itself, and the worker's view of it, unchanged."""
+    have = os.statvfs(path).f_flag
+    flags = (have & _KEPT_FLAGS) | (MS_RELATIME if have & _ST_RELATIME else 0)
+    _mount("none", path, "", flags | MS_RDONLY | MS_REMOUNT | MS_BIND)
 
 
 class _CapHeader(ctypes.Structure):
