@@ -124,3 +124,13 @@ def test_scaled_scores_put_under_a_name_never_used_are_scale_discarded(
     assert result.mistakes == ("scale_discarded",)
     assert "(`scaled` is never used after)" in " ".join(result.messages)
     assert result.location is not None and result.location.line == 6
+
+
+def test_a_mistake_that_needs_a_global_is_not_named_where_none_is_read(
+    notebook: NotebookFactory, config: Config
+) -> None:
+    # `0.5 *` matched scale_hardcoded and uses_global alike (D = 4 in the notebook), and
+    # both were named, uses_global placed on the `def` line of code that reads no global.
+    halved = students.SCALED.replace("all_km_qn / np.sqrt(queries.shape[0])", "0.5 * all_km_qn")
+    result = _scaled_message(notebook, config, halved)
+    assert result.mistakes == ("scale_hardcoded",), result.messages

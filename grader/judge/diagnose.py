@@ -63,7 +63,12 @@ def _resolve(matched: list[Fingerprint], hint_kinds: set[HintKind]) -> list[Fing
     if confirmed:
         return confirmed
     plain = [f for f in matched if f.mistake.requires is None]
-    return plain or matched
+    if plain:
+        return plain
+    # A read of a notebook global is always seen when there is one (the other hints are
+    # not: `0.5 *` is no literal divisor): with none, a mistake that needs one is not it.
+    possible = [f for f in matched if f.mistake.requires != "global"]
+    return possible or matched
 
 
 def _untouched(ev: Evidence) -> str | None:
