@@ -80,6 +80,14 @@ def test_a_value_written_out_is_not_thrown_away() -> None:
     assert [k for k in kinds(source) if k[0] == "discarded"] == []
 
 
+def test_writing_into_an_argument_through_out_or_a_method_is_changing_it() -> None:
+    source = "def f(x, y):\n    np.exp(x, out=x)\n    y.sort()\n    return x + y\n"
+    assert [k for k in kinds(source) if k[0] == "mutates"] == [
+        ("mutates", 2, "np.exp(x, out=x)", "x"),
+        ("mutates", 3, "y.sort()", "y"),
+    ]
+
+
 def test_a_value_under_a_name_never_read_is_thrown_away_too() -> None:
     # EXERCISES.md: the scaled scores "assigned a new name and then used the old one".
     source = (

@@ -158,7 +158,18 @@ def _changed_in_place(node: ast.AST) -> str | None:
         for target in node.targets:
             if isinstance(target, ast.Subscript | ast.Attribute):
                 return _root_name(target)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        for keyword in call.keywords:  # `np.exp(x, out=x)`: written into x
+            if keyword.arg == "out":
+                return _root_name(keyword.value)
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _IN_PLACE_METHODS:
+            return _root_name(func.value)
     return None
+
+
+_IN_PLACE_METHODS = {"sort", "fill", "resize", "put", "partition", "itemset"}
 
 
 def _aliases(nodes: list[ast.AST], params: set[str]) -> dict[str, str]:
