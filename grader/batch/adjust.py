@@ -46,15 +46,9 @@ def open_book(out: Path, database: str | None = None) -> Gradebook:
 
 
 def book_assignment(book: Gradebook, assignment: str | None) -> str:
-    """The assignment meant: the one given, else the only one the gradebook holds."""
-    if assignment is not None:
-        return assignment
-    rows = book.db.execute("SELECT DISTINCT assignment FROM submissions ORDER BY 1").fetchall()
-    found = [str(row[0]) for row in rows]
-    if len(found) != 1:
-        held = ", ".join(found) or "none"
-        raise UsageError(f"the gradebook holds {len(found)} assignments ({held}); pass -a ID")
-    return found[0]
+    """The assignment meant: the one given, if the gradebook holds it, else the only one it
+    holds (`Gradebook.assignment`)."""
+    return book.assignment(assignment)
 
 
 def _student(book: Gradebook, student: str) -> str:

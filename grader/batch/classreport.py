@@ -18,17 +18,19 @@ from grader.report import ClassSummary, Points, Report
 
 
 def load_summary(
-    out: Path, assignment: str | None = None, database: str | None = None
+    out: Path, assignment: str | None = None, database: str | None = None, held: bool = False
 ) -> ClassSummary:
     """The class summary from `out/gradebook.sqlite` (or the PostgreSQL `database`): each
     student's latest report (over the roster when one is stored), unreadable submissions and
     standings; UsageError when there is no gradebook or it holds several assignments and none
-    is named."""
+    is named (`held`: or the one named is none it holds, as `grader report -a` asks)."""
     path = out / "gradebook.sqlite"
     if database is None and not path.is_file():
         raise UsageError(f"{out}: no gradebook.sqlite here; run `grader grade … --out {out}`")
     book = Gradebook(database or path)
     try:
+        if held and assignment is not None:
+            book.assignment(assignment)  # one it holds, or a UsageError (not an empty page)
         problems = book.problems()
         seen: set[str] = set()
         # Each report is read and decoded once: the summary takes it whole, the standings
@@ -101,10 +103,12 @@ def with_standings(summary: ClassSummary, rows: list[Standing], roster: bool) ->
     )
 
 
-def write_report(out: Path, assignment: str | None = None, database: str | None = None) -> Path:
+def write_report(
+    out: Path, assignment: str | None = None, database: str | None = None, held: bool = False
+) -> Path:
     """Write `out/report.html` from the gradebook in `out` (or `database`) and return its
-    path."""
+    path (`held`: see `load_summary`)."""
     path = out / "report.html"
-    page = CLASS_FORMATS["html"].render(load_summary(out, assignment, database))
+    page = CLASS_FORMATS["html"].render(load_summary(out, assignment, database, held))
     write_text(path, page)
     return path

@@ -176,6 +176,26 @@ class Gradebook:
                 (student, str(path), problem, time.time()),
             )
 
+    def assignments(self) -> list[str]:
+        """The assignments the gradebook holds graded submissions of, by name."""
+        self.flush()
+        rows = self.db.execute("SELECT DISTINCT assignment FROM submissions ORDER BY 1")
+        return [str(row[0]) for row in rows.fetchall()]
+
+    def assignment(self, named: str | None) -> str:
+        """The assignment meant: the one named, if the gradebook holds it, else the only one
+        it holds; a UsageError otherwise (a command on another assignment would rewrite
+        the class's files as an empty class)."""
+        held = self.assignments()
+        if named is not None and named in held:
+            return named
+        listed = ", ".join(held) or "none"
+        if named is not None:
+            raise UsageError(f"the gradebook holds no submission of {named} (it holds: {listed})")
+        if len(held) != 1:
+            raise UsageError(f"the gradebook holds {len(held)} assignments ({listed}); pass -a ID")
+        return held[0]
+
     def latest(self, assignment: str | None = None) -> list[tuple[str, Report]]:
         """Each student's most recently graded submission (of one assignment, if given)."""
         return list(self.each_latest(assignment))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -117,9 +118,15 @@ def _errors_to_exit_codes(command: F) -> F:
         except GraderError as exc:
             click.echo(f"Error: {safe_lines(str(exc))}", err=True)  # may name a student's file
             sys.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except KeyboardInterrupt:  # Ctrl-C: 130, as the shell's own (never click's "Aborted!", 1)
+            click.echo("interrupted", err=True)
+            sys.exit(130)
         except Exception as exc:
+            if type(exc).__module__ == "sqlite3":  # a damaged, full or unopenable gradebook
+                click.echo(f"Error: the gradebook cannot be used: {one_line(str(exc))}", err=True)
+                sys.exit(2)
             message = safe_lines(f"{type(exc).__name__}: {exc}")
             click.echo(f"Error: internal error: {message}", err=True)
             import traceback  # only for a fault of the grader's
@@ -231,9 +238,29 @@ def _output_file(out: Path, option: str = "--out") -> None:
     """Create the folder of the file `option` (--out) names, or say in one line why it
     cannot be (an export, a zip or a notebook the grader would otherwise fail to write with
     a traceback)."""
+    if out.is_dir():  # `--out ""` is the working folder
+        raise UsageError(f"{option} {out or '.'}: is a folder; name the file to write")
+    kept = _kept_file(out)
+    if kept:
+        raise UsageError(f"{option} {out}: is {kept}, which this would replace; name another")
     folder = out.parent
     said = f"{folder} is not a folder"
     _writable_folder(folder, f"{option} {out}", "its folder", str(folder), said)
+
+
+def _kept_file(path: Path) -> str:
+    """What the grader keeps at `path` and no output may replace ("" when nothing): a
+    gradebook or the service's data (an SQLite file), or a course's config."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16) if path.is_file() else b""
+    except OSError:
+        return ""
+    if head.startswith(b"SQLite format 3\x00"):
+        return "a database (a gradebook, or grader serve's data)"
+    if path.name == "config.yaml" and re.search(rb"\bassignments[\"']?\s*:", head):
+        return "a course's config"
+    return ""
 
 
 def _writable_folder(folder: Path, option: str, named: str, within: str, not_one: str) -> None:

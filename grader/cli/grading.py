@@ -311,7 +311,7 @@ def report(out: Path, assignment: str | None, database: str | None, fmt: str) ->
 
     _database_option(database, out)
     if fmt == "html":  # the page is the file grader grade writes, report.html
-        click.echo(f"wrote {write_report(out, assignment, database)}")
+        click.echo(f"wrote {write_report(out, assignment, database, held=True)}")
         return
-    text = CLASS_FORMATS[fmt].render(load_summary(out, assignment, database))
+    text = CLASS_FORMATS[fmt].render(load_summary(out, assignment, database, held=True))
     click.echo(text, nl=not text.endswith("\n"))  # CSV ends its own last row

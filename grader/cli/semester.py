@@ -158,7 +158,8 @@ def export_command(
     Columns and how each LMS reads them: docs/instructor.md.
     Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment, an --out it cannot write.
     """
-    from grader.batch.lms import export, exported
+    from grader.batch.lms import exported
+    from grader.render.whole_file import write_text
 
     _database_option(database, out)
     config = _course(config_path)
@@ -168,6 +169,11 @@ def export_command(
         click.echo(text.encode("utf-8"), nl=False)
     else:
         _output_file(dest)
-        click.echo(f"wrote {export(out, config, fmt, dest, assignment, database, notes)}")
+        text = exported(out, config, fmt, assignment, database, notes)
+        try:
+            write_text(dest, text, newline="")
+        except OSError as exc:  # a full disk, a device that takes nothing
+            raise UsageError(f"--out {dest}: cannot write it ({exc.strerror})") from None
+        click.echo(f"wrote {dest}")
     for note in notes:
         click.echo(f"note: {note}", err=True)
