@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
@@ -227,3 +228,15 @@ def test_blackboard_usernames_holding_underscores_stay_whole(tmp_path: Path) -> 
     for student, path in chosen.items():
         later = max((n for n, s in names.items() if s == student))
         assert path.name == later
+
+
+def test_a_named_pipe_is_skipped_with_a_line_not_read_forever(tmp_path: Path) -> None:
+    # `grader grade` waited on a pipe named like a notebook for a writer that never came.
+    (tmp_path / "ada.ipynb").write_text("{}")
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    (tmp_path / "bo").mkdir()
+    os.mkfifo(tmp_path / "bo" / "hw.ipynb")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [student for student, _ in found.submissions] == ["ada"]
+    assert "pipe.ipynb: not a file (a named pipe, a device or a folder); skipped" in found.problems
+    assert any(p.startswith("bo/hw.ipynb: not a file") for p in found.problems), found.problems

@@ -162,7 +162,10 @@ def find_submissions(
         elif item.suffix in SUFFIXES:
             # A link of the instructor's is read where it points (reading never follows one).
             path = item.resolve() if item.is_symlink() else item
-            found.setdefault(student, []).append((order, path))
+            if path.is_file():
+                found.setdefault(student, []).append((order, path))
+            else:  # reading a named pipe would wait for a writer forever
+                problems.append(f"{item.name}: {NOT_A_FILE}")
         else:
             problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
     chosen = []
@@ -193,6 +196,7 @@ def find_submissions(
 
 
 HIDDEN = "a hidden file (its name starts with '.'); skipped: rename it to grade it"
+NOT_A_FILE = "not a file (a named pipe, a device or a folder); skipped"
 
 
 def _hidden_notebook(item: Path) -> bool:
@@ -229,6 +233,8 @@ def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
             refused.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
         elif path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
             refused.append(f"{path.relative_to(source)}: {LINKED}")
+        elif not path.is_file():
+            refused.append(f"{path.relative_to(source)}: {NOT_A_FILE}")
         else:
             notebooks.append(path)
     return notebooks, refused
