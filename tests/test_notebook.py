@@ -137,3 +137,19 @@ def test_magics_are_noted_with_cell_and_line(tmp_path: Path) -> None:
 def test_function_in_a_cell_that_does_not_parse_is_still_located(tmp_path: Path) -> None:
     path = write_notebook(tmp_path / "s.ipynb", ["x = 1", "\n\ndef g(a):\n    return (a"])
     assert load_submission(path).definitions()["g"] == Location(3, 3)
+
+
+def test_a_file_this_user_may_not_read_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A solution notebook left chmod 000 was a PermissionError traceback (r24, as nobody).
+    path = tmp_path / "locked.ipynb"
+    path.write_text("{}")
+
+    def refused(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    with pytest.raises(SubmissionError) as caught:
+        load_submission(path)
+    assert str(caught.value) == f"{path}: cannot be read (Permission denied)"

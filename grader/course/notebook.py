@@ -224,7 +224,10 @@ def _read_bytes(path: Path) -> bytes:
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise SubmissionError(_too_large(path, size))
-    return path.read_bytes()
+    try:
+        return path.read_bytes()
+    except OSError as exc:  # no read permission for this user, an I/O error
+        raise SubmissionError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
 def _too_large(path: Path, size: int) -> str:
