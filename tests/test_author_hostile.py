@@ -337,7 +337,7 @@ def test_init_says_the_next_command_so_that_it_can_be_pasted(tmp_path: Path) -> 
     ("out", "words"),
     [
         ("solutions/standardize.ipynb", "is assignments.example.solution: name a new file"),
-        ("config.yaml", "is the config: name a new file for the zip"),
+        ("config.yaml", "is a course's config, which this would replace; name another"),
         ("exercises/standardize.ipynb", "is assignments.example.exercise: name a new file"),
         ("solutions", "is a folder: name the zip, e.g. --out solutions/autograder.zip"),
     ],

@@ -97,3 +97,58 @@ def test_ctrl_c_in_any_command_exits_130_not_aborted(
     done = run("report", str(tmp_path), "--format", "json")
     assert done.exit_code == 130 and "Aborted" not in done.output
     assert done.stderr.strip() == "interrupted"
+
+
+def test_an_export_to_a_named_pipe_is_written_into_it_not_waited_on(
+    graded: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import os
+    import threading
+
+    course, out = graded
+    pipe = tmp_path / "pipe.csv"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    where = ["--results", str(out), "--course", str(course), "--format", "csv"]
+    done = run("export", *where, "--out", str(pipe))
+    reader.join(10)
+    assert done.exit_code == 0, done.output
+    assert got and got[0].startswith(b"student,")
+
+
+@pytest.mark.slow
+def test_tokens_for_a_roster_change_none_when_the_gradebook_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    from grader.serve.store import Store
+
+    out = tmp_path / "out"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\nalice,Alice\n")
+    assert run("serve", "tokens", "--out", str(out), "--roster", str(roster)).exit_code == 0
+    store = Store(out)
+    before = store.db.execute("SELECT token_hash FROM people").fetchall()
+    store.close()
+    (out / "gradebook.sqlite").unlink()
+    (out / "gradebook.sqlite").mkdir()  # no gradebook can be opened there
+    done = run("serve", "tokens", "--out", str(out), "--roster", str(roster))
+    assert done.exit_code == 2 and "Traceback" not in done.output, done.output
+    store = Store(out)
+    assert store.db.execute("SELECT token_hash FROM people").fetchall() == before
+    store.close()
+
+
+@pytest.mark.slow
+def test_an_override_in_a_gradebook_of_unreadable_notebooks_only_is_taken(
+    tmp_path: Path,
+) -> None:
+    course, folder = fast_class(tmp_path)
+    (folder / "ada.ipynb").write_text("{}")
+    out = tmp_path / "out"
+    grade = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert run(*grade, "--out", str(out)).exit_code == 1
+    where = ["--results", str(out), "--course", str(course), "-a", "self_attention"]
+    done = run("override", "ada", "--points", "5", *where)
+    assert done.exit_code == 0, done.output

@@ -240,3 +240,9 @@ def test_a_named_pipe_is_skipped_with_a_line_not_read_forever(tmp_path: Path) ->
     assert [student for student, _ in found.submissions] == ["ada"]
     assert "pipe.ipynb: not a file (a named pipe, a device or a folder); skipped" in found.problems
     assert any(p.startswith("bo/hw.ipynb: not a file") for p in found.problems), found.problems
+
+
+def test_a_link_to_nothing_is_still_a_submission_that_cannot_be_read(tmp_path: Path) -> None:
+    os.symlink(tmp_path / "gone.ipynb", tmp_path / "ada.ipynb")
+    found = find_submissions(tmp_path, tmp_path / "scratch")
+    assert [student for student, _ in found.submissions] == ["ada"]  # graded: "no such file"

@@ -97,6 +97,13 @@ def test_a_value_under_a_name_never_read_is_thrown_away_too() -> None:
     assert kinds(source) == [("discarded", 2, "s / np.sqrt(d)", "scaled")]
 
 
+def test_a_leftover_unused_value_is_no_scaling_thrown_away() -> None:
+    # Any unused `n = x.shape[1] - 1` in a failing function named scale_discarded (r26).
+    for body in ("n = x.shape[1] - 1", "global t\n    t = x / 2", "y = x / 2"):
+        source = f"def f(x):\n    {body}\n    return 1\n"
+        assert [k for k in kinds(source) if k[0] == "discarded"] == [], body
+
+
 def test_literal_divisors_are_hinted_but_not_one() -> None:
     source = (
         "def f(x):\n    a = x / 2\n    b = x / np.sqrt(4)\n    c = x / 1\n    return a + b + c\n"

@@ -183,11 +183,11 @@ class Gradebook:
         return [str(row[0]) for row in rows.fetchall()]
 
     def assignment(self, named: str | None) -> str:
-        """The assignment meant: the one named, if the gradebook holds it, else the only one
-        it holds; a UsageError otherwise (a command on another assignment would rewrite
-        the class's files as an empty class)."""
+        """The assignment meant: the one named, if the gradebook holds it (or holds none
+        graded yet), else the only one it holds; a UsageError otherwise (a command on
+        another assignment would rewrite the class's files as an empty class)."""
         held = self.assignments()
-        if named is not None and named in held:
+        if named is not None and (named in held or not held):  # none yet: unreadable only
             return named
         listed = ", ".join(held) or "none"
         if named is not None:

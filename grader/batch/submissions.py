@@ -162,10 +162,10 @@ def find_submissions(
         elif item.suffix in SUFFIXES:
             # A link of the instructor's is read where it points (reading never follows one).
             path = item.resolve() if item.is_symlink() else item
-            if path.is_file():
-                found.setdefault(student, []).append((order, path))
-            else:  # reading a named pipe would wait for a writer forever
+            if path.exists() and not path.is_file():  # a pipe's read waits forever
                 problems.append(f"{item.name}: {NOT_A_FILE}")
+            else:  # a link to nothing is graded: "no such file", as an unreadable one
+                found.setdefault(student, []).append((order, path))
         else:
             problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
     chosen = []
@@ -233,7 +233,7 @@ def _notebooks_in(folder: Path, source: Path) -> tuple[list[Path], list[str]]:
             refused.append(f"{valid_text(str(path.relative_to(source)))}: {NOT_UTF8}")
         elif path.is_symlink() or not path.resolve().is_relative_to(folder.resolve()):
             refused.append(f"{path.relative_to(source)}: {LINKED}")
-        elif not path.is_file():
+        elif path.exists() and not path.is_file():
             refused.append(f"{path.relative_to(source)}: {NOT_A_FILE}")
         else:
             notebooks.append(path)

@@ -110,6 +110,9 @@ def _stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
 COURSE_OPTIONS = _stacked(ASSIGNMENT_OPTION, CONFIG_OPTION)
 
 
+SQLITE_INPUT = ("DatabaseError", "OperationalError")
+
+
 def _errors_to_exit_codes(command: F) -> F:
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -124,7 +127,9 @@ def _errors_to_exit_codes(command: F) -> F:
             click.echo("interrupted", err=True)
             sys.exit(130)
         except Exception as exc:
-            if type(exc).__module__ == "sqlite3":  # a damaged, full or unopenable gradebook
+            # a damaged, full or unopenable gradebook (the grader's own misuse of the
+            # database, ProgrammingError and the like, stays an internal error)
+            if type(exc).__module__ == "sqlite3" and type(exc).__name__ in SQLITE_INPUT:
                 click.echo(f"Error: the gradebook cannot be used: {one_line(str(exc))}", err=True)
                 sys.exit(2)
             message = safe_lines(f"{type(exc).__name__}: {exc}")
@@ -238,11 +243,9 @@ def _output_file(out: Path, option: str = "--out") -> None:
     """Create the folder of the file `option` (--out) names, or say in one line why it
     cannot be (an export, a zip or a notebook the grader would otherwise fail to write with
     a traceback)."""
-    if out.is_dir():  # `--out ""` is the working folder
-        raise UsageError(f"{option} {out or '.'}: is a folder; name the file to write")
     kept = _kept_file(out)
     if kept:
-        raise UsageError(f"{option} {out}: is {kept}, which this would replace; name another")
+        raise UsageError(f"{option} {out} is {kept}, which this would replace; name another")
     folder = out.parent
     said = f"{folder} is not a folder"
     _writable_folder(folder, f"{option} {out}", "its folder", str(folder), said)
@@ -251,9 +254,11 @@ def _output_file(out: Path, option: str = "--out") -> None:
 def _kept_file(path: Path) -> str:
     """What the grader keeps at `path` and no output may replace ("" when nothing): a
     gradebook or the service's data (an SQLite file), or a course's config."""
+    if not path.is_file():  # a pipe is never opened here: that would wait for a writer
+        return ""
     try:
         with path.open("rb") as handle:
-            head = handle.read(1 << 16) if path.is_file() else b""
+            head = handle.read(1 << 16)
     except OSError:
         return ""
     if head.startswith(b"SQLite format 3\x00"):

@@ -168,12 +168,14 @@ def export_command(
         text = exported(out, config, fmt, assignment, database, notes)
         click.echo(text.encode("utf-8"), nl=False)
     else:
+        if dest.is_dir():  # `--out ""` is the working folder
+            raise UsageError(f"--out {dest}: is a folder; name the file to write")
         _output_file(dest)
         text = exported(out, config, fmt, assignment, database, notes)
         try:
             write_text(dest, text, newline="")
         except OSError as exc:  # a full disk, a device that takes nothing
-            raise UsageError(f"--out {dest}: cannot write it ({exc.strerror})") from None
+            raise UsageError(f"--out {dest}: cannot write it ({exc.strerror or exc})") from None
         click.echo(f"wrote {dest}")
     for note in notes:
         click.echo(f"note: {note}", err=True)

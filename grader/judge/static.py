@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -214,6 +215,16 @@ def _discarded(node: ast.Expr) -> bool:
     return isinstance(value, ast.Call) and _is_pure_call(value)
 
 
+def _rescaled(node: ast.AST) -> bool:
+    """`name / …`, `name * …` or `name ** …`: a named value scaled (what a scaling thrown
+    away under a new name looks like; `n = x.shape[1] - 1` is not)."""
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Div | ast.Mult | ast.Pow)
+        and isinstance(node.left, ast.Name)
+    )
+
+
 def _power_of_one(node: ast.AST) -> bool:
     """`a ** 1` ending the left side of a division (`x / a ** 1`, `a ** 1`): with the `/ 2`
     after it, a square root written `a ** 1/2`, which Python reads as `(a ** 1) / 2`."""
@@ -273,21 +284,21 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
     aliases = _aliases(source.nodes, params)
     loads: list[ast.Name] = []
     returns: list[ast.Return] = []
-    read: set[str] = set()  # every name the function reads
+    read: Counter[str] = Counter()  # how often the function reads each name
     computed: list[tuple[str, ast.Assign]] = []  # `name = a / b`: a value under a new name
     for node in source.nodes:  # one walk; the hints are sorted by line at the end
         if not isinstance(node, _HINTED):
             continue
         if isinstance(node, ast.Expr) and _discarded(node):
             hints.append(Hint("discarded", at(node), text(node.value)))
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
+        if isinstance(node, ast.Assign) and _rescaled(node.value):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
             computed += [(name, node) for name in names if len(node.targets) == 1]
         if (divisor := _literal_divisor(node)) is not None:
             hints.append(Hint("literal_divisor", at(node), text(divisor)))
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
-                read.add(node.id)
+                read[node.id] += 1
                 if node.id in global_names:
                     loads.append(node)
             continue
@@ -300,10 +311,16 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
             hints.append(Hint("mutates", at(node), text(node), aliases.get(root, root)))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
             returns.append(node)
-    # A value put under a name the function never reads (`scaled = scores / 2`, then
-    # `softmax(scores)`): computed and thrown away, as a bare `scores / 2` is.
+    # A name's value rescaled under a name the function never reads (`scaled = scores / 2`,
+    # then `softmax(scores)`): computed and thrown away, as a bare `scores / 2` is.
+    declared = {n for node in source.nodes if isinstance(node, ast.Global | ast.Nonlocal)
+                for n in node.names}  # fmt: skip
     for new, assign in computed:
-        if new not in read and not new.startswith("_") and new not in global_names:
+        assert isinstance(assign.value, ast.BinOp) and isinstance(assign.value.left, ast.Name)
+        kept = new in read or new in declared or new.startswith("_")
+        here = sum(isinstance(n, ast.Name) and n.id == assign.value.left.id
+                   for n in ast.walk(assign.value))  # fmt: skip
+        if not kept and new not in global_names and read[assign.value.left.id] > here:
             hints.append(Hint("discarded", at(assign), text(assign.value), new))
     local = _local_names(fn, source.nodes) if loads or returns else set()
     seen: set[str] = set()

@@ -122,10 +122,10 @@ def issue_tokens(
             known = store.person(name)
             if folded(name) in ids or (known is not None and known.role != "instructor"):
                 raise UsageError(f"{name} is a student, not an instructor: give another id")
+        if roster is not None:  # the class the exports cover; first: a gradebook that
+            _keep_roster(store, everyone)  # cannot be written stops this before any token
         issued = [(s, t, "student") for s, t in store.issue(students, "student")]
         issued += [(s, t, "instructor") for s, t in store.issue(staff, "instructor")]
-        if roster is not None:  # the class the exports and the report cover
-            _keep_roster(store, everyone)
     finally:
         store.close()
     writer = csv.writer(into or sys.stdout)
