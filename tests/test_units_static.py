@@ -168,3 +168,11 @@ def test_an_index_of_zero_read_inside_a_loop_is_a_fixed_index() -> None:
         ("fixed_index", Location(2, 3), "qs[0]", "qs"),
         ("fixed_index", Location(2, 5), "vs[0]", "vs"),
     ]
+
+
+def test_a_value_thrown_away_is_assigned_to_the_name_it_works_on_or_to_result() -> None:
+    from grader.judge.diagnose import _assignment_for
+
+    assert _assignment_for("all_km_qn / 2") == "all_km_qn = all_km_qn / 2"
+    assert _assignment_for("np.divide(S, 2)") == "S = np.divide(S, 2)"  # never `np = …`
+    assert _assignment_for("K @ Q / 2") == "result = K @ Q / 2"  # K would change

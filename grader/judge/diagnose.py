@@ -391,21 +391,19 @@ STRUCTURAL = {
 
 
 def _assignment_for(text: str) -> str:
-    """`text` (a value computed and thrown away) assigned to the name it works on: the
-    leftmost operand when it is a plain name (`s = s / 2`), or a call's first argument
-    (`s = np.divide(s, 2)`), never the module or function called (`np = …` would hide
-    numpy); else `result`."""
+    """`text` (a value computed and thrown away) assigned to the name it works on: the left
+    operand when it is a plain name (`s = s / 2`), or a call's first argument when it is
+    one (`s = np.divide(s, 2)`), never the module or function called (`np = …` would hide
+    numpy) nor one operand of a product (`K @ Q / 2`: `K = …` would change K); else
+    `result`."""
     try:
         node: ast.AST = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         return f"result = {text}"
-    while True:
-        if isinstance(node, ast.BinOp):
-            node = node.left
-        elif isinstance(node, ast.Call) and node.args:
-            node = node.args[0]
-        else:  # `K.T @ Q / 2`: `K = …` would change K; say `result`
-            break
+    if isinstance(node, ast.BinOp):
+        node = node.left
+    elif isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
     name = node.id if isinstance(node, ast.Name) else "result"
     return f"{name} = {text}"
 
