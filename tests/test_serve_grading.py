@@ -48,6 +48,18 @@ def hand_in(client: TestClient, token: str, notebook: Path) -> str:
     return str(answer.headers["location"])
 
 
+def a_problem(tmp_path: Path, config: Config, notebook: Path) -> tuple[str, Store]:
+    """alice uploads `notebook` to a service over OUT = tmp_path/out, which answers with a
+    problem (no grade): the page she reads, and the store (open, for the caller to close)."""
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        where = hand_in(client, tokens["alice"], notebook)
+        assert wait_graded(client, where) == "problem"
+        return client.get(where).text, store
+
+
 def test_a_student_reads_the_same_feedback_as_the_batch_writes(
     tmp_path: Path, config: Config
 ) -> None:
@@ -176,13 +188,7 @@ def test_an_upload_no_worker_could_start_for_is_a_problem_not_a_zero(
 
     monkeypatch.setattr(Workers, "run", out_of_processes)
     notebook = write_notebook(tmp_path / "alice.ipynb", [marker, *students.cells()])
-    store = Store(tmp_path / "out")
-    tokens = issue(store)
-    grading = Grading(config, store, require("required"), jobs=1)
-    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
-        where = hand_in(client, tokens["alice"], notebook)
-        assert wait_graded(client, where) == "problem"
-        page = client.get(where).text
+    page, store = a_problem(tmp_path, config, notebook)
     upload = store.upload(1)
     store.close()
     assert upload is not None and upload.score is None
@@ -197,13 +203,7 @@ def test_an_upload_no_assignment_fits_is_told_what_to_upload_not_a_flag(
 ) -> None:
     # The student was told to "pass --assignment", an option of a command they never run.
     notebook = write_notebook(tmp_path / "alice.ipynb", ["def helper(x):\n    return x"])
-    store = Store(tmp_path / "out")
-    tokens = issue(store)
-    grading = Grading(config, store, require("required"), jobs=1)
-    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
-        where = hand_in(client, tokens["alice"], notebook)
-        assert wait_graded(client, where) == "problem"
-        page = client.get(where).text
+    page, store = a_problem(tmp_path, config, notebook)
     store.close()
     assert "cannot tell which assignment" in page and "--assignment" not in page
     assert "upload the notebook of one of this course&#39;s assignments" in page
