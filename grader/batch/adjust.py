@@ -45,12 +45,6 @@ def open_book(out: Path, database: str | None = None) -> Gradebook:
     return Gradebook(path)
 
 
-def book_assignment(book: Gradebook, assignment: str | None) -> str:
-    """The assignment meant: the one given, if the gradebook holds it, else the only one it
-    holds (`Gradebook.assignment`)."""
-    return book.assignment(assignment)
-
-
 def _student(book: Gradebook, student: str) -> str:
     """The student meant, as the gradebook spells them: a student of the roster (with one),
     else one the gradebook has seen. An id in another case or Unicode form (`S001` for
@@ -165,7 +159,7 @@ def apply(
     written."""
     book = open_book(out, database)
     try:
-        aid = book_assignment(book, assignment)
+        aid = book.assignment(assignment)
         spec = config.assignment(aid)
         changes = _as_spelled(book, changes)
         for change in changes:
@@ -199,7 +193,7 @@ def comment(
     when given)."""
     book = open_book(out, database)
     try:
-        name = book_assignment(book, aid)
+        name = book.assignment(aid)
         student = _student(book, student)
         add_comment(book, Comment(student, name, text, author, time.time()))
         return refresh(book, out, config.assignment(name), {student}, database)

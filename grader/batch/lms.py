@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.adjust import book_assignment, open_book, refuse_non_finite, spec_total
+from grader.batch.adjust import open_book, refuse_non_finite, spec_total
 from grader.batch.standing import Standing, from_gradebook
 from grader.course.config import AssignmentSpec, Config
 from grader.render.formats import GRADES_FORMATS
@@ -59,7 +59,7 @@ def exported(
     the instructor (a Moodle total its import would cap)."""
     book = open_book(out, database)
     try:
-        spec = config.assignment(book_assignment(book, assignment))
+        spec = config.assignment(book.assignment(assignment))
         rows = from_gradebook(book, spec.id)
     finally:
         book.close()
