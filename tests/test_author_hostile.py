@@ -505,3 +505,21 @@ def test_assign_where_a_file_stands_for_the_exercises_folder_is_one_line(tmp_pat
         f"Error: assignments.example.exercise: cannot write "
         f"{course / 'exercises' / 'standardize.ipynb'}: File exists ({course / 'exercises'})"
     )
+
+
+@pytest.mark.parametrize(
+    ("tail", "words"),
+    [
+        ("  broken: [\n", "not valid YAML at line"),
+        ("  x: &x [*x]\n", "an alias (*name) is used inside the anchor it names"),
+    ],
+)
+def test_new_assignment_on_a_config_that_does_not_read_says_where_in_one_line(
+    tmp_path: Path, tail: str, words: str
+) -> None:
+    # A config left broken by hand was a yaml.scanner traceback (exit 3), before any check.
+    course = new_course(tmp_path)
+    config = course / "config.yaml"
+    config.write_text(config.read_text() + tail)
+    said = refused(["new-assignment", "layer_norm", "--course", str(course)], course)
+    assert said.startswith(f"Error: {config}: ") and words in said

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 import subprocess
 import sys
@@ -135,6 +136,56 @@ def test_missing_config_file(tmp_path: Path) -> None:
 def test_invalid_yaml_gives_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"not valid YAML at line 2, column \d+"):
         load_config(write(tmp_path, "version: 1\nassignments: a: b\n"))
+
+
+# Aliases repeating a list nine times, eight levels down: 9**8 values written out. Before,
+# reading the dates of this 300-byte file took over 3 GB and never ended; an alias inside its
+# own anchor was a RecursionError traceback (exit 3).
+BOMB = "".join(
+    f"l{level}: &l{level} [{', '.join([f'*l{level - 1}' if level else 'x'] * 9)}]\n"
+    for level in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (BOMB, "holds more than 200,000 values once its aliases (*name) are written out"),
+        ("version: &v\n  me: *v\n", "an alias (*name) is used inside the anchor it names"),
+        ("a: " + "[" * 70 + "]" * 70 + "\n", "nested more than 64 levels deep"),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "exceeded maximum nesting depth"),
+    ],
+)
+def test_yaml_that_expands_without_end_is_refused_at_once(
+    tmp_path: Path, text: str, words: str
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert words in str(info.value)
+
+
+def test_a_config_file_of_megabytes_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("# a comment of ten bytes\n" * 300_000)
+    with pytest.raises(ConfigError, match=r"config.yaml: over 2 MB: not a course's config$"):
+        load_config(path)
+
+
+def test_aliases_within_bounds_still_share_a_value(tmp_path: Path) -> None:
+    raw = repo_config_raw()
+    shared = {"atol": 1e-6, "rtol": 1e-4}
+    for assignment in raw["assignments"].values():
+        for target in assignment["targets"].values():
+            target["tolerance"] = shared  # one object: dumped once as &id001, then *id001
+    (tmp_path / "aliased").mkdir()
+    (tmp_path / "written_out").mkdir()
+    aliased = write(tmp_path / "aliased", raw)
+    written_out = write(tmp_path / "written_out", json.loads(json.dumps(raw)))
+    assert "*id001" in aliased.read_text() and "*id" not in written_out.read_text()
+    assert load_config(aliased).assignments == load_config(written_out).assignments
 
 
 def test_yaml_that_would_build_objects_is_refused(tmp_path: Path) -> None:

@@ -245,6 +245,21 @@ def test_a_builder_must_return_the_tuple_of_arguments(tmp_path: Path) -> None:
         target_cases(spec.seed, spec.target("f"))
 
 
+def test_declared_args_too_large_for_memory_are_a_config_error(tmp_path: Path) -> None:
+    # 300000 x 300000 doubles (671 GiB): numpy's MemoryError was a traceback (exit 3) from
+    # check, selftest and assign alike.
+    target = {"points": 1, "args": [{"name": "x", "shape": ["N", "D"]}]}
+    raw = one_target(target, [{"N": 300_000, "D": 300_000}])
+    (tmp_path / "s.ipynb").write_text("x")
+    spec = load_config(write(tmp_path, raw)).assignment("a")
+    with pytest.raises(ConfigError) as caught:
+        target_cases(spec.seed, spec.target("f"))
+    assert str(caught.value) == (
+        "target 'f': the args of case 0 ({'N': 300000, 'D': 300000}) need more memory than "
+        "this machine has: use smaller sizes"
+    )
+
+
 def test_case_builders_named_by_cases_are_never_a_data_file_either(tmp_path: Path) -> None:
     (tmp_path / "s.ipynb").write_text("x")
     (tmp_path / "builders.py").write_text("# none yet\n")

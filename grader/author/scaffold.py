@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from grader.author.course_template import files, notebook_text
+from grader.course.config import parse_yaml
 from grader.course.locate import CONFIG_NAME
 from grader.errors import ConfigError, UsageError
 
@@ -94,8 +95,7 @@ def new_assignment(course: Path, name: str, function: str | None) -> list[Path]:
     if not config.is_file():
         raise UsageError(f"{course} has no {CONFIG_NAME}: make a course first (grader init DIR)")
     text = config.read_text(encoding="utf-8")
-    raw = yaml.safe_load(text) or {}
-    if name in (raw.get("assignments") or {}):
+    if name in _assignments(parse_yaml(text, config)):
         raise UsageError(f"{config}: assignment '{name}' already exists")
     solution = course / "solutions" / f"{name}.ipynb"
     mistakes = course / "solutions" / f"{name}_mistakes.py"
@@ -141,6 +141,12 @@ def _catalogue(signature: Signature) -> str:
     )
 
 
+def _assignments(raw: object) -> dict[object, object]:
+    """The `assignments:` section of a parsed config; empty when the file has none yet."""
+    section = raw.get("assignments") if isinstance(raw, dict) else None
+    return section if isinstance(section, dict) else {}
+
+
 def _key(name: str) -> str:
     """`name` as YAML text that reads back as that string (`yes`, `null`, `on` quoted)."""
     return name if yaml.safe_load(f"{name}: 1") == {name: 1} else f"'{name}'"
@@ -174,8 +180,7 @@ def _with_entry(config: Path, text: str, name: str, entry: str) -> str:
     if empty:
         lines[empty[0]] = "assignments:"
     updated = "\n".join(lines) + "\n" + entry
-    raw = yaml.safe_load(updated) or {}
-    if name not in (raw.get("assignments") or {}):
+    if name not in _assignments(parse_yaml(updated, config)):
         raise ConfigError(
             f"{config}: cannot add '{name}' under `assignments:`: keep that section the "
             "file's last, or add the entry by hand (docs/course-author.md)"

@@ -87,7 +87,17 @@ def _builder(target: TargetSpec) -> Builder:
 
     if target.args:
         args = target.args
-        return lambda rng, sizes, _: draw_args(args, rng, sizes)
+
+        def declared(rng: Rng, sizes: Mapping[str, int], index: int) -> tuple[Any, ...]:
+            try:
+                return draw_args(args, rng, sizes)
+            except MemoryError:  # numpy's, for e.g. sizes {N: 300000, D: 300000}
+                raise ConfigError(
+                    f"target '{target.name}': the args of case {index} ({dict(sizes)}) need "
+                    "more memory than this machine has: use smaller sizes"
+                ) from None
+
+        return declared
     builders = target.cases.builders() if target.cases is not None else {}
     if target.inputs not in builders:
         raise ConfigError(f"no case builder '{target.inputs}' for target '{target.name}'")

@@ -186,6 +186,8 @@ def load_config(path: Path | None = None) -> Config:
     if path.name == BUNDLE_NAME:
         return load_bundle(path)
     try:
+        if path.stat().st_size > MOST_BYTES:
+            raise ConfigError(f"{path}: over {MOST_BYTES // 1_000_000} MB: not a course's config")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
@@ -205,12 +207,52 @@ def parse_yaml(text: str, path: Path) -> Any:
     import yaml
 
     try:
-        return yaml.load(text, Loader=_loader())  # a safe loader: plain data only
+        raw = yaml.load(text, Loader=_loader())  # a safe loader: plain data only
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{path}: not valid YAML{at}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested deeper than YAML can read") from None
+    _refuse_unbounded(raw, path)
+    return raw
+
+
+# A course's config is a few kilobytes and a few thousand values at most; aliases (*name)
+# that repeat a list of lists of … expand past any memory, and one inside the list it names
+# never ends.
+MOST_BYTES = 2_000_000
+MOST_VALUES = 200_000
+DEEPEST = 64
+
+
+def _refuse_unbounded(raw: Any, path: Path) -> None:
+    """ConfigError when the YAML, with its aliases written out, holds more than MOST_VALUES
+    values, nests more than DEEPEST levels, or holds itself (an alias inside its anchor)."""
+    counted: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def values(node: Any, depth: int) -> int:
+        if not isinstance(node, dict | list):
+            return 1
+        if depth > DEEPEST:
+            raise ConfigError(f"{path}: nested more than {DEEPEST} levels deep")
+        if id(node) in open_:
+            raise ConfigError(f"{path}: an alias (*name) is used inside the anchor it names")
+        if id(node) not in counted:
+            open_.add(id(node))
+            children = node.values() if isinstance(node, dict) else node
+            counted[id(node)] = 1 + sum(values(child, depth + 1) for child in children)
+            open_.discard(id(node))
+        if counted[id(node)] > MOST_VALUES:
+            raise ConfigError(
+                f"{path}: holds more than {MOST_VALUES:,} values once its aliases (*name) "
+                "are written out: a course's config needs far fewer"
+            )
+        return counted[id(node)]
+
+    values(raw, 0)
 
 
 def _dates_as_text(raw: Any) -> Any:
