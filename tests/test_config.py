@@ -172,6 +172,8 @@ def test_a_config_file_of_megabytes_is_not_read(tmp_path: Path) -> None:
     path.write_text("# a comment of ten bytes\n" * 300_000)
     with pytest.raises(ConfigError, match=r"config.yaml: over 2 MB: not a course's config$"):
         load_config(path)
+    with pytest.raises(ConfigError, match=r"^/dev/zero: over 2 MB"):  # endless: 24 GB read
+        load_config(Path("/dev/zero"))
 
 
 def test_aliases_within_bounds_still_share_a_value(tmp_path: Path) -> None:

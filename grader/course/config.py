@@ -186,9 +186,11 @@ def load_config(path: Path | None = None) -> Config:
     if path.name == BUNDLE_NAME:
         return load_bundle(path)
     try:
-        if path.stat().st_size > MOST_BYTES:
+        with path.open("rb") as file:  # at most MOST_BYTES: /dev/zero never ends
+            data = file.read(MOST_BYTES + 1)
+        if len(data) > MOST_BYTES:
             raise ConfigError(f"{path}: over {MOST_BYTES // 1_000_000} MB: not a course's config")
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
