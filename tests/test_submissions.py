@@ -89,10 +89,14 @@ def test_zip_export_is_unpacked_safely(tmp_path: Path) -> None:
         bundle.writestr("submissions/leeann_7_70_hw.ipynb", "{}")
         bundle.writestr("submissions/Kim Park_8_assignsubmission_file_/hw.ipynb", "{}")
         bundle.writestr("../escape.ipynb", "{}")
+        bundle.writestr("/abs/escape.ipynb", "{}")
         bundle.writestr("__MACOSX/._x", "junk")
     found = find_submissions(archive, tmp_path / "scratch")
     assert [s for s, _ in found.submissions] == ["Kim Park_8", "leeann_7"]
     assert not (tmp_path / "escape.ipynb").exists()
+    # each one skipped is said (they were dropped without a line: a student left ungraded)
+    outside = "a path out of the zip's folder (absolute, or with ..): not unpacked; skipped"
+    assert found.problems == [f"../escape.ipynb: {outside}", f"/abs/escape.ipynb: {outside}"]
 
 
 def test_empty_and_missing_and_broken(tmp_path: Path) -> None:

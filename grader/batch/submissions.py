@@ -294,6 +294,9 @@ def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:
             if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
                 raise UsageError(f"{archive}: unpacks to more than {MAX_ZIP_BYTES >> 30} GB")
             kept, problems = _without_clashes([m for m in members if _safe_parts(m)])
+            problems[:0] = [
+                f"{valid_text(m.filename)}: {OUTSIDE}" for m in members if not _safe_parts(m)
+            ]
             for member in kept:
                 if problem := _extract(bundle, member, target):
                     problems.append(problem)
@@ -304,6 +307,9 @@ def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:
     if len(entries) == 1 and entries[0].is_dir() and not _MOODLE.match(entries[0].name):
         return entries[0], problems
     return target, problems
+
+
+OUTSIDE = "a path out of the zip's folder (absolute, or with ..): not unpacked; skipped"
 
 
 def _safe_parts(member: zipfile.ZipInfo) -> tuple[str, ...]:
