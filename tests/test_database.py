@@ -178,6 +178,25 @@ def test_an_older_roster_keeps_its_order_once_it_has_a_position(tmp_path: Path) 
     Gradebook(path).close()  # opened again: nothing left to migrate, nothing refused
 
 
+def test_an_older_gradebooks_unreadable_rows_move_to_ungraded_of_every_assignment(
+    tmp_path: Path,
+) -> None:
+    path = make_sqlite(
+        tmp_path / "gradebook.sqlite",
+        GRADEBOOK_0_1,
+        "INSERT INTO unreadable VALUES ('ada', 'ada.ipynb', 'not valid JSON', 1.0)",
+    )
+    book = Gradebook(path)
+    # of no known assignment: counted for each one, as the older version counted it
+    assert book.unreadable("masked_attention") == [("ada", "ada.ipynb", "not valid JSON")]
+    assert book.unreadable("udl_12_1") == [("ada", "ada.ipynb", "not valid JSON")]
+    assert book.db.execute("SELECT COUNT(*) FROM unreadable").fetchone()[0] == 0
+    book.close()
+    book = Gradebook(path)  # opened again: moved once, nothing refused
+    assert book.unreadable() == [("ada", "ada.ipynb", "not valid JSON")]
+    book.close()
+
+
 def test_an_older_service_database_keeps_its_queue(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader.batch.gradebook import Gradebook
 from grader.cli import main
 
 import students
@@ -74,3 +75,27 @@ def test_this_batchs_result_wins_over_the_gradebooks_older_one(tmp_path: Path) -
     after = _rows(out)
     assert after["ada"]["total"] == "0" and after["ada"]["problem"] != ""
     assert after["bo"]["problem"] == "" and after["bo"]["total"] != "0"
+
+
+@pytest.mark.slow
+def test_a_notebook_not_graded_counts_for_its_own_assignment_only(tmp_path: Path) -> None:
+    # The gradebook kept one unreadable row per student whatever its assignment: cy's broken
+    # masked_attention notebook was a problem row in self_attention's grades.csv, and ada's
+    # self_attention grade erased her broken masked_attention one.
+    course, first, _ = _class(tmp_path, None)
+    masked = tmp_path / "masked"
+    masked.mkdir()
+    (masked / "cy.ipynb").write_text("not a notebook", encoding="utf-8")
+    (masked / "ada.ipynb").write_text("not a notebook", encoding="utf-8")
+    out = tmp_path / "out"
+    command = ["grade", str(masked), "--course", str(course), "--out", str(out)]
+    result = CliRunner().invoke(main, [*command, "-a", "masked_attention"])
+    assert "2 could not be graded" in result.output, result.output
+    _grade(first, course, out)  # ada and bo, of self_attention
+    assert list(_rows(out)) == ["ada", "bo"]
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        assert [s for s, _, _ in book.unreadable("masked_attention")] == ["ada", "cy"]
+        assert book.unreadable("self_attention") == []
+    finally:
+        book.close()

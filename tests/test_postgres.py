@@ -43,7 +43,7 @@ RESULTS = (
     " r.cell, r.line FROM results r JOIN submissions s ON s.id = r.submission"
     " ORDER BY s.student, r.target"
 )
-UNREADABLE = "SELECT student, path, problem FROM unreadable ORDER BY student"
+UNREADABLE = "SELECT student, assignment, path, problem FROM ungraded ORDER BY student"
 
 
 def rows(query: str, sqlite_path: Path | None = None, url: str | None = None) -> list[Any]:

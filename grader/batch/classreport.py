@@ -31,7 +31,8 @@ def load_summary(
     try:
         if held and assignment is not None:
             book.assignment(assignment)  # one it holds, or a UsageError (not an empty page)
-        problems = book.problems()
+        kinds = book.assignments()
+        problems = book.problems(assignment or (kinds[0] if len(kinds) == 1 else None))
         seen: set[str] = set()
         # Each report is read and decoded once: the summary takes it whole, the standings
         # its points and statuses (what `from_gradebook` would read again, of the one

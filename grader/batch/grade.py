@@ -125,6 +125,8 @@ def grade_batch(
                 again = [(s, p) for s, p, old in kept if settled and old.assignment != settled]
                 kept = [k for k in kept if not settled or k[2].assignment == settled]
                 todo = [Job(student, path) for student, path in again] + todo
+            only = next(iter(config.assignments)) if len(config.assignments) == 1 else ""
+            recorder.assignment = assignment or settled or only
             _record_unchanged(kept, recorder)
             if todo:
                 workers = max(1, min(jobs or available_cores(), len(todo)))

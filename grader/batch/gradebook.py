@@ -121,7 +121,10 @@ class Gradebook:
         self.db.execute(
             "INSERT INTO students(name) VALUES (?) ON CONFLICT (name) DO NOTHING", (student,)
         )
-        self.db.execute("DELETE FROM unreadable WHERE student=?", (student,))
+        self.db.execute(
+            "DELETE FROM ungraded WHERE student=? AND assignment IN (?, '')",
+            (student, report.assignment),
+        )
         # Replaced in place: two service replicas recording the same content at once
         # leave one row, not a failed transaction.
         row = self.db.execute(
@@ -166,14 +169,16 @@ class Gradebook:
             ],
         )
 
-    def record_problem(self, student: str, path: Path, problem: str) -> None:
-        """A submission that could not be graded at all (kept until it can be)."""
+    def record_problem(self, student: str, assignment: str, path: Path, problem: str) -> None:
+        """A submission of `assignment` ('' when not known) that could not be graded at all
+        (kept until one of the student's is graded)."""
         self.flush()
         with self.db.transaction():
             self.db.execute(
-                "INSERT INTO unreadable VALUES (?, ?, ?, ?) ON CONFLICT (student) DO UPDATE"
+                "INSERT INTO ungraded VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (student, assignment) DO UPDATE"
                 " SET path=excluded.path, problem=excluded.problem, seen_at=excluded.seen_at",
-                (student, str(path), problem, time.time()),
+                (student, assignment, str(path), problem, time.time()),
             )
 
     def assignments(self) -> list[str]:
@@ -218,17 +223,26 @@ class Gradebook:
         """Every student the gradebook knows, graded or not: the class whose page names
         must not clash (see render/escape.twins)."""
         self.flush()
-        rows = self.db.execute("SELECT name FROM students UNION SELECT student FROM unreadable")
+        rows = self.db.execute("SELECT name FROM students UNION SELECT student FROM ungraded")
         return {str(row[0]) for row in rows}
 
-    def problems(self) -> list[tuple[str, str]]:
-        """(student, problem) for each submission recorded as unreadable."""
-        return [(student, problem) for student, _, problem in self.unreadable()]
+    def problems(self, assignment: str | None = None) -> list[tuple[str, str]]:
+        """(student, problem) for each submission recorded as not graded (see `unreadable`)."""
+        return [(student, problem) for student, _, problem in self.unreadable(assignment)]
 
-    def unreadable(self) -> list[tuple[str, str, str]]:
-        """(student, path, problem) for each submission recorded as unreadable."""
+    def unreadable(self, assignment: str | None = None) -> list[tuple[str, str, str]]:
+        """(student, path, problem) for each submission recorded as not graded: of
+        `assignment` (and those of no known assignment), else of any, the latest of each
+        student; by student."""
         self.flush()
-        rows = self.db.execute("SELECT student, path, problem FROM unreadable")
+        rows = self.db.execute(
+            "SELECT student, path, problem FROM ungraded u WHERE seen_at ="
+            " (SELECT MAX(seen_at) FROM ungraded v WHERE v.student = u.student"
+            " AND (CAST(? AS TEXT) IS NULL OR v.assignment IN (?, '')))"
+            " AND (CAST(? AS TEXT) IS NULL OR assignment IN (?, ''))"
+            " ORDER BY student",
+            (assignment, assignment, assignment, assignment),
+        )
         return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def count(self) -> int:

@@ -52,6 +52,7 @@ class Recorder:
     )
     kept: dict[str, str] = field(default_factory=dict)  # which notebook was kept, and why
     clashing: frozenset[str] = frozenset()  # names one only in case (render/escape.twins)
+    assignment: str = ""  # what the batch grades as (--assignment, settled, the only one)
 
     def late(self, student: str, report: Report, save: bool = True) -> Late | None:
         """The lateness of a student's submission under its assignment's policy, stored in
@@ -151,7 +152,7 @@ class Recorder:
         if entry.lost:
             self.batch.lost.append(entry.student)
         if entry.report is None and self.book is not None and entry.path:
-            self.book.record_problem(entry.student, entry.path, entry.problem)
+            self.book.record_problem(entry.student, self.assignment, entry.path, entry.problem)
         if entry.report is not None and new and self.book is not None and entry.path:
             content = self.hashes[entry.student]
             self.book.record(entry.student, entry.path, content, self.settings, entry.report)

@@ -142,6 +142,25 @@ MIGRATIONS: tuple[Step, ...] = (
         column=("roster", "position"),
         sqlite="UPDATE roster SET position = rowid",
     ),
+    # The submissions not graded, by student and assignment (`unreadable`, the table before
+    # it, held one per student whatever its assignment: its rows move here, of assignment '',
+    # counted for every assignment as they were). `WHERE true`: SQLite reads an `ON` right
+    # after `FROM table` as a join.
+    Step(
+        "gradebook",
+        """CREATE TABLE IF NOT EXISTS ungraded (
+    student TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    path TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    seen_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (student, assignment)
+)""",
+        later=True,
+        backfill="INSERT INTO ungraded SELECT student, '', path, problem, seen_at"
+        " FROM unreadable WHERE true ON CONFLICT (student, assignment) DO NOTHING",
+    ),
+    Step("gradebook", "DELETE FROM unreadable"),
     Step(
         "service",
         """CREATE TABLE IF NOT EXISTS people (

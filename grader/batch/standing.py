@@ -177,7 +177,7 @@ def book_results(
     """Each student's result the gradebook holds for the assignment (their latest graded
     submission, else the unreadable one), by student, and the file each problem is about
     (see `from_gradebook` for `whole` and `latest`)."""
-    unreadable = book.unreadable()
+    unreadable = book.unreadable(assignment)
     results: dict[str, Result] = {
         student: (student, None, problem) for student, _, problem in unreadable
     }
