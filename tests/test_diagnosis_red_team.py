@@ -95,6 +95,25 @@ def test_udl_vectors_kept_flat_pass_with_a_note_on_their_shape(
     assert not any("same numbers" in m for m in target(report, "all_x_prime").messages)
 
 
+def test_a_shape_note_is_told_once_for_all_the_case_sizes(
+    notebook: NotebookFactory, config: Config
+) -> None:
+    # A softmax returning a column passes under `compare: squeeze`; its note was told once
+    # per case size, six lines that differed only in N.
+    column = (
+        "def softmax(items_in):\n"
+        "    items = np.asarray(items_in, dtype=float).reshape(-1, 1)\n"
+        "    return np.exp(items) / np.sum(np.exp(items))"
+    )
+    report = grade_path(notebook(students.cells(softmax=column)), config)
+    result = target(report, "softmax")
+    assert result.status == "passed", result.messages
+    shapes = [m for m in result.messages if "where the reference has" in m]
+    assert len(shapes) == 1, result.messages
+    assert shapes[0].startswith("shape (")
+    assert shapes[0].endswith(" (the same in 5 more cases)")
+
+
 def _scaled_message(notebook: NotebookFactory, config: Config, scaled: str) -> TargetResult:
     report = grade_path(notebook(students.cells(scaled_dot_product_self_attention=scaled)), config)
     return target(report, "scaled_dot_product_self_attention")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -253,13 +254,30 @@ def target_score(spec: TargetSpec, outcomes: Sequence[CaseOutcome]) -> float:
     return round(spec.points * passed / len(outcomes), 4)
 
 
+_SHAPE = re.compile(r"\((?:\d+, )*\d*,?\)")  # (3,), (3, 4), ()
+
+
+def told_once(notes: Sequence[str]) -> list[str]:
+    """The notes of passing cases, each told once: notes that differ only in the shapes
+    they name (one per case size) by the first, with how many more cases are alike."""
+    alike: dict[str, list[str]] = {}
+    for note in notes:
+        alike.setdefault(_SHAPE.sub("()", note), []).append(note)
+    told = []
+    for group in alike.values():
+        others = len(group) - 1 if len(set(group)) > 1 else 0
+        more = f" (the same in {others} more case{'s' * (others > 1)})" if others else ""
+        told.append(group[0] + more)
+    return sorted(told)
+
+
 def summarise(cases: Sequence[Case], outcomes: Sequence[CaseOutcome]) -> list[Finding]:
     """How many cases passed, then each way they failed (told once for all its cases)."""
     failing = [(c, o) for c, o in zip(cases, outcomes, strict=True) if o.kind != "passed"]
     notes = [o.message for o in outcomes if o.kind == "passed" and o.message]
     if not failing:
         passed = Finding("summary", f"passed all {len(cases)} cases")
-        return [passed, *(Finding("case", note) for note in sorted(set(notes)))]
+        return [passed, *(Finding("case", note) for note in told_once(notes))]
     lines = [Finding("summary", f"{len(failing)} of {len(cases)} cases failed")]
     # Cases that failed the same way are told once, not once per case.
     groups: dict[str, list[tuple[Case, CaseOutcome]]] = {}
