@@ -13,6 +13,23 @@ import threading
 
 def entry() -> None:
     """Start the worker the command will need (when it is known), then run the command."""
+    try:
+        _start()
+    except KeyboardInterrupt:  # Ctrl-C while it starts, before the command's own handler
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
+    from grader.cli import main
+
+    atexit.register(_prune_cache)
+    try:
+        main()
+    except SystemExit as done:
+        leave(done)
+        raise
+
+
+def _start() -> None:
+    """The work before the command: the head start, the compiled-method memo, the imports."""
     from grader.run import collector
 
     collector.pause_start_up()  # start-up makes objects, not garbage (grader/run/collector.py)
@@ -23,14 +40,7 @@ def entry() -> None:
 
     dataclass_memo.install(sys.argv[1] if len(sys.argv) > 1 else "")  # before its classes
     head_start.send_job(sys.argv[1:])  # grader check: the notebook runs once they are ready
-    from grader.cli import main
-
-    atexit.register(_prune_cache)
-    try:
-        main()
-    except SystemExit as done:
-        leave(done)
-        raise
+    import grader.cli  # noqa: F401  (the command line's imports, interruptible here)
 
 
 def _prune_cache() -> None:

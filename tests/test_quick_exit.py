@@ -57,3 +57,20 @@ def test_a_running_thread_or_a_message_means_the_usual_exit() -> None:
     message = run("message")
     assert message.returncode == 1 and "a message, not a status" in message.stderr
     assert "torn down" in message.stdout and "exit handler" in message.stdout
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130() -> None:
+    # A Ctrl-C in the first tenth of a second (the imports, before the command's own
+    # handler) was a KeyboardInterrupt traceback.
+    script = (
+        "import sys\n"
+        "import grader.__main__ as command\n"
+        "from grader.run import head_start\n"
+        "def interrupted(args):\n"
+        "    raise KeyboardInterrupt\n"
+        "head_start.start = interrupted\n"
+        "sys.argv = ['grader', 'check', 'x.ipynb']\n"
+        "command.entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")
