@@ -103,3 +103,26 @@ def test_a_port_in_use_or_a_bad_db_is_said_before_the_course_is_run(
     assert f"cannot listen on 127.0.0.1:{port}" in in_use.output
     assert "--db" in bad_db.output and "Traceback" not in bad_db.output
     assert ran == []
+
+
+def test_a_gradebook_that_cannot_be_used_is_refused_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was found by the grading thread once the service was up: uploads were taken and
+    # never graded, and the class page said "grading stopped (grader fault …)".
+    import grader.judge.preflight
+
+    served: list[str] = []
+    monkeypatch.setattr(grader.judge.preflight, "preflight_all", lambda *a: None)
+    monkeypatch.setattr(grader.serve.server, "serve", lambda *a, **k: served.append("served"))
+    config = course_with_serve(tmp_path, None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "gradebook.sqlite").write_text("a spreadsheet saved over it\n" * 10)
+    args = ["serve", "--course", str(config.parent), "--sandbox", "auto", "--port", "0"]
+    result = CliRunner().invoke(main, [*args, "--out", str(out)])
+    assert (result.exit_code, served) == (2, []), result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: {out / 'gradebook.sqlite'}: not a gradebook this grader can use (file is not "
+        "a database); move it away, or write to another folder"
+    )

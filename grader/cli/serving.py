@@ -142,7 +142,7 @@ def serve_command(
 
     with _needs_serve_extra():
         from grader.serve.checks import Limits
-        from grader.serve.server import listen, serve
+        from grader.serve.server import listen, serve, usable
 
     config = _whole_course(config_path, "serve")
     # The cheap checks first (options, secret, port), then the course's own check: a typo in
@@ -154,6 +154,7 @@ def serve_command(
     workers = jobs or max(1, available_cores() - 1)
     _database_option(database, out)
     listening = listen(host, port)
+    usable(out, database)
     support = require(sandbox)
     # A broken course: one line and exit 2 at start-up, not a fault per upload.
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))

@@ -80,6 +80,16 @@ def serve(
         store.close()
 
 
+def usable(out: Path, database: str | None) -> None:
+    """Open the service's data and its gradebook once (migrating them): one that cannot be
+    used is a UsageError now (exit 2), not a service that takes uploads it never grades."""
+    store = Store(out, database)
+    try:
+        Gradebook(store.gradebook()).close()
+    finally:
+        store.close()
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A socket listening on host:port; UsageError (exit 2) when it cannot be had."""
     try:
