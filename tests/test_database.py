@@ -178,7 +178,7 @@ def test_an_older_roster_keeps_its_order_once_it_has_a_position(tmp_path: Path) 
     Gradebook(path).close()  # opened again: nothing left to migrate, nothing refused
 
 
-def test_an_older_gradebooks_unreadable_rows_move_to_ungraded_of_every_assignment(
+def test_an_older_gradebooks_unreadable_rows_are_ungraded_of_every_assignment(
     tmp_path: Path,
 ) -> None:
     path = make_sqlite(
@@ -190,10 +190,14 @@ def test_an_older_gradebooks_unreadable_rows_move_to_ungraded_of_every_assignmen
     # of no known assignment: counted for each one, as the older version counted it
     assert book.unreadable("masked_attention") == [("ada", "ada.ipynb", "not valid JSON")]
     assert book.unreadable("udl_12_1") == [("ada", "ada.ipynb", "not valid JSON")]
-    assert book.db.execute("SELECT COUNT(*) FROM unreadable").fetchone()[0] == 0
+    book.record_problem("bo", "udl_12_1", Path("bo.ipynb"), "empty")
     book.close()
-    book = Gradebook(path)  # opened again: moved once, nothing refused
-    assert book.unreadable() == [("ada", "ada.ipynb", "not valid JSON")]
+    book = Gradebook(path)  # opened again: copied once (not twice), nothing refused
+    assert book.unreadable() == [
+        ("ada", "ada.ipynb", "not valid JSON"),
+        ("bo", "bo.ipynb", "empty"),
+    ]
+    assert book.db.execute("SELECT COUNT(*) FROM ungraded").fetchone()[0] == 2
     book.close()
 
 

@@ -143,8 +143,8 @@ MIGRATIONS: tuple[Step, ...] = (
         sqlite="UPDATE roster SET position = rowid",
     ),
     # The submissions not graded, by student and assignment (`unreadable`, the table before
-    # it, held one per student whatever its assignment: its rows move here, of assignment '',
-    # counted for every assignment as they were). `WHERE true`: SQLite reads an `ON` right
+    # it, held one per student whatever its assignment: its rows are copied here once, of
+    # assignment '', counted for every assignment as they were; it is read no more). `WHERE true`: SQLite reads an `ON` right
     # after `FROM table` as a join.
     Step(
         "gradebook",
@@ -156,11 +156,11 @@ MIGRATIONS: tuple[Step, ...] = (
     seen_at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (student, assignment)
 )""",
+        column=("ungraded", "assignment"),  # made, and filled, once
         later=True,
         backfill="INSERT INTO ungraded SELECT student, '', path, problem, seen_at"
         " FROM unreadable WHERE true ON CONFLICT (student, assignment) DO NOTHING",
     ),
-    Step("gradebook", "DELETE FROM unreadable"),
     Step(
         "service",
         """CREATE TABLE IF NOT EXISTS people (

@@ -154,8 +154,8 @@ def serve_command(
     workers = jobs or max(1, available_cores() - 1)
     _database_option(database, out)
     listening = listen(host, port)
-    usable(out, database)
     support = require(sandbox)
+    usable(out, database)
     # A broken course: one line and exit 2 at start-up, not a fault per upload.
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
     serve(
