@@ -144,8 +144,8 @@ MIGRATIONS: tuple[Step, ...] = (
     ),
     # The submissions not graded, by student and assignment (`unreadable`, the table before
     # it, held one per student whatever its assignment: its rows are copied here once, of
-    # assignment '', counted for every assignment as they were; it is read no more). `WHERE true`: SQLite reads an `ON` right
-    # after `FROM table` as a join.
+    # assignment '', counted for every assignment as they were; it is read no more).
+    # `WHERE true`: SQLite reads an `ON` right after `FROM table` as a join.
     Step(
         "gradebook",
         """CREATE TABLE IF NOT EXISTS ungraded (
