@@ -92,3 +92,18 @@ def test_a_folder_with_nothing_to_grade_is_exit_2_with_or_without_an_assignment(
     said = result.stderr.strip().splitlines()[-1]
     assert said.startswith(f"Error: {folder}: nothing to grade: ")
     assert not (out / "grades.csv").exists()
+
+
+def test_nothing_graded_lists_each_notebook_and_why(tmp_path: Path) -> None:
+    # "each problem is listed above" followed a progress bar and nothing else.
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "zoe.ipynb").write_text("{", encoding="utf-8")
+    (folder / "yan.ipynb").write_text("", encoding="utf-8")
+    result = CliRunner().invoke(main, ["grade", str(folder), "--course", str(REPO)])
+    assert result.exit_code == 1, result.output
+    said = result.stderr.strip().splitlines()
+    assert said[-1] == f"Error: {folder}: nothing could be graded (each problem is listed above)"
+    listed = [line.strip() for line in said[:-1] if line.startswith("  ")]
+    assert [line.split(":")[0] for line in listed] == ["yan", "zoe"]
+    assert "invalid JSON" in listed[1]

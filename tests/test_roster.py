@@ -232,3 +232,15 @@ def test_a_missing_column_lists_every_optional_one_extension_hours_included(
     with pytest.raises(ConfigError) as caught:
         load_roster(path)
     assert str(caught.value).endswith("optional: email, section, lms_id, github, extension_hours")
+
+
+def test_a_roster_saved_as_excels_csv_says_its_line_and_how_to_save_it(tmp_path: Path) -> None:
+    # It was the codec's own words: "'utf-8' codec can't decode byte 0xe9 in position 16".
+    path = tmp_path / "roster.csv"
+    path.write_bytes("id,name\nada,Ada\njo,José\n".encode("cp1252"))
+    with pytest.raises(ConfigError) as refused:
+        load_roster(path)
+    assert str(refused.value) == (
+        f'{path} line 3: not UTF-8 text (byte 0xe9); save it as "CSV UTF-8" (Excel) or in '
+        "the UTF-8 encoding, and run again"
+    )

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -125,6 +126,18 @@ class Change:
     target: str
     points: float | None
     comment: str = ""
+    where: str = ""  # the CSV file and line it was read from (`r.csv line 3`), if any
+
+
+@contextmanager
+def _located(change: Change) -> Iterator[None]:
+    """A UsageError about `change` prefixed with the CSV line it came from."""
+    try:
+        yield
+    except UsageError as exc:
+        if not change.where:
+            raise
+        raise UsageError(f"{change.where}: {exc}") from None
 
 
 def _as_spelled(book: Gradebook, changes: Sequence[Change]) -> list[Change]:
@@ -133,14 +146,15 @@ def _as_spelled(book: Gradebook, changes: Sequence[Change]) -> list[Change]:
     spelled: list[Change] = []
     seen: dict[tuple[str, str], str] = {}
     for change in changes:
-        student = _student(book, change.student)
-        key = (student, change.target)
-        if key in seen and seen[key] != change.student:
-            what = f"`{change.target}`" if change.target else "total"
-            raise UsageError(
-                f"{seen[key]} and {change.student} are one student ({student}), whose "
-                f"{what} is given twice: give it once"
-            )
+        with _located(change):
+            student = _student(book, change.student)
+            key = (student, change.target)
+            if key in seen and seen[key] != change.student:
+                what = f"`{change.target}`" if change.target else "total"
+                raise UsageError(
+                    f"{seen[key]} and {change.student} are one student ({student}), whose "
+                    f"{what} is given twice: give it once"
+                )
         seen[key] = change.student
         spelled.append(replace(change, student=student))
     return spelled
@@ -163,8 +177,9 @@ def apply(
         spec = config.assignment(aid)
         changes = _as_spelled(book, changes)
         for change in changes:
-            _check_target(spec, change.target)
-            _check_points(change.points)
+            with _located(change):
+                _check_target(spec, change.target)
+                _check_points(change.points)
         check_totals(book, aid, changes)
         for change in changes:
             if change.points is None:
@@ -270,5 +285,6 @@ def read_changes(path: Path) -> list[Change]:
                 "give each student's function (or total) once"
             )
         seen[student, target] = reader.line_num
-        changes.append(Change(student, target, value, (row.get("comment") or "").strip()))
+        comment = (row.get("comment") or "").strip()
+        changes.append(Change(student, target, value, comment, where))
     return changes

@@ -73,7 +73,14 @@ def csv_rows(path: Path, error: type[GraderError], what: str = "it") -> csv.Dict
     UsageError for files named on the command line) when it cannot be read or a row is
     malformed."""
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM is not a column name
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read {what} ({exc})") from None
+        data = path.read_bytes()
+        text = data.decode("utf-8-sig")  # a spreadsheet's BOM is not a column name
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:  # Excel's "CSV" is Windows-1252, not UTF-8
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(
+            f"{path} line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as "
+            '"CSV UTF-8" (Excel) or in the UTF-8 encoding, and run again'
+        ) from None
     return _Rows(text, path, error)

@@ -27,7 +27,7 @@ from grader.cli.common import (
     main,
 )
 from grader.course.config import Mode
-from grader.errors import GraderError
+from grader.errors import GraderError, NothingGraded
 from grader.render.escape import one_line, safe_lines
 from grader.render.formats import CLASS_FORMATS, REPORT_FORMATS, TABLE_FORMATS
 from grader.run import prestart
@@ -163,7 +163,8 @@ def grade(
     in every output; the time comes from --submitted-at, the LMS's file names, the last git
     commit, else the file's modification time (said so).
     Exit codes: 0 every submission was graded · 1 some (or all) could not be graded, or matched
-    no roster student (they are listed; --allow-ungraded exits 0 for them) · 2 bad input,
+    no roster student (they are listed; --allow-ungraded exits 0 for them, unless none could
+    be graded) · 2 bad input,
     or --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
     (tracebacks in OUT/grader-faults.log, the rest is graded), a --cluster scheduler
     lost (what was graded is kept), or internal error ·
@@ -229,7 +230,14 @@ def grade(
             "to grade them",
             err=True,
         )
-    outcome = class_outcome(batch, config, assignment, submissions)
+    try:
+        outcome = class_outcome(batch, config, assignment, submissions)
+    except NothingGraded:  # no assignment, so no table: each problem is said here
+        for entry in batch.ungraded:
+            click.echo(f"  {one_line(entry.student)}: {one_line(entry.problem)}", err=True)
+        for line in batch.unmatched:
+            click.echo(f"  {one_line(line)}", err=True)
+        raise
     rows = [(e.student, e.report, e.problem) for e in outcome.entries]
     click.echo(TABLE_FORMATS["text"].render(Table(rows, [t.name for t in outcome.spec.targets])))
     for line in batch.unmatched:

@@ -84,7 +84,14 @@ def override(
     _database_option(database, out)
     who = author or current_author()
     written = apply(out, _course(config_path), changes, who, assignment, database)
-    click.echo(f"{len(changes)} override{'s' * (len(changes) != 1)} recorded")
+    made = sum(c.points is not None for c in changes)
+    cleared = len(changes) - made
+    if made:
+        click.echo(
+            f"{made} override{'s' * (made != 1)} recorded" + f", {cleared} cleared" * (cleared > 0)
+        )
+    else:
+        click.echo(f"{cleared} override{'s' * (cleared != 1)} cleared")
     click.echo(f"wrote {', '.join(map(str, written))}")
 
 
