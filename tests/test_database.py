@@ -312,3 +312,28 @@ def test_an_upload_released_by_its_store_is_queued_again(tmp_path: Path) -> None
     assert [u.id for u in second.claim(1)] == [upload]
     first.close()
     second.close()
+
+
+def test_a_gradebook_another_program_holds_locked_is_busy_not_damaged(tmp_path: Path) -> None:
+    # It was "not a gradebook this grader can use (database is locked); move it away": a
+    # healthy file, which the instructor was told to move; the student's feedback page
+    # (its instructor's notes) was a 500.
+    from grader.batch.gradebook import Busy
+    from grader.serve.semester import NOTES_BUSY, instructor_notes
+
+    path = tmp_path / "gradebook.sqlite"
+    Gradebook(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(Busy) as refused:
+            Gradebook(path)
+        assert str(refused.value) == (
+            f"{path}: busy: another program holds it locked (database is locked); try again "
+            "once it is done"
+        )
+        assert instructor_notes(path, "ada", "self_attention") == [NOTES_BUSY]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert instructor_notes(path, "ada", "self_attention") == []

@@ -226,3 +226,47 @@ def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
         assert server.poll() is None  # while it serves, not at its exit
     finally:
         stop(server, signal.SIGTERM)
+
+
+def test_a_gradebook_locked_by_another_program_is_waited_for_and_nothing_is_dropped(
+    tmp_path: Path, config: Config
+) -> None:
+    # Past SQLite's 5 s wait, "database is locked" ended the grading thread: the upload in
+    # hand was marked graded but never written to the gradebook, and later uploads stayed
+    # queued until a restart.
+    (tmp_path / "class").mkdir()
+    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
+        holder = sqlite3.connect(tmp_path / "out" / "gradebook.sqlite", isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")  # a spreadsheet tool, a backup, a second grader
+        try:
+            where = hand_in(client, tokens["bob"], notebook)
+            deadline = time.monotonic() + 60
+            while not grading.busy and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert "database is locked" in grading.busy
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert wait_graded(client, where) == "graded"
+        other = write_notebook(
+            tmp_path / "class" / "hw2.ipynb", students.cells(self_attention=students.MISSING_BIAS)
+        )
+        later = hand_in(client, tokens["alice"], other)
+        assert wait_graded(client, later) == "graded"  # the grading thread goes on
+        deadline = time.monotonic() + 30
+        while grading.busy and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert grading.busy == "" and grading.failed == ""
+    store.close()
+    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
+    try:
+        latest = dict(book.latest())
+        assert sorted(latest) == ["alice", "bob"]  # bob's, graded while it was locked, too
+        assert latest["alice"].score < latest["bob"].score == latest["bob"].max_score
+    finally:
+        book.close()

@@ -179,6 +179,14 @@ def connect(target: str | Path) -> Database:
     return Database(connection, "postgresql", shown(target))
 
 
+def is_busy(exc: BaseException) -> bool:
+    """Whether `exc` is SQLite's "database is locked": another program holds the file's write
+    lock past the wait (the file is fine; the same write succeeds once it lets go)."""
+    return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
+        ("database is locked", "database table is locked")
+    )
+
+
 def errors(*more: type[Exception]) -> tuple[type[Exception], ...]:
     """The exceptions a database may raise (sqlite3's, and psycopg's when it is installed),
     and `more`."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
-from grader.batch.database import connect, errors, is_url, shown
+from grader.batch.database import connect, errors, is_busy, is_url, shown
 from grader.batch.schema import SchemaError, check, migrate
 from grader.course import versions
 from grader.course.config import AssignmentSpec, Config
@@ -50,6 +50,10 @@ GROUP_SIZE = 64
 GROUP_SECONDS = 0.5
 
 
+class Busy(UsageError):
+    """Another program holds the gradebook locked (SQLite): the file is fine; try later."""
+
+
 class Gradebook:
     """The gradebook of a results folder (a SQLite file) or a PostgreSQL URL: every graded
     submission's report by student, content and config hash, written in batches; UsageError
@@ -65,6 +69,11 @@ class Gradebook:
             migrate(self.db, ("gradebook",))
         except errors(SchemaError) as exc:
             self.db.close()
+            if is_busy(exc):
+                raise Busy(
+                    f"{shown(path)}: busy: another program holds it locked ({exc}); try again "
+                    "once it is done"
+                ) from None
             hint = "use another database" if is_url(path) else "write to another folder"
             raise UsageError(
                 f"{shown(path)}: not a gradebook this grader can use ({exc}); move it away, or "

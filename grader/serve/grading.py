@@ -11,8 +11,11 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
+from grader.batch.database import is_busy
 from grader.batch.entries import Entry, log_fault
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool, PoolLost
@@ -35,6 +38,9 @@ IN_FLIGHT_PER_WORKER = 2
 # The other assignments are prepared while the queue is idle, but only once no upload came
 # for this long: during a burst (a restart's backlog, a deadline) every worker grades.
 IDLE_BEFORE_PREPARING = 2.0
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,7 @@ class Grading:
         self.ready = threading.Event()
         self.failed = ""
         self.extensions = ""  # why the extensions cannot be read, while they cannot
+        self.busy = ""  # the database another program holds locked, while it does
         self.unprepared: set[str] = set()
         self.grace = 0.0
         self.started = False
@@ -178,7 +185,7 @@ class Grading:
                 if not running or time.monotonic() > deadline:
                     return  # the rest is 'running' in the store: queued again on restart
             else:
-                for upload in self.store.claim(limit - len(running)):
+                for upload in self._patiently(lambda: self.store.claim(limit - len(running))):
                     running[pool.submit(self._job(upload))] = upload
                     last_upload = time.monotonic()
             if not running:
@@ -186,7 +193,8 @@ class Grading:
                 if not idle or not self._prepare_one(pool, prepared):
                     self.wakeup.wait(1.0)
                     self.wakeup.clear()
-                    self.store.requeue_orphans()  # a replica that died: its uploads, here
+                    # a replica that died: its uploads, here
+                    self._patiently(self.store.requeue_orphans)
                 continue
             # Short: an upload queued while all are busy is claimed within this.
             finished, _ = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
@@ -197,14 +205,17 @@ class Grading:
                         self.store.release(lost.id)
                     raise PoolLost(str(future.exception()))
                 outcome = self._outcome(upload, future, prepared, pool)
-                recorded = self.store.finish(
-                    upload.id,
-                    outcome.score,
-                    outcome.max_score,
-                    outcome.page,
-                    outcome.problem,
-                    outcome.view,
-                    outcome.counts,
+                recorded = self._patiently(
+                    partial(
+                        self.store.finish,
+                        upload.id,
+                        outcome.score,
+                        outcome.max_score,
+                        outcome.page,
+                        outcome.problem,
+                        outcome.view,
+                        outcome.counts,
+                    )
                 )
                 self.timings.setdefault("first", time.monotonic())
                 report = outcome.report
@@ -215,19 +226,48 @@ class Grading:
                     and report is not None
                     and not self.store.superseded(upload.id, report.assignment)
                 ):
-                    path = Path(upload.filename)
-                    book.record(upload.student, path, upload.content_hash, settings, report)
-                    if outcome.spec is not None:
-                        course = self.config.path.parent
-                        record_late(
-                            book,
-                            course,
-                            upload.student,
-                            outcome.spec,
-                            upload.received_at,
-                            outcome.extensions,
-                        )
-                    book.flush()
+                    self._record(book, upload, outcome, settings, report)
+
+    def _record(
+        self, book: Gradebook, upload: Upload, outcome: Outcome, settings: str, report: Report
+    ) -> None:
+        """The graded upload into the course's gradebook, as a batch records it; waited for
+        while another program holds the gradebook locked (never dropped)."""
+        path = Path(upload.filename)
+        try:
+            book.record(upload.student, path, upload.content_hash, settings, report)
+        except Exception as exc:  # queued, not written: the flush below writes it
+            if not is_busy(exc):
+                raise
+        self._patiently(book.flush)
+        if outcome.spec is not None:
+            spec, course = outcome.spec, self.config.path.parent
+            self._patiently(
+                lambda: record_late(
+                    book, course, upload.student, spec, upload.received_at, outcome.extensions
+                )
+            )
+
+    def _patiently(self, write: Callable[[], T]) -> T:
+        """`write()`, again each second while another program holds the database locked
+        (SQLite; said once on the terminal and the class page, and cleared once it is
+        written): grading waits, and no upload is marked graded without its record."""
+        said = False
+        while True:
+            try:
+                done = write()
+            except Exception as exc:
+                if not is_busy(exc):
+                    raise
+                if not said:
+                    said, self.busy = True, f"the database is locked by another program ({exc})"
+                    self.announce(f"waiting: {self.busy}; grading goes on once it is free")
+                time.sleep(1.0)
+                continue
+            if said:
+                self.busy = ""
+                self.announce("the database is free again: grading goes on")
+            return done
 
     def _prepare_one(self, pool: Pool, prepared: dict[str, tuple[CaseSet, Expected]]) -> bool:
         """Prepare one assignment not prepared yet (while idle); False when none is left. A

@@ -41,7 +41,9 @@ async def class_view(request: Request) -> Response:
         attempts=service.store.attempt_counts(),
         counts=service.store.counts(),
         state=_class_state(service),
-        failed="; ".join(filter(None, (grading.failed, grading.extensions))) if grading else "",
+        failed="; ".join(filter(None, (grading.failed, grading.extensions, grading.busy)))
+        if grading
+        else "",
         released=service.released(),
         configured=service.config is not None and service.config.serve.release_hidden,
     )

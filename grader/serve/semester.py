@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.batch.adjust import Change, check_totals
-from grader.batch.gradebook import Gradebook
+from grader.batch.database import is_busy
+from grader.batch.gradebook import Busy, Gradebook
 from grader.batch.lateness import Handed, late_of, load_extensions, matched_hours, save_late
 from grader.batch.records import (
     Comment,
@@ -181,12 +182,20 @@ def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> li
     class's gradebook (`Store.gradebook`: OUT's SQLite file, or the PostgreSQL database)."""
     if isinstance(gradebook, Path) and not gradebook.is_file():
         return []
-    book = Gradebook(gradebook)
     try:
-        found = [o.describe() for o in overrides(book, assignment).get(student, [])]
-        return found + [c.describe() for c in comments(book, assignment).get(student, [])]
-    finally:
-        book.close()
+        book = Gradebook(gradebook)
+        try:
+            found = [o.describe() for o in overrides(book, assignment).get(student, [])]
+            return found + [c.describe() for c in comments(book, assignment).get(student, [])]
+        finally:
+            book.close()
+    except Exception as exc:  # another program holds it locked: the page, without them
+        if not (is_busy(exc) or isinstance(exc, Busy)):
+            raise
+        return [NOTES_BUSY]
+
+
+NOTES_BUSY = "(your instructor's notes cannot be read just now: reload this page in a minute)"
 
 
 def notes_html(lines: list[str]) -> str:
