@@ -3,6 +3,7 @@ limits, and what each person may see. (tests/test_serve_grading.py grades for re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -328,6 +329,12 @@ def test_the_attempt_limit_holds_for_uploads_at_the_same_moment(tmp_path: Path) 
     assert sorted(i for i in ids if i is not None) == [1, 2, 3] and ids.count(None) == 13
     assert store.accept("bob", "b.ipynb", SOLUTION, 9, min_interval=60) == 4
     assert store.accept("bob", "b.ipynb", SOLUTION, 9, min_interval=60) is None
+    # The refused ones' bytes are not kept: each was written (and synced) before the limit
+    # was checked, so one student's refused uploads could fill the disk.
+    refused = [store.accept("bob", f"{n}.ipynb", SOLUTION + b" " * n, 9, 60) for n in range(9)]
+    assert refused == [None] * 9
+    kept = sorted(p.name for p in (tmp_path / "out" / "uploads").iterdir())
+    assert kept == [hashlib.sha256(SOLUTION).hexdigest()]
     store.close()
 
 

@@ -58,22 +58,10 @@ class Uploads(Connected):
         """Keep an upload: its bytes on disk (on PostgreSQL: in the row's transaction), then
         its row in the queue, both durable before this returns its id. None: the student's
         attempt or rate limit, checked in the same transaction (two uploads at once cannot
-        both slip under it) over the uploads that count."""
+        both slip under it) over the uploads that count; a refused upload's bytes are never
+        written (they are written under the transaction's lock, once it is accepted)."""
         content = hashlib.sha256(data).hexdigest()
         shared = self.db.dialect == "postgresql"  # the bytes go in with the row, below
-        path = self.blob(content)
-        if not shared and not path.exists():
-            scratch = path.with_name(f".{content}.{os.getpid()}.{threading.get_ident()}")
-            with scratch.open("wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(scratch, path)
-            folder = os.open(self.blobs, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
         with self._transaction() as db:
             if shared:  # replicas take their turns at one student's limit, as SQLite's lock does
                 db.execute("SELECT 1 FROM people WHERE id=? FOR UPDATE", (student,))
@@ -85,6 +73,8 @@ class Uploads(Connected):
                 return None
             if last is not None and time.time() - last < min_interval:
                 return None
+            if not shared:
+                self._keep_bytes(content, data)
             if shared:
                 db.execute(
                     "INSERT INTO upload_data VALUES (?, ?) ON CONFLICT (content_hash) DO NOTHING",
@@ -96,6 +86,23 @@ class Uploads(Connected):
                 (student, filename, content, len(data), time.time()),
             ).fetchone()
         return int(row[0])
+
+    def _keep_bytes(self, content: str, data: bytes) -> None:
+        """The upload's bytes in OUT/uploads/, durable (the file and its folder synced)."""
+        path = self.blob(content)
+        if path.exists():
+            return
+        scratch = path.with_name(f".{content}.{os.getpid()}.{threading.get_ident()}")
+        with scratch.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(scratch, path)
+        folder = os.open(self.blobs, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
     def requeue_running(self) -> int:
         """On start: what a stopped server was grading goes back to the queue. On
