@@ -353,3 +353,17 @@ def test_a_token_is_never_changed_by_the_tokens_csv() -> None:
     tokens = [new_token() for _ in range(3000)]
     assert len(set(tokens)) == len(tokens)
     assert all(spreadsheet_cell(token) == token for token in tokens)
+
+
+def test_a_form_body_over_64_kb_is_refused_before_it_is_read(served: Class) -> None:
+    # Only /upload checked its size: a 1.5 GB POST to /login, cookie or not, was spooled
+    # to disk in full before the CSRF check answered 403.
+    client = served.client()
+    form = sign_in(client, served.tokens["alice"])
+    padding = "x" * (70 * 1024)
+    answer = client.post("/logout", data={"csrf": form, "padding": padding})
+    assert answer.status_code == 413 and "The form is too large: at most 64 KB." in answer.text
+    assert "Alice Liddell" in client.get("/").text  # not signed out
+    assert client.post("/logout", data={"csrf": form}).status_code == 303  # a usual form
+    stranger = served.client()
+    assert stranger.post("/login", data={"csrf": "x", "padding": padding}).status_code == 403

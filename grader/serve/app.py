@@ -139,7 +139,7 @@ async def upload(request: Request) -> Response:
     if int(size) > limits.max_bytes + limits.form_overhead:
         error = f"The file is too large: at most {limits.max_kb} KB."
         return _student_page(service, session, person, error, 413)
-    form = await form_of(request, session)
+    form = await form_of(request, session, most=None)  # its size checked above
     sent = form.get("notebook")
     if not isinstance(sent, UploadFile):
         return _student_page(service, session, person, "Choose a notebook to upload.", 400)

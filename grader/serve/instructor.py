@@ -4,6 +4,7 @@ the release of the hidden cases' feedback, and a regrade of the class."""
 from __future__ import annotations
 
 import math
+import re
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
@@ -123,6 +124,10 @@ async def adjust_student(request: Request) -> Response:
     return RedirectResponse(f"/class/students/{quote(student.id, safe='')}", 303)
 
 
+MOST_COMMENT = 2000
+POINTS = re.compile(r"^\d{1,9}(?:\.\d{1,6})?$")
+
+
 def _adjust_problem(service: Service, student: str, values: dict[str, str]) -> str:
     """Why an override or comment cannot be made ("" when it can)."""
     if values["assignment"] not in _graded_assignments(service, student):
@@ -130,12 +135,13 @@ def _adjust_problem(service: Service, student: str, values: dict[str, str]) -> s
     targets = _targets(service).get(values["assignment"])
     if values["target"] and targets is not None and values["target"] not in targets:
         return f"{values['target']} is not a target of {values['assignment']}."
+    if len(values["comment"]) > MOST_COMMENT:  # the form's maxlength, held here too
+        return f"A comment is at most {MOST_COMMENT:,} characters."
     if not values["points"]:
         return "" if values["comment"] else "Give points to set, or a comment."
-    try:
-        points = float(values["points"])
-    except ValueError:
-        return f"{values['points']!r} is not a number of points."
+    if not POINTS.match(values["points"]):  # float() takes `1_000`, ` inf`, `1e3`
+        return f"{values['points']!r} is not a number of points (e.g. 7 or 7.5)."
+    points = float(values["points"])
     return "" if math.isfinite(points) and points >= 0 else "Points are a number ≥ 0."
 
 

@@ -12,6 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from grader.course.service import LtiSettings
+from grader.serve.pages import small_body
 from grader.serve.service import Denied, Service
 from grader.serve.store import Person
 
@@ -29,6 +30,7 @@ def _lti_settings(service: Service) -> LtiSettings:
 async def _lti_params(request: Request) -> dict[str, str]:
     params = dict(request.query_params)
     if request.method == "POST":
+        small_body(request)
         form = await request.form(max_files=0, max_fields=20)
         params.update({k: v for k, v in form.items() if isinstance(v, str)})
     return params

@@ -64,8 +64,29 @@ def signed_in(request: Request, role: str) -> tuple[Session, Person]:
     return session, session.person
 
 
-async def form_of(request: Request, session: Session | None, fields: int = 4) -> FormData:
-    """The posted form, refused unless it carries the session's CSRF token."""
+# A form's body: a comment of 2,000 characters, a CSRF token, an LTI launch's id_token.
+FORM_BYTES = 64 * 1024
+
+
+def small_body(request: Request, most: int = FORM_BYTES) -> None:
+    """Refuse (411, 413) a body of unknown size or over `most` bytes before a byte of it is
+    read: anyone, signed in or not, could make the server spool gigabytes to disk."""
+    size = request.headers.get("content-length", "")
+    if not size.isdigit():
+        raise Denied(411, "The form came without its size (Content-Length): send it from the page.")
+    if int(size) > most:
+        raise Denied(413, f"The form is too large: at most {most // 1024} KB.")
+
+
+async def form_of(
+    request: Request, session: Session | None, fields: int = 4, most: int | None = FORM_BYTES
+) -> FormData:
+    """The posted form, refused unless it carries the session's CSRF token (and, unless
+    `most` is None, as the upload checks its own, when its body is over `most` bytes)."""
+    if session is None:  # no token to match: refused before the body is read
+        raise Denied(403, "The form was out of date: reload the page and try again.")
+    if most is not None:
+        small_body(request, most)
     form = await request.form(max_files=1, max_fields=fields)
     sent = form.get("csrf")
     if session is None or not isinstance(sent, str) or not same(sent, session.csrf):
