@@ -240,3 +240,34 @@ def test_unsandboxed_machine_grades_nobody_when_the_course_requires_the_sandbox(
     assert "sandbox" in results["output"], results["output"]
     # and the same machine grades as before once the course allows it
     assert submit(machine, {"bruno.ipynb": DEMO / "bruno.ipynb"})["score"] > 0
+
+
+def test_setup_sh_updates_empty_package_lists_before_it_gives_up_on_bubblewrap(
+    tmp_path: Path,
+) -> None:
+    # Without `apt-get update`, an image with empty package lists never got bubblewrap, in
+    # silence: under `sandbox: required` every submission then scored 0.
+    script = (REPO / "grader" / "templates" / "gradescope" / "setup.sh").read_text()
+    block = script[script.index("if ! command -v bwrap") :]
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    log = tmp_path / "apt.log"
+    fake = (  # an apt-get that can install only once its lists were updated
+        "#!/bin/sh\n"
+        f'echo "$*" >> {log}\n'
+        'if [ "$1" = update ]; then touch ' + str(tmp_path / "lists") + "; exit 0; fi\n"
+        f"[ -e {tmp_path / 'lists'} ] || exit 100\n"
+    )
+    (tools / "apt-get").write_text(fake)
+    (tools / "apt-get").chmod(0o755)
+    (tools / "touch").symlink_to(shutil.which("touch") or "/usr/bin/touch")
+    done = subprocess.run(  # a PATH without bwrap, as on such an image
+        ["/bin/bash", "-c", block], env={"PATH": str(tools)}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == [
+        "install -y bubblewrap",
+        "update",
+        "install -y bubblewrap",
+    ]
+    assert done.stderr == ""

@@ -10,8 +10,12 @@ if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
 fi
 python3 -m venv /autograder/venv
 /autograder/venv/bin/pip install --quiet "$SOURCE/package"
-# Students' notebooks run inside bubblewrap where it can be made (Docker often refuses it;
-# the grader then says so in every result and keeps its process limits).
+# Students' notebooks run inside bubblewrap. An image whose package lists are empty needs
+# `apt-get update` first; where it still cannot be had, the grader says so in every result
+# (under `sandbox: required`, each one 0 with the reason; see docs/ci.md).
 if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap >/dev/null 2>&1 || true
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y bubblewrap >/dev/null 2>&1 \
+    || { apt-get update >/dev/null 2>&1 && apt-get install -y bubblewrap >/dev/null 2>&1; } \
+    || echo "setup.sh: bubblewrap could not be installed: the grader cannot make its sandbox" >&2
 fi
