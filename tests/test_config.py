@@ -153,7 +153,7 @@ BOMB = "".join(
         (BOMB, "holds more than 200,000 values once its aliases (*name) are written out"),
         ("version: &v\n  me: *v\n", "an alias (*name) is used inside the anchor it names"),
         ("a: " + "[" * 70 + "]" * 70 + "\n", "nested more than 64 levels deep"),
-        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "exceeded maximum nesting depth"),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "nest"),  # libyaml's words, or ours
     ],
 )
 def test_yaml_that_expands_without_end_is_refused_at_once(

@@ -191,13 +191,10 @@ def test_an_older_gradebooks_unreadable_rows_are_ungraded_of_every_assignment(
     assert book.unreadable("masked_attention") == [("ada", "ada.ipynb", "not valid JSON")]
     assert book.unreadable("udl_12_1") == [("ada", "ada.ipynb", "not valid JSON")]
     book.record_problem("bo", "udl_12_1", Path("bo.ipynb"), "empty")
+    book.db.execute("DELETE FROM ungraded WHERE student='ada'")  # as her grade would
     book.close()
-    book = Gradebook(path)  # opened again: copied once (not twice), nothing refused
-    assert book.unreadable() == [
-        ("ada", "ada.ipynb", "not valid JSON"),
-        ("bo", "bo.ipynb", "empty"),
-    ]
-    assert book.db.execute("SELECT COUNT(*) FROM ungraded").fetchone()[0] == 2
+    book = Gradebook(path)  # opened again: copied once, so ada's old row stays gone
+    assert book.unreadable() == [("bo", "bo.ipynb", "empty")]
     book.close()
 
 

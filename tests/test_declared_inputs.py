@@ -246,16 +246,17 @@ def test_a_builder_must_return_the_tuple_of_arguments(tmp_path: Path) -> None:
 
 
 def test_declared_args_too_large_for_memory_are_a_config_error(tmp_path: Path) -> None:
-    # 300000 x 300000 doubles (671 GiB): numpy's MemoryError was a traceback (exit 3) from
-    # check, selftest and assign alike.
+    # 10**7 x 10**7 doubles (800 TB, past any address space, so refused even where memory
+    # is overcommitted): numpy's MemoryError was a traceback (exit 3) from check, selftest
+    # and assign alike.
     target = {"points": 1, "args": [{"name": "x", "shape": ["N", "D"]}]}
-    raw = one_target(target, [{"N": 300_000, "D": 300_000}])
+    raw = one_target(target, [{"N": 10**7, "D": 10**7}])
     (tmp_path / "s.ipynb").write_text("x")
     spec = load_config(write(tmp_path, raw)).assignment("a")
     with pytest.raises(ConfigError) as caught:
         target_cases(spec.seed, spec.target("f"))
     assert str(caught.value) == (
-        "target 'f': the args of case 0 ({'N': 300000, 'D': 300000}) need more memory than "
+        "target 'f': the args of case 0 ({'N': 10000000, 'D': 10000000}) need more memory than "
         "this machine has: use smaller sizes"
     )
 

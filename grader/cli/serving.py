@@ -155,9 +155,9 @@ def serve_command(
     _database_option(database, out)
     listening = listen(host, port)
     support = require(sandbox)
-    usable(out, database)
     # A broken course: one line and exit 2 at start-up, not a fault per upload.
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
+    usable(out, database)  # after the course's check: a broken course leaves OUT untouched
     serve(
         config,
         out,

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from grader.batch.database import is_busy
 from grader.batch.entries import Entry, log_fault
-from grader.batch.gradebook import Gradebook, config_hash
+from grader.batch.gradebook import Busy, Gradebook, config_hash
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -131,7 +131,7 @@ class Grading:
         try:
             # The course's gradebook too, as a batch writes it: `grader report OUT` and the
             # exports read the served class as they read a graded one.
-            book = Gradebook(self.store.gradebook())
+            book = self._patiently(lambda: Gradebook(self.store.gradebook()))
             settings = config_hash(self.config, assignments)
             # Each assignment's expected outputs are made when an upload needs them, or when
             # the queue is empty: a restart grades what waits without making all of them first.
@@ -257,7 +257,7 @@ class Grading:
             try:
                 done = write()
             except Exception as exc:
-                if not is_busy(exc):
+                if not (is_busy(exc) or isinstance(exc, Busy)):
                     raise
                 if not said:
                     said, self.busy = True, f"the database is locked by another program ({exc})"
