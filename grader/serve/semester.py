@@ -220,7 +220,8 @@ def adjust(
         if points is None:
             add_comment(book, Comment(student, assignment, text, by, time.time()))
         else:
-            # Finite points that add up to no finite total (1e308 twice) are refused, as
+            # Finite points that add up to no finite total are refused (the form takes up to
+            # nine digits; a caller of this function may pass any float), as
             # `grader override` refuses them: no export carries inf (UsageError).
             check_totals(book, assignment, [Change(student, target, points)])
             override = Override(student, assignment, target, points, text, by, time.time())
