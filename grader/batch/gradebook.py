@@ -54,6 +54,12 @@ class Busy(UsageError):
     """Another program holds the gradebook locked (SQLite): the file is fine; try later."""
 
 
+def locked_out(exc: BaseException) -> bool:
+    """Whether `exc` only says another program holds the database locked: SQLite's own
+    error on a write, or Busy from opening the gradebook."""
+    return is_busy(exc) or isinstance(exc, Busy)
+
+
 class Gradebook:
     """The gradebook of a results folder (a SQLite file) or a PostgreSQL URL: every graded
     submission's report by student, content and config hash, written in batches; UsageError

@@ -15,9 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from grader.batch.database import is_busy
 from grader.batch.entries import Entry, log_fault
-from grader.batch.gradebook import Busy, Gradebook, config_hash
+from grader.batch.gradebook import Gradebook, config_hash, locked_out
 from grader.batch.pool import Done, Job, Pool, PoolLost
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
@@ -237,7 +236,7 @@ class Grading:
         try:
             book.record(upload.student, path, upload.content_hash, settings, report)
         except Exception as exc:  # queued, not written: the flush below writes it
-            if not is_busy(exc):
+            if not locked_out(exc):
                 raise
         self._patiently(book.flush)
         if outcome.spec is not None:
@@ -257,7 +256,7 @@ class Grading:
             try:
                 done = write()
             except Exception as exc:
-                if not (is_busy(exc) or isinstance(exc, Busy)):
+                if not locked_out(exc):
                     raise
                 if not said:
                     said, self.busy = True, f"the database is locked by another program ({exc})"

@@ -89,7 +89,7 @@ async def form_of(
         small_body(request, most)
     form = await request.form(max_files=1, max_fields=fields)
     sent = form.get("csrf")
-    if session is None or not isinstance(sent, str) or not same(sent, session.csrf):
+    if not isinstance(sent, str) or not same(sent, session.csrf):
         raise Denied(403, "The form was out of date: reload the page and try again.")
     return form
 

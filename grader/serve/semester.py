@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader.batch.adjust import Change, check_totals
-from grader.batch.database import is_busy
-from grader.batch.gradebook import Busy, Gradebook
+from grader.batch.gradebook import Gradebook, locked_out
 from grader.batch.lateness import Handed, late_of, load_extensions, matched_hours, save_late
 from grader.batch.records import (
     Comment,
@@ -190,7 +189,7 @@ def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> li
         finally:
             book.close()
     except Exception as exc:  # another program holds it locked: the page, without them
-        if not (is_busy(exc) or isinstance(exc, Busy)):
+        if not locked_out(exc):
             raise
         return [NOTES_BUSY]
 
