@@ -228,6 +228,46 @@ def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
         stop(server, signal.SIGTERM)
 
 
+def test_stopped_while_the_gradebook_stays_locked_the_upload_is_graded_again_at_start(
+    tmp_path: Path, config: Config
+) -> None:
+    # The store said 'graded' before the gradebook had the record: stopped while another
+    # program still held the gradebook, the upload was lost to the report and the exports.
+    (tmp_path / "class").mkdir()
+    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    service = Service(store, Limits(min_interval=0), grading, grace=0.5)
+    holder = sqlite3.connect(tmp_path / "out" / "gradebook.sqlite", isolation_level=None)
+    try:
+        with TestClient(make_app(service)) as client:
+            assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
+            holder.execute("BEGIN EXCLUSIVE")
+            where = hand_in(client, tokens["bob"], notebook)
+            deadline = time.monotonic() + 60
+            while not grading.busy and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert "database is locked" in grading.busy
+        assert not grading.thread.is_alive()  # stopped within its grace, not 15 s later
+        assert client.get(f"{where}/status").json()["state"] not in ("graded", "problem")
+    finally:
+        holder.execute("ROLLBACK") if holder.in_transaction else None
+        holder.close()
+    store.close()
+    store = Store(tmp_path / "out")
+    again = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), again))) as client:
+        sign_in(client, tokens["bob"])
+        assert wait_graded(client, where) == "graded"
+    store.close()
+    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
+    try:
+        assert sorted(dict(book.latest())) == ["alice", "bob"]
+    finally:
+        book.close()
+
+
 def test_a_gradebook_locked_by_another_program_is_waited_for_and_nothing_is_dropped(
     tmp_path: Path, config: Config
 ) -> None:

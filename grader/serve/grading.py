@@ -42,6 +42,10 @@ IDLE_BEFORE_PREPARING = 2.0
 T = TypeVar("T")
 
 
+class Abandoned(Exception):
+    """The service stopped while a database was still locked, past its grace period."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What is recorded for one upload: a score and its page, or a problem; `counts` False
@@ -82,6 +86,7 @@ class Grading:
         self.busy = ""  # the database another program holds locked, while it does
         self.unprepared: set[str] = set()
         self.grace = 0.0
+        self.stop_by = float("inf")  # the end of the grace period, once stopping
         self.started = False
         # When (time.monotonic) the start began, the workers were ready and the first upload
         # was recorded: where a restart's time goes (`grader serve` prints it).
@@ -107,6 +112,7 @@ class Grading:
     def stop(self, grace: float = 10.0) -> None:
         """Stop taking uploads; let those in hand finish for up to `grace` seconds."""
         self.grace = grace
+        self.stop_by = time.monotonic() + grace
         self.stopping.set()
         self.wakeup.set()
         self.thread.join(grace + 15)
@@ -139,6 +145,12 @@ class Grading:
             self._loop(pool, prepared, book, settings)
         except PoolLost as exc:  # the uploads in hand are queued again for the next start
             self._fail(f"grading stopped: {exc}")
+        except Abandoned as exc:  # the same: 'running' in the store, queued again at start
+            if book is not None:
+                book.pending.clear()  # written when the upload is graded again
+            self.announce(
+                f"stopped while {exc}: the uploads in hand are graded again at the next start"
+            )
         except Exception as exc:
             self._fail(f"grading stopped (grader fault: {exc!r:.200})")
             log_fault(self.store.out, Entry("(service)", None, None, fault=traceback.format_exc()))
@@ -204,7 +216,15 @@ class Grading:
                         self.store.release(lost.id)
                     raise PoolLost(str(future.exception()))
                 outcome = self._outcome(upload, future, prepared, pool)
-                recorded = self._patiently(
+                report = outcome.report
+                # The gradebook first, the store's 'graded' after: stopped in between (the
+                # gradebook locked past the grace period), the upload is still 'running' and
+                # graded again at the next start, never marked graded without its record. The
+                # gradebook's latest is the student's last upload, as the class page's: one
+                # graded after a later upload of theirs was (out of order) is not written there.
+                if report is not None and not self.store.superseded(upload.id, report.assignment):
+                    self._record(book, upload, outcome, settings, report)
+                self._patiently(
                     partial(
                         self.store.finish,
                         upload.id,
@@ -217,15 +237,6 @@ class Grading:
                     )
                 )
                 self.timings.setdefault("first", time.monotonic())
-                report = outcome.report
-                # The gradebook's latest is the student's last upload, as the class page's: one
-                # graded after a later upload of theirs was (out of order) is not written there.
-                if (
-                    recorded
-                    and report is not None
-                    and not self.store.superseded(upload.id, report.assignment)
-                ):
-                    self._record(book, upload, outcome, settings, report)
 
     def _record(
         self, book: Gradebook, upload: Upload, outcome: Outcome, settings: str, report: Report
@@ -261,7 +272,9 @@ class Grading:
                 if not said:
                     said, self.busy = True, f"the database is locked by another program ({exc})"
                     self.announce(f"waiting: {self.busy}; grading goes on once it is free")
-                time.sleep(1.0)
+                if self.stopping.is_set() and time.monotonic() > self.stop_by:
+                    raise Abandoned(self.busy) from exc
+                time.sleep(min(1.0, max(0.05, self.stop_by - time.monotonic())))
                 continue
             if said:
                 self.busy = ""
