@@ -136,9 +136,11 @@ def test_a_student_reads_public_feedback_until_the_instructor_releases_the_hidde
     assert "graded later" in before and "HIDDEN-CASE-DIAGNOSIS" not in before
     home = student.get("/").text
     public = public_report(served.report)
-    shown = f"{public.score:g} / {public.max_score:g} (public cases)"
-    assert shown in home and 'id="hidden-later"' in home
     view = served.store.view(served.upload)
+    assert view is not None and view.late_percent == 20  # a day and an hour late
+    counted = public.score * 0.8
+    shown = f"{counted:g} / {public.max_score:g} <small>(autograded {public.score:g})</small>"
+    assert f"{shown} (public cases)" in home and 'id="hidden-later"' in home
     assert view is not None and (view.public_score, view.public_max) == (
         public.score,
         public.max_score,
@@ -206,3 +208,33 @@ def test_an_instructors_override_and_comment_reach_only_that_student(served: Ser
     assert tried.status_code == 403
     bob, _ = served.client("bob")
     assert bob.get(f"/submissions/{served.upload}").status_code == 404
+
+
+def test_pages_show_the_points_that_count_after_the_late_penalty(served: Served) -> None:
+    # The class page and the history showed the autograded score of a late upload, as if
+    # the penalty the feedback page states did not apply.
+    full = served.report
+    instructor, _ = served.client("ada")
+    row = f"{full.score * 0.8:g} / {full.max_score:g} <small>(autograded {full.score:g}, late)"
+    assert row in instructor.get("/class").text
+    history = instructor.get("/class/students/alice").text
+    assert f"{full.score * 0.8:g} / {full.max_score:g} <small>(autograded {full.score:g})" in (
+        history
+    )
+    assert "time from the moment grader serve received the upload" in history
+
+
+def test_a_course_without_hidden_cases_says_so_and_offers_no_release(tmp_path: Path) -> None:
+    config = course(tmp_path)
+    raw = repo_config_raw()  # the bundled course: every case public
+    (config.path.parent / "config.yaml").write_text(json.dumps(raw))
+    served = Served(tmp_path, load_config(config.path))
+    try:
+        instructor, _ = served.client("ada")
+        page = instructor.get("/class").text
+        assert "no hidden cases" in page and 'id="release"' not in page
+        student, _ = served.client("alice")
+        home = student.get("/").text
+        assert "(public cases)" not in home and 'id="hidden-later"' not in home
+    finally:
+        served.store.close()

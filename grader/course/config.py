@@ -118,6 +118,14 @@ class AssignmentSpec:
     # cases and expected outputs are the bundle's numbers; there is no solution to run.
     released: Path | None = None
 
+    @property
+    def hidden(self) -> bool:
+        """Whether some cases are graded only on submission (`hidden_cases:`)."""
+        return any(
+            t.hidden_cases > 0 or (t.public_cases is not None and t.public_cases < len(t.sizes))
+            for t in self.targets
+        )
+
     def public(self) -> AssignmentSpec:
         """The assignment as a student's own check() sees it: only the public cases."""
         targets = tuple(

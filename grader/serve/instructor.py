@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from grader.errors import UsageError
-from grader.serve.pages import form_of, history, page, signed_in
+from grader.serve.pages import counted, form_of, history, page, signed_in
 from grader.serve.semester import adjust
 from grader.serve.service import Denied, Service
 
@@ -28,6 +28,12 @@ async def class_view(request: Request) -> Response:
     service: Service = request.app.state.service
     session, _ = signed_in(request, "instructor")
     latest = service.store.latest()
+    late = service.store.late_percents()
+    scores = {
+        student: counted(u.score, u.max_score, late.get(u.id, 0.0))
+        for student, u in latest.items()
+        if u.score is not None and u.max_score is not None
+    }
     grading = service.grading
     people = service.store.people("student")
     # Quoted whole: an id with a slash in it stays one segment of the URL.
@@ -39,6 +45,8 @@ async def class_view(request: Request) -> Response:
         students=people,
         links=links,
         latest=latest,
+        scores=scores,
+        hidden=service.hidden(),
         attempts=service.store.attempt_counts(),
         counts=service.store.counts(),
         state=_class_state(service),

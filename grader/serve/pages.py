@@ -111,15 +111,27 @@ def signed_in_as(request: Request, person: Person) -> Response:
 
 def history(service: Service, student: str, whole: bool) -> dict[str, Any]:
     """A student's uploads, the score each shows (the public cases' until the release, for
-    a student) and each one's lateness."""
+    a student; after its late penalty, with the autograded points beside) and each one's
+    lateness."""
     uploads = service.store.history(student)
     views = service.store.views(student)
-    scores = {
-        u.id: (u.score, u.max_score)
-        if whole or u.id not in views
-        else (views[u.id].public_score, views[u.id].public_max)
-        for u in uploads
-        if u.score is not None
-    }
+    scores: dict[int, tuple[float, float, float | None]] = {}
+    for u in uploads:
+        if u.score is None or u.max_score is None:
+            continue
+        view = views.get(u.id)
+        if whole or view is None:
+            score, most = u.score, u.max_score
+        else:
+            score, most = view.public_score, view.public_max
+        scores[u.id] = counted(score, most, view.late_percent if view else 0.0)
     late = {i: v.late_note for i, v in views.items() if v.late_note}
-    return {"uploads": uploads, "scores": scores, "late": late, "partial": not whole}
+    partial = not whole and service.hidden()
+    return {"uploads": uploads, "scores": scores, "late": late, "partial": partial}
+
+
+def counted(score: float, most: float, late_percent: float) -> tuple[float, float, float | None]:
+    """(points that count, out of, the autograded points where a late penalty took some)."""
+    if late_percent <= 0:
+        return score, most, None
+    return round(score * (1 - late_percent / 100), 6), most, score

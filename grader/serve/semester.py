@@ -36,6 +36,8 @@ from grader.render.html import render_template
 from grader.report import Finding, Report, TargetResult, messages_of
 from grader.serve.store import View
 
+# Where an upload's time comes from, as its late note says ("…; time from <this>").
+UPLOADED = "the moment grader serve received the upload"
 HIDDEN_LATER = (
     "Your hidden cases are graded later: their feedback is shown once your instructor releases it."
 )
@@ -131,7 +133,7 @@ def upload_late(
     extensions = extensions or read_extensions(course)
     extension = matched_hours(extensions.hours, [student]).get(student, 0.0)
     when = datetime.fromtimestamp(received_at, UTC)
-    return late_of(spec.late, Handed(when, "uploaded to grader serve"), extension)
+    return late_of(spec.late, Handed(when, UPLOADED), extension)
 
 
 def graded_view(
@@ -173,7 +175,7 @@ def record_late(
     late = upload_late(course, spec, student, received_at, extensions)
     if late is not None:
         when = datetime.fromtimestamp(received_at, UTC)
-        save_late(book, student, spec.id, Handed(when, "uploaded to grader serve"), late)
+        save_late(book, student, spec.id, Handed(when, UPLOADED), late)
 
 
 def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> list[str]:

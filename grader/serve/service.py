@@ -23,6 +23,10 @@ class Service:
     grace: float = 10.0
     config: Config | None = None  # the course: deadlines, targets, the hidden cases' release
 
+    def hidden(self) -> bool:
+        """Whether the course has hidden cases (without a config: as if it had)."""
+        return self.config is None or any(a.hidden for a in self.config.assignments.values())
+
     def released(self) -> bool:
         """Whether students see their hidden cases' feedback: the config's `serve:
         release_hidden`, or the instructor's button."""

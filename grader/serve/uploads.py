@@ -281,6 +281,12 @@ class Uploads(Connected):
             ).fetchall()
         return {row[1]: upload_of(row) for row in rows}
 
+    def late_percents(self) -> dict[int, float]:
+        """The late penalty (percent) of each graded upload that has one, by upload id."""
+        with self.lock:
+            rows = self.db.execute("SELECT upload, late_percent FROM views WHERE late_percent > 0")
+            return {int(r[0]): float(r[1]) for r in rows}
+
     def counts(self) -> dict[str, int]:
         """How many uploads there are in each status (the class view's live state)."""
         with self.lock:
