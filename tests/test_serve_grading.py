@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -224,6 +226,16 @@ def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
             time.sleep(0.1)
         assert (cache / "last-pruned").exists(), "the running server started no prune"
         assert server.poll() is None  # while it serves, not at its exit
+        # A second server on the same OUT would take the first's running uploads back.
+        second = subprocess.run(
+            [sys.executable, "-m", "grader", "serve", "--out", str(out), "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode == 2, second.stderr
+        assert f"another grader serve is using it (process {server.pid} on" in second.stderr
+        assert "Traceback" not in second.stderr
     finally:
         stop(server, signal.SIGTERM)
 

@@ -142,7 +142,7 @@ def serve_command(
 
     with _needs_serve_extra():
         from grader.serve.checks import Limits
-        from grader.serve.server import listen, serve, usable
+        from grader.serve.server import hold, listen, serve, usable
 
     config = _whole_course(config_path, "serve")
     # The cheap checks first (options, secret, port), then the course's own check: a typo in
@@ -157,21 +157,23 @@ def serve_command(
     support = require(sandbox)
     # A broken course: one line and exit 2 at start-up, not a fault per upload.
     preflight_all(config, specs, lambda a: shared_workers(support, a.files, a.preload))
-    usable(out, database)  # after the course's check: a broken course leaves OUT untouched
-    serve(
-        config,
-        out,
-        host,
-        port,
-        workers,
-        support,
-        limits,
-        secure_cookies,
-        database=database,
-        cluster=cluster,
-        mode=sandbox,
-        listening=listening,
-    )
+    # After the course's check: a broken course leaves OUT untouched.
+    with hold(out, database) or contextlib.nullcontext():  # OUT is this server's alone
+        usable(out, database)
+        serve(
+            config,
+            out,
+            host,
+            port,
+            workers,
+            support,
+            limits,
+            secure_cookies,
+            database=database,
+            cluster=cluster,
+            mode=sandbox,
+            listening=listening,
+        )
 
 
 @serve_command.command("tokens")

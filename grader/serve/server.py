@@ -5,13 +5,15 @@ the rest queued in the store for the next start."""
 from __future__ import annotations
 
 import csv
+import fcntl
+import os
 import socket
 import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.records import save_roster
@@ -88,6 +90,35 @@ def usable(out: Path, database: str | None) -> None:
         Gradebook(store.gradebook()).close()
     finally:
         store.close()
+
+
+def hold(out: Path, database: str | None) -> IO[str] | None:
+    """OUT for this server alone while it runs (its SQLite files and its queue: a second
+    server would take the first's uploads back while it grades them); the lock goes with
+    the process. UsageError (exit 2) when another `grader serve` holds it. Replicas on
+    PostgreSQL (`database`) share the queue by design, each with its own fault log: no lock."""
+    if database is not None:
+        return None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        held = open(out / "serve.lock", "a+", encoding="utf-8")  # noqa: SIM115 (kept open)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot be used ({exc.strerror or exc})") from None
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        held.seek(0)
+        who = held.read(200).strip() or "another process"
+        held.close()
+        raise UsageError(
+            f"{out}: another grader serve is using it ({who}); stop that one first, or give "
+            "this one another --out"
+        ) from None
+    held.seek(0)
+    held.truncate()
+    held.write(f"process {os.getpid()} on {socket.gethostname()}\n")
+    held.flush()
+    return held
 
 
 def listen(host: str, port: int) -> socket.socket:
