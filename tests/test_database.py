@@ -334,3 +334,23 @@ def test_a_gradebook_another_program_holds_locked_is_busy_not_damaged(tmp_path: 
         holder.execute("ROLLBACK")
         holder.close()
     assert instructor_notes(path, "ada", "self_attention") == []
+
+
+def test_the_services_database_another_program_holds_locked_is_busy_not_foreign(
+    tmp_path: Path,
+) -> None:
+    # `grader serve` and `serve tokens` said "not the service's database (database is
+    # locked)" of their own healthy serve.sqlite.
+    from grader.batch.gradebook import Busy
+    from grader.serve.store import Store
+
+    Store(tmp_path).close()
+    holder = sqlite3.connect(tmp_path / "serve.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(Busy, match="serve.sqlite: busy: another program holds it locked"):
+            Store(tmp_path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    Store(tmp_path).close()

@@ -9,7 +9,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader.batch.database import LOCK_CLASS, Database, connect, errors, shown
+from grader.batch.database import LOCK_CLASS, Database, connect, errors, is_busy, shown
+from grader.batch.gradebook import Busy
 from grader.batch.schema import SchemaError, check, migrate
 from grader.errors import UsageError
 
@@ -37,6 +38,11 @@ class Connected:
                 self.db.execute("SELECT pg_advisory_lock(?, ?)", (LOCK_CLASS, self.replica))
         except errors(SchemaError) as exc:
             self.db.close()
+            if is_busy(exc):  # a healthy file another program holds: not to be moved away
+                raise Busy(
+                    f"{shown(target)}: busy: another program holds it locked ({exc}); try "
+                    "again once it is done"
+                ) from None
             raise UsageError(f"{shown(target)}: not the service's database ({exc})") from None
 
     def gradebook(self) -> Path | str:
