@@ -348,7 +348,7 @@ def test_the_services_database_another_program_holds_locked_is_busy_not_foreign(
     holder = sqlite3.connect(tmp_path / "serve.sqlite", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(Busy, match="serve.sqlite: busy: another program holds it locked"):
+        with pytest.raises(Busy, match=r"serve\.sqlite: busy: another program holds it locked"):
             Store(tmp_path)
     finally:
         holder.execute("ROLLBACK")
