@@ -59,9 +59,31 @@ class Uploads(Connected):
         its row in the queue, both durable before this returns its id. None: the student's
         attempt or rate limit, checked in the same transaction (two uploads at once cannot
         both slip under it) over the uploads that count; a refused upload's bytes are never
-        written (they are written under the transaction's lock, once it is accepted)."""
+        kept (a synced scratch file, put in place under the transaction's lock once accepted)."""
         content = hashlib.sha256(data).hexdigest()
         shared = self.db.dialect == "postgresql"  # the bytes go in with the row, below
+        # Written and synced before the lock, put in place under it once accepted: other
+        # requests do not wait behind a 2 MB write at a deadline's rush.
+        scratch = None if shared else self._scratch(content, data)
+        try:
+            return self._accept(
+                student, filename, data, content, scratch, max_attempts, min_interval
+            )
+        finally:
+            if scratch is not None:
+                scratch.unlink(missing_ok=True)  # refused, or there already
+
+    def _accept(
+        self,
+        student: str,
+        filename: str,
+        data: bytes,
+        content: str,
+        scratch: Path | None,
+        max_attempts: int | None,
+        min_interval: float,
+    ) -> int | None:
+        shared = self.db.dialect == "postgresql"
         with self._transaction() as db:
             if shared:  # replicas take their turns at one student's limit, as SQLite's lock does
                 db.execute("SELECT 1 FROM people WHERE id=? FOR UPDATE", (student,))
@@ -73,8 +95,8 @@ class Uploads(Connected):
                 return None
             if last is not None and time.time() - last < min_interval:
                 return None
-            if not shared:
-                self._keep_bytes(content, data)
+            if scratch is not None:
+                self._keep_bytes(content, scratch)
             if shared:
                 db.execute(
                     "INSERT INTO upload_data VALUES (?, ?) ON CONFLICT (content_hash) DO NOTHING",
@@ -87,17 +109,21 @@ class Uploads(Connected):
             ).fetchone()
         return int(row[0])
 
-    def _keep_bytes(self, content: str, data: bytes) -> None:
-        """The upload's bytes in OUT/uploads/, durable (the file and its folder synced)."""
-        path = self.blob(content)
-        if path.exists():
-            return
-        scratch = path.with_name(f".{content}.{os.getpid()}.{threading.get_ident()}")
+    def _scratch(self, content: str, data: bytes) -> Path | None:
+        """The upload's bytes in a scratch file beside their place, synced (None: they are
+        there already)."""
+        if self.blob(content).exists():
+            return None
+        scratch = self.blobs / f".{content}.{os.getpid()}.{threading.get_ident()}"
         with scratch.open("wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(scratch, path)
+        return scratch
+
+    def _keep_bytes(self, content: str, scratch: Path) -> None:
+        """The synced scratch file in its place in OUT/uploads/, durable (the folder synced)."""
+        os.replace(scratch, self.blob(content))
         folder = os.open(self.blobs, os.O_RDONLY)
         try:
             os.fsync(folder)
