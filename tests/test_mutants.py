@@ -224,7 +224,7 @@ def test_arrays_a_call_joins_are_swapped_in_a_mutant() -> None:
     assert isinstance(node, ast.FunctionDef)
     found = [m for m in mutants_of(node, "both", {}) if m.id == "order_swapped"]
     assert len(found) == 1 and "np.vstack([b, a @ b])" in found[0].source
-    assert found[0].message.startswith("puts `b` before `a @ b` in `np.vstack([a @ b, b])`")
+    assert found[0].message.startswith("puts `b` before `a @ b` in `np.vstack([b, a @ b])`")
     alike = ast.parse("def f(a):\n    return np.vstack([a, a])\n").body[0]
     assert isinstance(alike, ast.FunctionDef)
     assert not [m for m in mutants_of(alike, "f", {}) if m.id == "order_swapped"]

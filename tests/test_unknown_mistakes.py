@@ -140,7 +140,7 @@ def test_heads_stacked_in_the_other_order_are_named(tmp_path: Path, config: Conf
     assert result.status == "failed"
     assert result.mistakes == ("order_swapped",)
     assert any(
-        "puts `head2` before `head1` in `np.vstack([head1, head2])`" in m for m in result.messages
+        "puts `head2` before `head1` in `np.vstack([head2, head1])`" in m for m in result.messages
     )
 
 
@@ -155,3 +155,30 @@ def test_a_dropped_term_found_nowhere_else_points_at_the_value_thrown_away(
     assert result.location is not None and (result.location.cell, result.location.line) == (5, 5)
     assert result.messages[1].startswith("term_dropped: leaves out `+ mask`")
     assert result.messages[1].endswith("(cell 5, line 5).")
+
+
+def test_a_slip_inside_a_loop_the_reference_writes_as_a_comprehension_is_placed_on_its_line(
+    tmp_path: Path, config: Config
+) -> None:
+    # The line was `all_keys = []`: the assignment the reference's comprehension makes.
+    loop = (
+        "all_queries, all_keys, all_values = [], [], []\n"
+        "    for x in all_x:\n"
+        "        all_queries.append(omega_q @ x + beta_q)\n"
+        "        all_keys.append(omega_k @ x + beta_q)\n"
+        "        all_values.append(omega_v @ x + beta_v)\n"
+        "    return all_queries, all_keys, all_values"
+    )
+    old = (
+        "all_queries = [omega_q @ x + beta_q for x in all_x]\n"
+        "    all_keys = [omega_k @ x + beta_k for x in all_x]\n"
+        "    all_values = [omega_v @ x + beta_v for x in all_x]\n"
+        "    return all_queries, all_keys, all_values"
+    )
+    source = REPO / "solutions" / "self_attention.ipynb"
+    result = graded(tmp_path, config, "qkv_loop", old, loop, source)
+    assert result.mistakes == ("wrong_argument",)
+    said = next(f for f in result.findings if f.kind == "mistake")
+    cell = next(c for c in nbformat.read(tmp_path / "student.ipynb", 4).cells if loop in c.source)
+    slip = cell.source.splitlines().index("        all_keys.append(omega_k @ x + beta_q)") + 1
+    assert said.location is not None and said.location.line == slip

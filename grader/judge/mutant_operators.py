@@ -360,7 +360,7 @@ def _joined_order(node: ast.expr, ctx: Context) -> Iterator[Change]:
     yield Change(
         call,
         "order_swapped",
-        f"puts `{code_of(second)}` before `{code_of(first)}` in `{code_of(node)}`",
+        f"puts `{code_of(second)}` before `{code_of(first)}` in `{code_of(call)}`",
     )
 
 

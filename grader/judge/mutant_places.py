@@ -6,6 +6,7 @@ student's names may differ from the reference's, so the patterns go from precise
 from __future__ import annotations
 
 import ast
+import copy
 import re
 
 
@@ -25,7 +26,9 @@ def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
 
 def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> str | None:
     """Where in a student's function a mutant's change shows, as patterns tried in turn (one
-    per line of the text): the statement (`scores = …`, `return`) with the names the changed
+    per line of the text): the changed expression as the mutant writes it (the student wrote
+    just that: `omega_k @ x + beta_q` on an `.append` line, `range(i, L)` in a second loop),
+    the statement (`scores = …`, `return`) with the names the changed
     expression holds, then the statement, then those names alone, then only the attributes
     and functions it uses (`shape`, `sqrt`). The student's names may
     differ from the reference's; what matches nothing falls back to the `def` line."""
@@ -45,6 +48,7 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     ]
     tools = "".join(rf"(?=.*\b{re.escape(n)}\b)" for n in dict.fromkeys(called))
     patterns = [
+        *_written(statement, node, new),
         f"^{held}{start[1:]}" if start and held else None,
         start,
         held or None,
@@ -52,3 +56,22 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     ]
     found = [p for p in patterns if p]
     return "\n".join(dict.fromkeys(found)) if found else None
+
+
+def _written(statement: ast.stmt | None, node: ast.AST, new: ast.AST) -> list[str]:
+    """The expressions of `statement` that hold the change, as the mutant writes them
+    (spaces aside), from the whole down to the smallest: the student may have written only
+    a part (`omega_k @ x + beta_q` where the reference's comprehension holds it). Parts too
+    short to tell a line (`i`, `K[i]`) are left out."""
+    if statement is None:
+        return []
+    changed = copy.deepcopy(statement, {id(node): new})  # `node` becomes `new` itself
+    parents = {id(c): p for p in ast.walk(changed) for c in ast.iter_child_nodes(p)}
+    held: list[str] = []
+    at: ast.AST | None = new
+    while isinstance(at, ast.expr):
+        text = "".join(ast.unparse(at).split())
+        if len(text) >= 8:
+            held.append(r"\s*".join(re.escape(c) for c in text))
+        at = parents.get(id(at))
+    return held[::-1]
