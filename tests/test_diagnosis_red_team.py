@@ -114,6 +114,20 @@ def test_a_shape_note_is_told_once_for_all_the_case_sizes(
     assert shapes[0].endswith(" (the same in 5 more cases)")
 
 
+def test_a_list_where_an_array_is_expected_passes_with_a_note(
+    notebook: NotebookFactory, config: Config
+) -> None:
+    # `.tolist()` on the result passed in silence; the next exercise's `.T` or `@` on it fails.
+    listed = students.SELF_ATTENTION.replace("return X_prime", "return X_prime.tolist()")
+    assert listed != students.SELF_ATTENTION
+    report = grade_path(notebook(students.cells(self_attention=listed)), config)
+    result = target(report, "self_attention")
+    assert result.status == "passed" and result.score == result.max_score
+    notes = [m for m in result.messages if "where the reference returns an array" in m]
+    assert len(notes) == 1 and notes[0].startswith("returns a list"), result.messages
+    assert not any("where the reference returns" in m for m in target(report, "softmax").messages)
+
+
 def _scaled_message(notebook: NotebookFactory, config: Config, scaled: str) -> TargetResult:
     report = grade_path(notebook(students.cells(scaled_dot_product_self_attention=scaled)), config)
     return target(report, "scaled_dot_product_self_attention")

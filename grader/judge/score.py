@@ -183,9 +183,25 @@ def _judged(
     if mutation and spec.mutation == "fail":
         return CaseOutcome("failed", f"right result, but it {mutation}", mutated=True)
     notes = [f"it {mutation} (allowed here)"] if mutation else []
+    notes += _listed(reference.outputs[case.index], values.get("value"))
     if spec.compare == "squeeze":
         notes += _squeezed(reference.outputs[case.index], values.get("value"))
     return CaseOutcome("passed", "; ".join(notes))
+
+
+def _listed(expected: Value, got: Value | None) -> list[str]:
+    """What a pass let through where an array is expected and a list (or tuple) of the same
+    numbers came back (`.tolist()`): code that goes on with it (`.T`, `@`, `.shape`) fails."""
+    if isinstance(expected, Seq) or not isinstance(got, Seq):
+        return []
+    want = stack(expected)
+    if want is None or want.ndim == 0:  # a number is expected: not an array's note
+        return []
+    return [
+        f"returns a {got.kind} where the reference returns an array: the same numbers, so it "
+        "passes; return the array itself (no `.tolist()`, or `np.array(...)` around it), "
+        "as code that uses it (`.T`, `@`, `.shape`) needs one"
+    ]
 
 
 def _squeezed(expected: Value, got: Value | None) -> list[str]:
