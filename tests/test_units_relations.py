@@ -182,6 +182,11 @@ def test_dropped_axis_reads_numpys_broadcast_error() -> None:
     assert dropped_axis(message((5, 6), (6, 5))) is None  # not one axis fewer
     assert dropped_axis(message((5, 6), (4,))) is None
     assert dropped_axis("name 'L' is not defined") is None
+    # A column softmax summed along the rows was told to keep that (wrong) axis.
+    columns = dropped_axis(message((3, 4), (3,)), "columns")
+    assert columns is not None and "each row" not in columns
+    assert columns.endswith("`axis=0, keepdims=True`")
+    assert "(5, 1)" in (dropped_axis(message((5, 6), (5,)), "rows") or "")
 
 
 def test_rows_that_all_equal_the_first_are_said_to_ignore_the_loop() -> None:

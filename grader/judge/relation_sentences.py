@@ -19,9 +19,12 @@ def error_sentences(ev: Evidence) -> list[str]:
     """What NumPy's errors in the failing calls mean (a reduction that lost its axis, inner
     sizes of `@` that differ), each said once."""
     found = []
-    for explain_error in (relations.dropped_axis, relations.matmul_sizes):
-        if told := next(filter(None, map(explain_error, ev.errors)), None):
-            found.append(told)
+    axis = ev.spec.sums_to_one
+    dropped = (relations.dropped_axis(m, axis) for m in ev.errors)
+    if told := next(filter(None, dropped), None):
+        found.append(told)
+    if told := next(filter(None, map(relations.matmul_sizes, ev.errors)), None):
+        found.append(told)
     for message, place in zip(ev.errors, ev.error_places, strict=False):
         line = ev.function.text_at(place) if ev.function and place else None
         if place and line and (told := relations.elementwise_not_matmul(message, line)):

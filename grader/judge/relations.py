@@ -390,21 +390,30 @@ def _broadcast_shapes(message: str) -> list[tuple[int, ...]]:
     ]
 
 
-def dropped_axis(message: str) -> str | None:
+def dropped_axis(message: str, sums_to_one: str | None = None) -> str | None:
     """For NumPy's "could not be broadcast" error between a shape and that shape less one
     axis, e.g. (5,6) and (5,): the smaller is a sum or maximum taken along that axis, which
-    dropped it, so it no longer lines up; `keepdims=True` keeps it as size 1."""
+    dropped it, so it no longer lines up; `keepdims=True` keeps it as size 1. A function
+    whose result sums to one down its columns (`sums_to_one: columns`) that lost its last
+    axis summed along the rows: told to sum along axis 0, not to keep the wrong axis."""
     shapes = _broadcast_shapes(message)
     for big in shapes:
         for small in shapes:
             for axis in range(len(big)):
                 if len(big) > 1 and small == big[:axis] + big[axis + 1 :]:
                     kept = (*big[:axis], 1, *big[axis + 1 :])
-                    return (
+                    said = (
                         f"shapes {big} and {small} do not line up: the {small} looks like a sum "
-                        f"or maximum along axis {axis}, which dropped that axis; pass "
-                        f"`keepdims=True` to keep it (shape {kept}) so that it applies to each "
-                        f"{'row' if axis == len(big) - 1 else 'slice'}"
+                        f"or maximum along axis {axis}, which dropped that axis"
+                    )
+                    if sums_to_one == "columns" and len(big) == 2 and axis == 1:
+                        return (
+                            f"{said}; this function works down each column, so take it along "
+                            "axis 0 and keep that axis: `axis=0, keepdims=True`"
+                        )
+                    return (
+                        f"{said}; pass `keepdims=True` to keep it (shape {kept}) so that it "
+                        f"applies to each {'row' if axis == len(big) - 1 else 'slice'}"
                     )
     return None
 
