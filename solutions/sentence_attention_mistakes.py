@@ -42,6 +42,23 @@ def stable_softmax__softmax_wrong_axis(x, axis=-1):
 
 
 @CATALOGUE.mistake(
+    "word_attention", "scale_discarded",
+    "divides the scores by √d_k and throws the result away: the softmax gets the unscaled ones",
+    hint="assign it: `scores = scores / np.sqrt(K.shape[1])`",
+    requires="discarded",
+    static="`{code}` computes the scaled scores and throws them away, so the softmax gets "
+    "the unscaled ones",
+    replaces="scale_missing",  # discarding the scaling is why it is missing
+)
+def word_attention__scale_discarded(i, Q, K, V, scaled=True):
+    scores = np.array([Q[i] @ K[j] for j in range(K.shape[0])])
+    if scaled:
+        scores / np.sqrt(K.shape[1])
+    weights = stable_softmax(scores)
+    return weights @ V
+
+
+@CATALOGUE.mistake(
     "word_attention", "scale_missing",
     "never divides the scores by √d_k, even when `scaled` is true",
     hint="when `scaled`, divide the scores by np.sqrt(K.shape[1])",
@@ -79,6 +96,22 @@ def word_attention__scale_wrong_dim(i, Q, K, V, scaled=True):
 
 
 # ---------------------------------------------------------------- sentence_attention
+
+
+@CATALOGUE.mistake(
+    "sentence_attention", "scale_discarded",
+    "divides the scores by √d_k and throws the result away: the softmax gets the unscaled ones",
+    hint="assign it: `scores = scores / np.sqrt(K.shape[1])`",
+    requires="discarded",
+    static="`{code}` computes the scaled scores and throws them away, so the softmax gets "
+    "the unscaled ones",
+    replaces="scale_missing",  # discarding the scaling is why it is missing
+)
+def sentence_attention__scale_discarded(Q, K, V, scaled=True):
+    scores = Q @ K.T
+    if scaled:
+        scores / np.sqrt(K.shape[1])
+    return stable_softmax(scores, axis=1) @ V
 
 
 @CATALOGUE.mistake(
