@@ -141,6 +141,34 @@ def test_rerun_skips_unchanged_and_force_regrades(
     assert rows(out) == 13  # ada twice (two contents), everyone else once
 
 
+@pytest.mark.slow
+def test_a_notebook_handed_in_again_after_another_is_the_latest_again(
+    config: Config, tmp_path: Path
+) -> None:
+    # Kept as unchanged, the earlier notebook kept its old time: the gradebook's latest (the
+    # exports and the report read it) and the feedback page stayed the notebook graded in
+    # between.
+    folder = tmp_path / "class"
+    folder.mkdir()
+    out = tmp_path / "out"
+    cells = students.cells(softmax_cols=students.SOFTMAX_COLS_WRONG_AXIS)
+    wrong = write_notebook(tmp_path / "wrong.ipynb", cells).read_bytes()
+    right = write_notebook(tmp_path / "right.ipynb", students.cells()).read_bytes()
+    scores = []
+    for data in (wrong, right, wrong):
+        (folder / "ada.ipynb").write_bytes(data)  # the same bytes as before: unchanged
+        batch = grade_batch(folder, config, out, "self_attention")
+        scores.append(next(e.report.score for e in batch.entries if e.report))
+    assert batch.skipped == 1 and scores[0] == scores[2] < scores[1]
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        assert dict(book.latest("self_attention"))["ada"].score == scores[2]
+    finally:
+        book.close()
+    page = (out / "feedback" / "ada.html").read_text()
+    assert f"self_attention: {scores[2]:g} / " in page
+
+
 def slow_class(folder: Path, count: int, seconds: float = 0.15, before: str = "") -> Path:
     """`count` correct notebooks that each sleep a little: a batch that takes a while."""
     folder.mkdir()

@@ -291,9 +291,16 @@ def _unchanged(
 
 
 def _record_unchanged(kept: Sequence[tuple[str, Path, Report]], recorder: Recorder) -> None:
-    """Record the submissions kept from the gradebook, first (as skipped)."""
+    """Record the submissions kept from the gradebook, first (as skipped). One that is not
+    the student's latest there (they went back to an earlier notebook; the course's config
+    went back) is recorded again, as graded now, with its feedback page: the exports and
+    the report read the latest."""
+    book = recorder.book
+    latest = book.latest_hashes() if kept and book is not None else {}
     for student, path, old in kept:
-        recorder.add(Entry(student, path, old, skipped=True), _load(path), new=False)
+        now = (recorder.hashes[student], recorder.settings)
+        again = latest.get((student, old.assignment)) != now
+        recorder.add(Entry(student, path, old, skipped=True), _load(path), new=again)
 
 
 def _cluster_pool(

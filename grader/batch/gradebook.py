@@ -216,6 +216,17 @@ class Gradebook:
             raise UsageError(f"the gradebook holds {len(held)} assignments ({listed}); pass -a ID")
         return held[0]
 
+    def latest_hashes(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(content hash, config hash) of each student's latest submission of each
+        assignment, by (student, assignment)."""
+        self.flush()
+        rows = self.db.execute(
+            "SELECT student, assignment, content_hash, config_hash FROM submissions s WHERE"
+            " graded_at = (SELECT MAX(graded_at) FROM submissions t WHERE t.student ="
+            " s.student AND t.assignment = s.assignment)"
+        )
+        return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+
     def latest(self, assignment: str | None = None) -> list[tuple[str, Report]]:
         """Each student's most recently graded submission (of one assignment, if given)."""
         return list(self.each_latest(assignment))
