@@ -178,3 +178,19 @@ def test_export_to_a_dash_prints_the_file_on_standard_output_and_writes_no_file(
         assert done.exit_code == 0, done.output
         assert done.stdout_bytes == dest.read_bytes(), fmt  # the file's bytes, nothing more
         assert not (tmp_path / "-").exists()
+
+
+def test_an_override_of_a_function_the_config_no_longer_grades_does_not_count() -> None:
+    # softmax_cols removed from the config after its override: 9 of 9 was exported as 9.5.
+    from grader.report import Report, TargetResult
+
+    report = Report(
+        "self_attention",
+        "ada.ipynb",
+        (TargetResult("softmax", "passed", 4.0, 4.0), TargetResult("qkv", "failed", 3.0, 5.0)),
+    )
+    gone = Override("ada", "self_attention", "softmax_cols", 0.5, "partial", "prof", 0.0)
+    kept = Override("ada", "self_attention", "qkv", 4.5, "regraded", "prof", 0.0)
+    assert Standing("ada", report, overrides=(gone,)).total == 7.0
+    assert Standing("ada", report, overrides=(gone, kept)).total == 8.5
+    assert Standing("ada", None, overrides=(kept,)).total == 4.5  # no report: as overridden

@@ -76,13 +76,14 @@ class Standing:
 
     @property
     def before_penalty(self) -> float:
-        """The sum over targets, overrides of targets applied, before any late penalty."""
+        """The sum over targets, overrides of targets applied, before any late penalty. With
+        a report, its targets only: an override of a function the config no longer grades
+        (removed, renamed) does not count. Without one, the overridden targets."""
         if not any(o.target for o in self.overrides):
             return self.autograded
-        names = [o.target for o in self.overrides]
         if self.report is not None:
-            names += [t.name for t in self.report.targets if t.name not in names]
-        return sum(self.points(name) for name in names)
+            return sum(self.points(t.name) for t in self.report.targets)
+        return sum(self.points(o.target) for o in self.overrides if o.target)
 
     @property
     def penalty(self) -> float:
