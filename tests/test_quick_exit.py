@@ -74,3 +74,19 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
     assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")
+
+
+def test_output_piped_into_a_reader_that_went_away_is_141_not_an_internal_error() -> None:
+    # `grader grade … | head -1` said "internal error: BrokenPipeError", a traceback, exit 3.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "grader", "check", "demo/submissions/ada.ipynb", "--course", "."],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # as `head` does once it has its lines
+    said = process.stderr.read()
+    assert process.wait(timeout=120) == 141, said
+    assert "internal error" not in said and "Traceback" not in said

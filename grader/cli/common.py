@@ -126,6 +126,9 @@ def _errors_to_exit_codes(command: F) -> F:
         except KeyboardInterrupt:  # Ctrl-C: 130, as the shell's own (never click's "Aborted!", 1)
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # `grader … | head`: the reader went away, as SIGPIPE would
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing at exit
+            sys.exit(141)
         except Exception as exc:
             # a damaged, full or unopenable gradebook (the grader's own misuse of the
             # database, ProgrammingError and the like, stays an internal error)
