@@ -169,6 +169,22 @@ def test_a_notebook_handed_in_again_after_another_is_the_latest_again(
     assert f"self_attention: {scores[2]:g} / " in page
 
 
+def test_a_place_no_notebook_holds_does_not_cost_the_class_its_grades(
+    config: Config, tmp_path: Path
+) -> None:
+    # The student's own compile() named a cell 2**63: the number went to SQLite, which
+    # refused it, and no grade of the class was written (exit 3, on every rerun).
+    folder = honest_class(tmp_path, "ada")
+    forged = (
+        'exec(compile("def softmax(items_in):\\n    raise ValueError(1)\\n",'
+        ' "<cell 9223372036854775808>", "exec"))'
+    )
+    write_notebook(folder / "mallory.ipynb", [*students.cells(), forged])
+    batch = grade_batch(folder, config, tmp_path / "out", "self_attention")
+    assert batch.graded == 2, problems(batch)
+    assert rows(tmp_path / "out") == 2
+
+
 def slow_class(folder: Path, count: int, seconds: float = 0.15, before: str = "") -> Path:
     """`count` correct notebooks that each sleep a little: a batch that takes a while."""
     folder.mkdir()

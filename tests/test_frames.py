@@ -4,8 +4,12 @@ bytes they come in are the wire format's, unchanged."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from grader.judge.score import location_of
+from grader.run import wire
 from grader.run.frames import (
+    MOST_FIXES,
     CellFrame,
     CellsDoneFrame,
     MissingFrame,
@@ -13,7 +17,7 @@ from grader.run.frames import (
     ResultFrame,
     parse_frames,
 )
-from grader.run.wire import FrameReader, encode_frame
+from grader.run.wire import FrameReader, WireError, encode_frame
 
 
 def test_each_kind_becomes_its_dataclass_with_the_fields_the_child_sent() -> None:
@@ -53,3 +57,25 @@ def test_what_the_child_got_wrong_becomes_safe_defaults() -> None:
     assert cell == CellFrame(-1, None, frozenset())
     (unknown,) = parse_frames([({"kind": ["x"]}, {})])
     assert unknown == OtherFrame("")
+
+
+def test_numbers_no_notebook_holds_and_floods_of_fixes_or_frames_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A `<cell 9223372036854775808>` of the student's own compile() reached the gradebook
+    # (SQLite refused it: the class lost its grades); a forged list of fixes was a note each.
+    huge = 2**63
+    error = {"type": "ValueError", "message": "boom", "where": {"cell": huge, "line": 10**400}}
+    fixes = [[3, line] for line in range(1, 10_001)]
+    frames = [({"kind": "cell", "cell": huge, "error": error, "scalar_fixes": fixes}, {})]
+    (cell,) = parse_frames(frames)
+    assert isinstance(cell, CellFrame) and cell.cell == -1
+    assert location_of(error) is None
+    assert len(cell.scalar_fixes) == MOST_FIXES
+    # Empty frames by the million: refused past MAX_FRAMES, as bytes past MAX_STREAM_BYTES.
+    monkeypatch.setattr(wire, "MAX_FRAMES", 100)
+    tiny = encode_frame({}, {})
+    reader = FrameReader()
+    assert len(reader.feed(tiny * 100)) == 100
+    with pytest.raises(WireError, match="more than 100 frames"):
+        reader.feed(tiny)

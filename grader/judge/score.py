@@ -15,6 +15,7 @@ from grader.judge.identity import identical, tokens
 from grader.judge.reference import Reference
 from grader.report import Finding, Location, Status
 from grader.run.frames import (
+    MOST_FIXES,
     CellFrame,
     CellsDoneFrame,
     MissingFrame,
@@ -27,6 +28,11 @@ from grader.run.scalars import NUMPY_HINT, ZERO_DIM_MESSAGE, scalar_note
 from grader.run.wire import Seq, Value, clean_text
 
 MAX_CASE_MESSAGES = 3
+
+
+# The cells whose errors are kept: each is a line of every output, and the child says which
+# (a forged frame per made-up cell was a line each).
+MOST_CELL_ERRORS = 200
 
 
 @dataclass
@@ -51,16 +57,19 @@ class Answers:
         answers = cls()
         for frame in parse_frames(run.frames):
             if isinstance(frame, CellFrame) and isinstance(frame.error, dict):
-                answers.cell_errors[frame.cell] = frame.error
+                if len(answers.cell_errors) < MOST_CELL_ERRORS or frame.cell in answers.cell_errors:
+                    answers.cell_errors[frame.cell] = frame.error
             elif isinstance(frame, MissingFrame):
                 answers.missing[frame.target] = frame.found
             elif isinstance(frame, ResultFrame):
                 answers.results[(frame.target, frame.case)] = frame
             elif isinstance(frame, CellsDoneFrame):
                 answers.output = frame.output
-            answers.scalar_fixes |= frame.scalar_fixes
-            if isinstance(frame, ResultFrame) and frame.scalar_fixes:
-                answers.fixes_by_target.setdefault(frame.target, set()).update(frame.scalar_fixes)
+            if frame.scalar_fixes and len(answers.scalar_fixes) < MOST_FIXES:
+                answers.scalar_fixes |= frame.scalar_fixes
+                if isinstance(frame, ResultFrame):
+                    held = answers.fixes_by_target.setdefault(frame.target, set())
+                    held.update(frame.scalar_fixes)
         return answers
 
 

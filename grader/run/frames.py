@@ -70,9 +70,20 @@ class OtherFrame:
 ChildFrame = CellFrame | MissingFrame | ResultFrame | CellsDoneFrame | OtherFrame
 
 
+# The largest number a cell, a line or a count the child sends may be: past it the number is
+# no place in any notebook (a cell named `<cell 9223372036854775808>` by the student's own
+# compile() was written to the gradebook as is: SQLite refused it, and the class with it).
+MOST_INT = 2**31 - 1
+# Scalar fixes (`float()` of a 1×1 array) one frame may name, each a line of a real notebook:
+# a forged list of millions was a note each, in every output.
+MOST_FIXES = 64
+
+
 def as_int(value: Any) -> int:
-    """An int the child sent, else -1 (a bool is not one)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+    """An int the child sent, else -1 (a bool is not one, nor a number past MOST_INT)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -MOST_INT <= value <= MOST_INT:
+        return value
+    return -1
 
 
 def _fix(value: Any) -> Fix | None:
@@ -87,7 +98,7 @@ _NO_FIXES: frozenset[Fix] = frozenset()
 def _fixes(raw: Any) -> frozenset[Fix]:
     if not raw or not isinstance(raw, list):  # the usual frame: none
         return _NO_FIXES
-    return frozenset(f for f in map(_fix, raw) if f)
+    return frozenset(f for f in map(_fix, raw[:MOST_FIXES]) if f)
 
 
 def parse_frame(frame: Frame) -> ChildFrame:

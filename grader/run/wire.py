@@ -25,8 +25,9 @@ _F8 = np.dtype("<f8")
 _DOUBLE = struct.Struct("<d")
 
 # The limits below are the whole of what one student's process can make the parent hold:
-# at most MAX_STREAM_BYTES of raw bytes, and decoded arrays that never take more room than
-# the payload bytes they came in (each array owns its own span of the payload, see _Numbers).
+# at most MAX_STREAM_BYTES of raw bytes in at most MAX_FRAMES frames, and decoded arrays
+# that never take more room than the payload bytes they came in (each array owns its own
+# span of the payload, see _Numbers).
 MAX_HEADER = 1 << 20  # bytes of JSON header in one frame
 MAX_PAYLOAD = 64 << 20  # bytes of numbers in one frame
 MAX_FRAME_BYTES = _PREFIX.size + MAX_HEADER + MAX_PAYLOAD
@@ -36,6 +37,9 @@ MAX_NDIM = 8  # dimensions of one array
 MAX_DEPTH = 8  # nesting of lists and tuples
 MAX_ITEMS = 100_000  # items of one list or tuple
 MAX_TEXT = 4000
+# Frames in one stream: one per cell, per case called and a few more. Each frame's decoded
+# header takes some 30 times its bytes on the wire: 6 million empty frames were 2 GB.
+MAX_FRAMES = 500_000
 
 
 class WireError(Exception):
@@ -264,6 +268,7 @@ class FrameReader:
         self._buffer = bytearray()
         self._total = 0
         self._max_total = max_total
+        self._frames = 0
 
     def feed(self, data: bytes) -> list[Frame]:
         """Take the next bytes; return every frame they complete."""
@@ -286,6 +291,9 @@ class FrameReader:
                     decode_frame(bytes(view[start + _PREFIX.size : body]), bytes(view[body:end]))
                 )
                 start = end
+                self._frames += 1
+                if self._frames > MAX_FRAMES:
+                    raise WireError(f"the student process sent more than {MAX_FRAMES} frames")
         finally:
             view.release()
         if start or source is data:
