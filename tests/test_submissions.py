@@ -250,3 +250,24 @@ def test_a_link_to_nothing_is_still_a_submission_that_cannot_be_read(tmp_path: P
     os.symlink(tmp_path / "gone.ipynb", tmp_path / "ada.ipynb")
     found = find_submissions(tmp_path, tmp_path / "scratch")
     assert [student for student, _ in found.submissions] == ["ada"]  # graded: "no such file"
+
+
+def test_a_link_that_leads_back_to_itself_is_a_line_not_the_end_of_the_batch(
+    tmp_path: Path,
+) -> None:
+    # pathlib's resolve() raised RuntimeError("Symlink loop"): exit 3 and no class graded.
+    (tmp_path / "bo.ipynb").write_text("{}")
+    os.symlink("ada.ipynb", tmp_path / "ada.ipynb")
+    found = find_submissions(tmp_path, tmp_path / "scratch", tmp_path / "out")
+    assert [student for student, _ in found.submissions] == ["bo"]
+    assert found.problems == ["ada.ipynb: a link that leads back to itself; skipped"]
+
+
+def test_a_number_of_more_digits_than_python_reads_is_a_broken_notebook(tmp_path: Path) -> None:
+    from grader.course.notebook import load_submission
+    from grader.errors import SubmissionError
+
+    path = tmp_path / "ada.ipynb"
+    path.write_text('{"nbformat": 4, "x": ' + "7" * 5001 + "}")
+    with pytest.raises(SubmissionError, match="holds a number that cannot be read"):
+        load_submission(path)

@@ -161,7 +161,11 @@ def find_submissions(
                 problems.append(f"{item.name}/: no notebook inside; skipped")
         elif item.suffix in SUFFIXES:
             # A link of the instructor's is read where it points (reading never follows one).
-            path = item.resolve() if item.is_symlink() else item
+            try:
+                path = item.resolve() if item.is_symlink() else item
+            except (OSError, RuntimeError):  # a link that leads back to itself
+                problems.append(f"{item.name}: a link that leads back to itself; skipped")
+                continue
             if path.exists() and not path.is_file():  # a pipe's read waits forever
                 problems.append(f"{item.name}: {NOT_A_FILE}")
             else:  # a link to nothing is graded: "no such file", as an unreadable one
@@ -274,7 +278,10 @@ def _written_by_us(source: Path, out: Path | None) -> Callable[[Path], bool]:
     inside = folder == where
 
     def ours(item: Path) -> bool:
-        resolved = item.resolve() if item.is_symlink() else folder / item.name
+        try:
+            resolved = item.resolve() if item.is_symlink() else folder / item.name
+        except (OSError, RuntimeError):  # a link to itself: not ours (it fails to open)
+            return False
         return resolved == where or (inside and item.name in _OURS)
 
     return ours

@@ -70,7 +70,11 @@ def find_upward(start: Path | None = None) -> Path | None:
 
 def _places(path: Path) -> tuple[Path, ...]:
     """Where a path lies: as given (made absolute) and with its links followed."""
-    return tuple(dict.fromkeys((Path(os.path.abspath(path)), path.resolve())))
+    given = Path(os.path.abspath(path))
+    try:
+        return tuple(dict.fromkeys((given, path.resolve())))
+    except (OSError, RuntimeError):  # a link to itself: read as given (it fails to open)
+        return (given,)
 
 
 def _holds(config: Path, graded: Path) -> bool:

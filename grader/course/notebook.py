@@ -314,6 +314,11 @@ def _notebook_cells(
         raise SubmissionError(
             f"{path}: not a Jupyter notebook: its JSON is nested too deeply to read"
         ) from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise SubmissionError(
+            f"{path}: not a Jupyter notebook: its JSON holds a number that cannot be read "
+            f"({exc}); save it again from Jupyter, or take your last good copy"
+        ) from None
     if not isinstance(raw, dict) or "nbformat" not in raw:
         raise SubmissionError(f"{path}: not a Jupyter notebook (no 'nbformat' field)")
     major = raw.get("nbformat")
