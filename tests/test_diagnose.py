@@ -81,6 +81,7 @@ SENTENCE = [
     ("softmax_overflow", "stable_softmax", ["softmax_overflow"], 4, 2),
     ("softmax_wrong_axis", "stable_softmax", ["softmax_wrong_axis"], 4, 2),
     ("word_scale_missing", "word_attention", ["scale_missing"], 5, 1),
+    ("word_scale_discarded", "word_attention", ["scale_discarded"], 5, 7),
     ("word_scale_in_unscaled", "word_attention", ["scale_in_unscaled"], 5, 6),
     ("word_scale_wrong_dim", "word_attention", ["scale_wrong_dim"], 5, 7),
     ("sentence_scale_missing", "sentence_attention", ["scale_missing"], 6, 1),

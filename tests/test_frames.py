@@ -79,3 +79,15 @@ def test_numbers_no_notebook_holds_and_floods_of_fixes_or_frames_are_bounded(
     assert len(reader.feed(tiny * 100)) == 100
     with pytest.raises(WireError, match="more than 100 frames"):
         reader.feed(tiny)
+
+
+def test_the_fixes_of_all_frames_together_are_bounded_too() -> None:
+    from grader.judge.score import Answers
+    from grader.run.sandbox import ChildRun
+
+    frames = [
+        encode_frame({"kind": "cell", "cell": 2, "scalar_fixes": [[c, i] for i in range(n)]}, {})
+        for c, n in enumerate((10, 64, 64, 64), start=1)
+    ]
+    answers = Answers.from_run(ChildRun(raw=b"".join(frames), finished=True))
+    assert len(answers.scalar_fixes) == MOST_FIXES

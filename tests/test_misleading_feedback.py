@@ -458,21 +458,3 @@ def test_the_derived_cache_key_covers_the_mutant_operators(
     derived.cache_key(spec, catalogue_for(spec))
     names = {p.name for p in hashed}
     assert {"mutant_operators.py", "mutants.py", "mutant_places.py"} <= names, names
-
-
-def test_scaled_scores_thrown_away_in_word_attention_are_named_as_such(
-    tmp_path: Path, config: Config
-) -> None:
-    # The scaling was there, as a bare statement: "never divides the scores by √d_k" said
-    # the opposite of what the student's line shows.
-    notebook = nbformat.read(REPO / "solutions" / "sentence_attention.ipynb", as_version=4)
-    cell = next(c for c in notebook.cells if "def word_attention(" in c.source)
-    kept = "        scores = scores / np.sqrt(K.shape[1])\n"
-    assert kept in cell.source
-    cell.source = cell.source.replace(kept, "        scores / np.sqrt(K.shape[1])\n")
-    path = tmp_path / "student.ipynb"
-    nbformat.write(notebook, path)
-    report = grade_path(path, config, "sentence_attention")
-    result = next(t for t in report.targets if t.name == "word_attention")
-    assert result.mistakes == ("scale_discarded",), result.messages
-    assert any("throws them away" in m for m in result.messages)

@@ -367,3 +367,22 @@ def test_a_form_body_over_64_kb_is_refused_before_it_is_read(served: Class) -> N
     assert client.post("/logout", data={"csrf": form}).status_code == 303  # a usual form
     stranger = served.client()
     assert stranger.post("/login", data={"csrf": "x", "padding": padding}).status_code == 403
+
+
+def test_an_upload_whose_write_fails_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk at a deadline's rush: each failed upload left a hidden partial file behind.
+    store = Store(tmp_path / "out")
+    issue(store)
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("grader.serve.uploads.os.fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        store.accept("alice", "a.ipynb", b"{}")
+    monkeypatch.undo()
+    assert list((tmp_path / "out" / "uploads").iterdir()) == []
+    assert store.accept("alice", "a.ipynb", b"{}") is not None
+    store.close()

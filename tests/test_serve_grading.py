@@ -16,6 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from grader.batch.classreport import write_report
+from grader.batch.entries import FAULT_LOG
 from grader.batch.grade import grade_batch
 from grader.batch.gradebook import Gradebook
 from grader.course.config import Config
@@ -238,6 +239,38 @@ def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
         assert "Traceback" not in second.stderr
     finally:
         stop(server, signal.SIGTERM)
+
+
+def test_a_record_the_gradebook_refuses_is_a_fault_not_a_stuck_queue(
+    tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the record before the store's 'graded', a record that failed for another reason
+    # than a lock stopped the grading thread with the upload 'running': taken first again at
+    # every start, it stopped every start.
+    real = Gradebook.record
+
+    def refuses_bob(book: Gradebook, student: str, *rest: Any) -> None:
+        if student == "bob":
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        real(book, student, *rest)
+
+    monkeypatch.setattr(Gradebook, "record", refuses_bob)
+    (tmp_path / "class").mkdir()
+    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        assert wait_graded(client, hand_in(client, tokens["bob"], notebook)) == "graded"
+        assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
+        assert grading.failed == ""
+    store.close()
+    assert "OverflowError" in (tmp_path / "out" / FAULT_LOG).read_text()
+    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
+    try:
+        assert sorted(dict(book.latest())) == ["alice"]
+    finally:
+        book.close()
 
 
 def test_stopped_while_the_gradebook_stays_locked_the_upload_is_graded_again_at_start(

@@ -11,6 +11,7 @@ Names the learning-management systems give their exports, and the student each m
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -161,11 +162,10 @@ def find_submissions(
                 problems.append(f"{item.name}/: no notebook inside; skipped")
         elif item.suffix in SUFFIXES:
             # A link of the instructor's is read where it points (reading never follows one).
-            try:
-                path = item.resolve() if item.is_symlink() else item
-            except (OSError, RuntimeError):  # a link that leads back to itself
+            if _loops(item):
                 problems.append(f"{item.name}: a link that leads back to itself; skipped")
                 continue
+            path = item.resolve() if item.is_symlink() else item
             if path.exists() and not path.is_file():  # a pipe's read waits forever
                 problems.append(f"{item.name}: {NOT_A_FILE}")
             else:  # a link to nothing is graded: "no such file", as an unreadable one
@@ -278,10 +278,9 @@ def _written_by_us(source: Path, out: Path | None) -> Callable[[Path], bool]:
     inside = folder == where
 
     def ours(item: Path) -> bool:
-        try:
-            resolved = item.resolve() if item.is_symlink() else folder / item.name
-        except (OSError, RuntimeError):  # a link to itself: not ours (it fails to open)
-            return False
+        if _loops(item):
+            return False  # a link that leads back to itself (listed as one, never opened)
+        resolved = item.resolve() if item.is_symlink() else folder / item.name
         return resolved == where or (inside and item.name in _OURS)
 
     return ours
@@ -388,3 +387,13 @@ def _extract(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> 
             destination.unlink()  # a half-written file would be graded as a submission
         return f"{member.filename}: could not be unpacked ({exc}); skipped"
     return None
+
+
+def _loops(item: Path) -> bool:
+    """Whether `item` is a link that leads back to itself (ELOOP): pathlib's resolve() raises
+    RuntimeError for one up to Python 3.12 and returns a path from 3.13 on."""
+    try:
+        os.stat(item)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False

@@ -73,7 +73,7 @@ def _places(path: Path) -> tuple[Path, ...]:
     given = Path(os.path.abspath(path))
     try:
         return tuple(dict.fromkeys((given, path.resolve())))
-    except (OSError, RuntimeError):  # a link to itself: read as given (it fails to open)
+    except RuntimeError:  # a link to itself, up to Python 3.12: read as given (fails to open)
         return (given,)
 
 

@@ -65,11 +65,13 @@ class Answers:
                 answers.results[(frame.target, frame.case)] = frame
             elif isinstance(frame, CellsDoneFrame):
                 answers.output = frame.output
-            if frame.scalar_fixes and len(answers.scalar_fixes) < MOST_FIXES:
-                answers.scalar_fixes |= frame.scalar_fixes
+            if frame.scalar_fixes:  # rare: the usual frame has none
+                room = MOST_FIXES - len(answers.scalar_fixes)
+                fresh = frame.scalar_fixes - answers.scalar_fixes
+                answers.scalar_fixes |= set(sorted(fresh)[:room]) if len(fresh) > room else fresh
                 if isinstance(frame, ResultFrame):
                     held = answers.fixes_by_target.setdefault(frame.target, set())
-                    held.update(frame.scalar_fixes)
+                    held.update(frame.scalar_fixes & answers.scalar_fixes)
         return answers
 
 

@@ -223,7 +223,14 @@ class Grading:
                 # gradebook's latest is the student's last upload, as the class page's: one
                 # graded after a later upload of theirs was (out of order) is not written there.
                 if report is not None and not self.store.superseded(upload.id, report.assignment):
-                    self._record(book, upload, outcome, settings, report)
+                    try:
+                        self._record(book, upload, outcome, settings, report)
+                    except Abandoned:
+                        raise
+                    except Exception:  # the grader's fault: logged; the upload is finished
+                        book.pending.clear()  # (never retried at every start, the queue stuck)
+                        entry = Entry(upload.student, None, None, fault=traceback.format_exc())
+                        log_fault(self.store.out, entry)
                 self._patiently(
                     partial(
                         self.store.finish,

@@ -115,10 +115,14 @@ class Uploads(Connected):
         if self.blob(content).exists():
             return None
         scratch = self.blobs / f".{content}.{os.getpid()}.{threading.get_ident()}"
-        with scratch.open("wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with scratch.open("wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:  # a full disk: no partial file left behind
+            scratch.unlink(missing_ok=True)
+            raise
         return scratch
 
     def _keep_bytes(self, content: str, scratch: Path) -> None:
