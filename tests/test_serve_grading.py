@@ -241,6 +241,33 @@ def test_a_running_server_prunes_its_cache_folder_when_a_prune_is_due(
         stop(server, signal.SIGTERM)
 
 
+def a_served_class(tmp_path: Path, config: Config) -> tuple[Path, Store, dict[str, str], Grading]:
+    """A correct notebook, the service's store over OUT = tmp_path/out with the class's
+    tokens, and its grading (one worker, sandboxed)."""
+    (tmp_path / "class").mkdir()
+    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    return notebook, store, tokens, Grading(config, store, require("required"), jobs=1)
+
+
+def waiting(grading: Grading, seconds: float = 60) -> str:
+    """What the grading thread waits for (its `busy`), once it says so."""
+    deadline = time.monotonic() + seconds
+    while not grading.busy and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return grading.busy
+
+
+def recorded(out: Path) -> list[str]:
+    """The students the served class's gradebook holds a latest submission of."""
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        return sorted(dict(book.latest()))
+    finally:
+        book.close()
+
+
 def test_a_record_the_gradebook_refuses_is_a_fault_not_a_stuck_queue(
     tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,22 +282,14 @@ def test_a_record_the_gradebook_refuses_is_a_fault_not_a_stuck_queue(
         real(book, student, *rest)
 
     monkeypatch.setattr(Gradebook, "record", refuses_bob)
-    (tmp_path / "class").mkdir()
-    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
-    store = Store(tmp_path / "out")
-    tokens = issue(store)
-    grading = Grading(config, store, require("required"), jobs=1)
+    notebook, store, tokens, grading = a_served_class(tmp_path, config)
     with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
         assert wait_graded(client, hand_in(client, tokens["bob"], notebook)) == "graded"
         assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
         assert grading.failed == ""
     store.close()
     assert "OverflowError" in (tmp_path / "out" / FAULT_LOG).read_text()
-    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
-    try:
-        assert sorted(dict(book.latest())) == ["alice"]
-    finally:
-        book.close()
+    assert recorded(tmp_path / "out") == ["alice"]
 
 
 def test_stopped_while_the_gradebook_stays_locked_the_upload_is_graded_again_at_start(
@@ -278,11 +297,7 @@ def test_stopped_while_the_gradebook_stays_locked_the_upload_is_graded_again_at_
 ) -> None:
     # The store said 'graded' before the gradebook had the record: stopped while another
     # program still held the gradebook, the upload was lost to the report and the exports.
-    (tmp_path / "class").mkdir()
-    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
-    store = Store(tmp_path / "out")
-    tokens = issue(store)
-    grading = Grading(config, store, require("required"), jobs=1)
+    notebook, store, tokens, grading = a_served_class(tmp_path, config)
     service = Service(store, Limits(min_interval=0), grading, grace=0.5)
     holder = sqlite3.connect(tmp_path / "out" / "gradebook.sqlite", isolation_level=None)
     try:
@@ -290,14 +305,12 @@ def test_stopped_while_the_gradebook_stays_locked_the_upload_is_graded_again_at_
             assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
             holder.execute("BEGIN EXCLUSIVE")
             where = hand_in(client, tokens["bob"], notebook)
-            deadline = time.monotonic() + 60
-            while not grading.busy and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert "database is locked" in grading.busy
+            assert "database is locked" in waiting(grading)
         assert not grading.thread.is_alive()  # stopped within its grace, not 15 s later
         assert client.get(f"{where}/status").json()["state"] not in ("graded", "problem")
     finally:
-        holder.execute("ROLLBACK") if holder.in_transaction else None
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
         holder.close()
     store.close()
     store = Store(tmp_path / "out")
@@ -306,11 +319,7 @@ def test_stopped_while_the_gradebook_stays_locked_the_upload_is_graded_again_at_
         sign_in(client, tokens["bob"])
         assert wait_graded(client, where) == "graded"
     store.close()
-    book = Gradebook(tmp_path / "out" / "gradebook.sqlite")
-    try:
-        assert sorted(dict(book.latest())) == ["alice", "bob"]
-    finally:
-        book.close()
+    assert recorded(tmp_path / "out") == ["alice", "bob"]
 
 
 def test_a_gradebook_locked_by_another_program_is_waited_for_and_nothing_is_dropped(
@@ -319,21 +328,14 @@ def test_a_gradebook_locked_by_another_program_is_waited_for_and_nothing_is_drop
     # Past SQLite's 5 s wait, "database is locked" ended the grading thread: the upload in
     # hand was marked graded but never written to the gradebook, and later uploads stayed
     # queued until a restart.
-    (tmp_path / "class").mkdir()
-    notebook = write_notebook(tmp_path / "class" / "hw.ipynb", students.cells())
-    store = Store(tmp_path / "out")
-    tokens = issue(store)
-    grading = Grading(config, store, require("required"), jobs=1)
+    notebook, store, tokens, grading = a_served_class(tmp_path, config)
     with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
         assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
         holder = sqlite3.connect(tmp_path / "out" / "gradebook.sqlite", isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")  # a spreadsheet tool, a backup, a second grader
         try:
             where = hand_in(client, tokens["bob"], notebook)
-            deadline = time.monotonic() + 60
-            while not grading.busy and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert "database is locked" in grading.busy
+            assert "database is locked" in waiting(grading)
         finally:
             holder.execute("ROLLBACK")
             holder.close()
