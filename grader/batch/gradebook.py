@@ -53,6 +53,14 @@ GROUP_SECONDS = 0.5
 class Busy(UsageError):
     """Another program holds the gradebook locked (SQLite): the file is fine; try later."""
 
+    @classmethod
+    def holding(cls, where: Path | str, exc: BaseException) -> Busy:
+        """The refusal of a database file `where` that another program holds locked."""
+        return cls(
+            f"{shown(where)}: busy: another program holds it locked ({exc}); try again once "
+            "it is done"
+        )
+
 
 def locked_out(exc: BaseException) -> bool:
     """Whether `exc` only says another program holds the database locked: SQLite's own
@@ -76,10 +84,7 @@ class Gradebook:
         except errors(SchemaError) as exc:
             self.db.close()
             if is_busy(exc):
-                raise Busy(
-                    f"{shown(path)}: busy: another program holds it locked ({exc}); try again "
-                    "once it is done"
-                ) from None
+                raise Busy.holding(path, exc) from None
             hint = "use another database" if is_url(path) else "write to another folder"
             raise UsageError(
                 f"{shown(path)}: not a gradebook this grader can use ({exc}); move it away, or "

@@ -39,10 +39,7 @@ class Connected:
         except errors(SchemaError) as exc:
             self.db.close()
             if is_busy(exc):  # a healthy file another program holds: not to be moved away
-                raise Busy(
-                    f"{shown(target)}: busy: another program holds it locked ({exc}); try "
-                    "again once it is done"
-                ) from None
+                raise Busy.holding(target, exc) from None
             raise UsageError(f"{shown(target)}: not the service's database ({exc})") from None
 
     def gradebook(self) -> Path | str:
