@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import shutil
+import zipfile
 from datetime import datetime
 from pathlib import Path
 
@@ -200,3 +201,42 @@ def test_a_blackboard_name_that_is_no_date_is_passed_over(tmp_path: Path, name: 
     due = datetime.fromisoformat("2026-03-01T23:59:00+01:00")
     handed = handed_in(("ada",), notebook, tmp_path, {}, due)
     assert handed.source.startswith(MTIME) and handed.at is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "claimed"),
+    [
+        ("hw_ada_attempt_2026-03-01-12-00-00.ipynb", "the Blackboard file name"),
+        ("ada_1_2_hw.ipynb", "the Canvas export (not flagged _LATE_)"),
+    ],
+)
+def test_a_notebook_a_student_named_in_their_folder_is_no_lms_export(
+    tmp_path: Path, name: str, claimed: str
+) -> None:
+    """The LMS's names say when a file was handed in only where the export puts them, in the
+    class folder itself: inside a student's folder the name is the student's own, and
+    `hw_ada_attempt_<before the due date>` made a late notebook on time."""
+    due = datetime.fromisoformat("2026-03-01T23:59:00+01:00")
+    exported = write_notebook(tmp_path / name, ["x = 1"])
+    assert handed_in(("ada",), exported, tmp_path, {}, due).source == claimed
+    (tmp_path / "ada").mkdir()
+    own = write_notebook(tmp_path / "ada" / name, ["x = 1"])
+    os.utime(own, (AFTER, AFTER))
+    handed = handed_in(("ada",), own, tmp_path, {}, due)
+    assert handed.source == MTIME
+    assert handed.at == datetime.fromtimestamp(AFTER).astimezone()
+
+
+@pytest.mark.slow
+def test_a_zipped_blackboard_export_still_says_when(tmp_path: Path) -> None:
+    """A .zip is listed where it was unpacked: its Blackboard names are still the export's
+    (91 minutes late: 20%, where the entry's time, today, is 50%)."""
+    root = course(tmp_path)
+    name = "hw_ada_attempt_2026-03-02-01-30-00.ipynb"
+    notebook = write_notebook(tmp_path / name, students.cells())
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(notebook, notebook.name)
+    row = grade(archive, root, "self_attention", tmp_path / "out")
+    assert float(row["late_penalty"]) == 20, row["lateness"]
+    assert "time from the Blackboard file name" in row["lateness"]

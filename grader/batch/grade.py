@@ -110,7 +110,8 @@ def grade_batch(
             others = _others(submissions, found.others, recorder, best)
             if any(spec.late for spec in specs):
                 everyone = [*submissions, *others]
-                _when_handed(everyone, source, config, recorder, submitted_at or {}, specs)
+                listed = found.folder or source
+                _when_handed(everyone, listed, config, recorder, submitted_at or {}, specs)
             if on_total:
                 on_total(len(submissions))
             kept, todo = _unchanged(submissions, recorder, force)

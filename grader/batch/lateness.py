@@ -8,6 +8,9 @@ Where a submission's time comes from, first found first:
 3. the last git commit touching the notebook, in a cloned repository;
 4. a Canvas name without `_LATE_`: Canvas says it was on time;
 5. the file's modification time: the last resort, and every output says so.
+The LMS's names (2 and 4) are read only for a file of the class folder itself, where an export
+puts them: a notebook inside a student's folder is named by the student, who could otherwise
+name it `hw_attempt_<the due date>` and be on time.
 """
 
 from __future__ import annotations
@@ -263,7 +266,8 @@ def handed_in(
     """When the submission at `path` (found under the class folder `source`, known by `keys`:
     its roster id and the name it was found under) was handed in. Blackboard's local times
     are read in `course_zone` (the config's `time_zone:`), each with the offset of its own
-    day; without one, with the offset of `zone` (the due date)."""
+    day; without one, with the offset of `zone` (the due date). The LMS's names are read
+    only for a file directly in `source` (an export's layout, never a student's own name)."""
     for key in keys:
         if key in given:
             return Handed(given[key], GIVEN)
@@ -272,15 +276,16 @@ def handed_in(
     for key in keys:
         if folded(key) in loose:
             return Handed(loose[folded(key)], GIVEN)
-    if (local := _blackboard_time(path)) is not None:
+    exported = path.parent == source
+    if exported and (local := _blackboard_time(path)) is not None:
         where = course_zone or zone.tzinfo
         return Handed(local.replace(tzinfo=where), "the Blackboard file name")
     if (commit := _last_commit(path, source)) is not None:
         return Handed(commit, "the last git commit touching the notebook")
-    if _CANVAS.match(path.name) and not _CANVAS_LATE.match(path.name):
+    if exported and _CANVAS.match(path.name) and not _CANVAS_LATE.match(path.name):
         return Handed(None, "the Canvas export (not flagged _LATE_)")
     mtime = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
-    flagged = " (flagged _LATE_ by Canvas)" if _CANVAS_LATE.match(path.name) else ""
+    flagged = " (flagged _LATE_ by Canvas)" if exported and _CANVAS_LATE.match(path.name) else ""
     return Handed(mtime, f"{MTIME}{flagged}")
 
 

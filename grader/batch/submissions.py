@@ -42,6 +42,9 @@ class Found:
     problems: list[str]
     # The student's other notebooks, by the one chosen (graded too under `keep: best`).
     others: dict[Path, list[Path]] = field(default_factory=dict)
+    # The folder listed (a .zip's: where it was unpacked): an LMS's names are read only for
+    # its own files (lateness.handed_in), never for a notebook a student named in a folder.
+    folder: Path | None = None
 
 
 _ATTEMPT = re.compile(r"^(?P<head>.+?_.+?)_attempt_(?P<order>[\d-]+)(?:_.*)?$")
@@ -196,7 +199,7 @@ def find_submissions(
         chosen.append((student, candidates[-1]))
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
-    return Found(chosen, problems, others)
+    return Found(chosen, problems, others, source)
 
 
 HIDDEN = "a hidden file (its name starts with '.'); skipped: rename it to grade it"
