@@ -240,3 +240,30 @@ def test_a_zipped_blackboard_export_still_says_when(tmp_path: Path) -> None:
     row = grade(archive, root, "self_attention", tmp_path / "out")
     assert float(row["late_penalty"]) == 20, row["lateness"]
     assert "time from the Blackboard file name" in row["lateness"]
+
+
+@pytest.mark.slow
+def test_a_roster_id_rewritten_in_another_case_keeps_its_time_override_and_comment(
+    tmp_path: Path,
+) -> None:
+    """A roster exported again spells `S001` as `s001`: the same student (ids are matched case
+    aside everywhere), whose time given with --submitted-at, override and comment were
+    recorded under `S001` (her notebook named by her GitHub user) and were lost (50% from
+    the file's time, the override gone)."""
+    root = course(tmp_path)
+    (root / "roster.csv").write_text("id,name,github\nS001,Ada Lovelace,adalove\n")
+    folder, out = class_of_ada(tmp_path, "adalove"), tmp_path / "out"
+    given = times(tmp_path, "S001,2026-03-02T01:30:00+01:00")  # 91 minutes late: 20%
+    before = grade(folder, root, "self_attention", out, "--submitted-at", str(given))
+    assert before["student"] == "S001" and float(before["late_penalty"]) == 20
+    where = ["--results", str(out), "--course", str(root), "--author", "prof"]
+    for command in (["override", "S001", "--points", "3", "--comment", "fair"],
+                    ["comment", "S001", "see me"]):  # fmt: skip
+        done = CliRunner().invoke(main, [*command, *where])
+        assert done.exit_code == 0, done.output
+    (root / "roster.csv").write_text("id,name,github\ns001,Ada Lovelace,adalove\n")
+    after = grade(folder, root, "self_attention", out)
+    assert after["student"] == "s001"
+    assert float(after["late_penalty"]) == 20, after["lateness"]
+    assert float(after["total"]) == 3 and "fair" in after["overrides"]
+    assert after["comments"].startswith("see me (prof, ")

@@ -27,10 +27,11 @@ from grader.batch.lateness import (
     given_before,
     handed_in,
     read_course_extensions,
+    same_student,
 )
 from grader.batch.pool import Done, Job, Pool, PoolLost, read_key
 from grader.batch.recorder import Recorder
-from grader.batch.records import carry_records, save_roster
+from grader.batch.records import carry_records, recorded_students, save_roster
 from grader.batch.roster import course_roster, match
 from grader.batch.standing import NO_SUBMISSION
 from grader.batch.submissions import content_hash, file_hash, find_submissions
@@ -179,8 +180,16 @@ def _on_roster(
         # what was recorded under a submission's own name before the roster came
         named, ids = {path: name for name, path in submissions}, {s.id for s in roster}
         renamed = [(named[p], sid) for sid, p in matched.submissions if named[p] not in ids]
+        # and under an id an earlier roster spelled in another case (`S001`, now `s001`)
+        by_key = {same_student(sid): sid for sid in ids}
+        renamed += [
+            (name, by_key[same_student(name)])
+            for name in sorted(recorded_students(recorder.book))
+            if name not in ids and same_student(name) in by_key
+        ]
         carry_records(recorder.book, renamed)
-        recorder.former = {sid: name for name, sid in renamed}
+        for name, sid in renamed:
+            recorder.former.setdefault(sid, []).append(name)
     return matched.submissions
 
 
@@ -231,7 +240,7 @@ def _when_handed(
             keys = (path.stem, base_of(student))
         handed = handed_in(keys, path, source, given, zone, course_zone)
         if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
-            names = (student, recorder.former.get(student, student), *keys)
+            names = (student, *recorder.former.get(student, ()), *keys)
             handed = given_before(recorder.book, names, path, only) or handed
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):

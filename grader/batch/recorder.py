@@ -42,8 +42,9 @@ class Recorder:
     config: Config | None = None
     handed: dict[str, Handed] = field(default_factory=dict)  # when each was handed in
     # the name each roster student's notebook had before the course had a roster (an LMS
-    # export's `adalove_123`), which earlier runs recorded them under
-    former: dict[str, str] = field(default_factory=dict)
+    # export's `adalove_123`) or the id an earlier roster spelled in another case, which
+    # earlier runs recorded them under
+    former: dict[str, list[str]] = field(default_factory=dict)
     extensions: dict[str, float] = field(default_factory=dict)  # hours, by student
     cleared: set[str] = field(default_factory=set)  # assignments without a late policy
     groups: dict[str, list[str]] = field(default_factory=dict)  # keys of several notebooks

@@ -114,6 +114,17 @@ def carry_records(book: Gradebook, names: Sequence[tuple[str, str]]) -> None:
             db.execute("UPDATE comments SET student=? WHERE student=?", (student, name))
 
 
+def recorded_students(book: Gradebook) -> set[str]:
+    """Every name the gradebook records anything under: a graded student, an override, a
+    comment, a lateness (a roster id spelled in another case by an earlier roster, say)."""
+    book.flush()
+    rows = book.db.execute(
+        "SELECT name FROM students UNION SELECT student FROM overrides"
+        " UNION SELECT student FROM comments UNION SELECT student FROM late"
+    )
+    return {str(row[0]) for row in rows}
+
+
 def clear_override(book: Gradebook, student: str, assignment: str, target: str) -> bool:
     """Remove an override; whether there was one."""
     with book.db.transaction() as db:
