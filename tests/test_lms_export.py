@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,45 @@ def test_an_override_of_a_function_the_config_no_longer_grades_does_not_count() 
     assert Standing("ada", report, overrides=(gone,)).total == 7.0
     assert Standing("ada", report, overrides=(gone, kept)).total == 8.5
     assert Standing("ada", None, overrides=(kept,)).total == 4.5  # no report: as overridden
+
+
+@pytest.mark.slow
+def test_a_broken_resubmission_counts_the_same_in_grades_csv_the_export_and_the_report(
+    tmp_path: Path,
+) -> None:
+    """The latest notebook counts: one that cannot be read after a graded one is 0 with its
+    problem in grades.csv, and was the earlier notebook's full marks in the export and the
+    report (three outputs of one gradebook disagreeing)."""
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    notebook = write_notebook(folder / "ada.ipynb", students.cells())
+    write_notebook(folder / "bo.ipynb", students.cells())
+    grade = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert CliRunner().invoke(main, [*grade, "--out", str(out)]).exit_code == 0
+    graded_bytes = notebook.read_bytes()
+    notebook.write_text("{ not a notebook")
+    done = CliRunner().invoke(main, [*grade, "--out", str(out)])
+    assert done.exit_code in (0, 1), done.output
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        graded = {row["student"]: row for row in csv.DictReader(handle)}
+    assert float(graded["ada"]["total"]) == 0 and graded["ada"]["problem"]
+    full = float(graded["bo"]["total"])
+    assert full > 0
+    export = ["export", "--format", "csv", "--results", str(out), "--out", "-"]
+    exported = CliRunner().invoke(main, [*export, "--course", str(course)])
+    assert exported.exit_code == 0, exported.output
+    totals = {
+        row["student"]: float(row["total"]) for row in csv.DictReader(io.StringIO(exported.stdout))
+    }
+    assert totals == {"ada": 0, "bo": full}
+    report = CliRunner().invoke(main, ["report", str(out), "--format", "json"])
+    assert json.loads(report.stdout)["scores"] == {"ada": 0, "bo": full}
+    notebook.write_bytes(graded_bytes)  # the graded notebook again: it counts again
+    assert CliRunner().invoke(main, [*grade, "--out", str(out)]).exit_code == 0
+    exported = CliRunner().invoke(main, [*export, "--course", str(course)])
+    totals = {
+        row["student"]: float(row["total"]) for row in csv.DictReader(io.StringIO(exported.stdout))
+    }
+    assert totals == {"ada": full, "bo": full}

@@ -303,13 +303,18 @@ def _unchanged(
 def _record_unchanged(kept: Sequence[tuple[str, Path, Report]], recorder: Recorder) -> None:
     """Record the submissions kept from the gradebook, first (as skipped). One that is not
     the student's latest there (they went back to an earlier notebook; the course's config
-    went back) is recorded again, as graded now, with its feedback page: the exports and
-    the report read the latest."""
+    went back), or after which a notebook of theirs could not be graded, is recorded again,
+    as graded now, with its feedback page: the exports and the report read the latest."""
     book = recorder.book
     latest = book.latest_hashes() if kept and book is not None else {}
+    not_graded: dict[str, set[str]] = {}  # by assignment: students whose latest was not graded
     for student, path, old in kept:
         now = (recorder.hashes[student], recorder.settings)
-        again = latest.get((student, old.assignment)) != now
+        if book is not None and old.assignment not in not_graded:
+            problems = book.unreadable(old.assignment)
+            not_graded[old.assignment] = {name for name, _, _ in problems}
+        broken = student in not_graded.get(old.assignment, ())
+        again = latest.get((student, old.assignment)) != now or broken
         recorder.add(Entry(student, path, old, skipped=True), _load(path), new=again)
 
 

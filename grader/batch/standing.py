@@ -175,15 +175,17 @@ def book_results(
     whole: bool = True,
     latest: Iterable[tuple[str, Report]] | None = None,
 ) -> tuple[dict[str, Result], dict[str, str]]:
-    """Each student's result the gradebook holds for the assignment (their latest graded
-    submission, else the unreadable one), by student, and the file each problem is about
-    (see `from_gradebook` for `whole` and `latest`)."""
+    """Each student's result the gradebook holds for the assignment, by student: the latest
+    submission's, as a batch's grades.csv has it (a notebook that could not be graded,
+    after a graded one, is its problem and 0, not the earlier grade: a not-graded row is
+    removed whenever one of the student's is graded, so one held is the newer); and the file
+    each problem is about (see `from_gradebook` for `whole` and `latest`)."""
     unreadable = book.unreadable(assignment)
-    results: dict[str, Result] = {
-        student: (student, None, problem) for student, _, problem in unreadable
-    }
+    results: dict[str, Result] = {}
     for student, report in book.each_latest(assignment) if latest is None else latest:
         results[student] = (student, report if whole else scores_only(report), "")
+    for student, _, problem in unreadable:
+        results[student] = (student, None, problem)
     return results, {student: path for student, path, _ in unreadable}
 
 
