@@ -88,6 +88,17 @@ def test_submissions_match_by_lms_id_user_name_folder_or_name() -> None:
     assert [sid for sid, _ in by_name.submissions] == ["s1", "s2", "s3"]
 
 
+def test_a_name_that_is_a_students_own_key_wins_over_digits_at_its_end() -> None:
+    """`bo_7` is Bo's GitHub user name (a folder per student): it ended in `_7`, Ada's LMS
+    id, and Bo's notebook was graded as Ada's. The digits of an export's name still find
+    their student when the whole name is nobody's key."""
+    roster = [Student("s1", "Ada Lovelace", lms_id="7"), Student("s2", "Bo Chen", github="bo_7")]
+    where = Path("x.ipynb")
+    found = match(roster, [("bo_7", where), ("lovelaceada_7", where)])
+    assert found.submissions == [("s1", where), ("s2", where)]
+    assert found.unmatched == []
+
+
 def course_with_roster(tmp_path: Path, roster: str) -> Path:
     course = tmp_path / "course"
     write_fast_course(course)

@@ -123,10 +123,11 @@ def _keys(student: Student) -> Iterable[str]:
 
 
 def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) -> Matched:
-    """Each submission's student, by LMS id first (the `_<digits>` a Canvas or Moodle name
-    ends with), else by id, GitHub or e-mail user name, or name; a name that fits several
-    students or none is listed as unmatched. Two submissions of one student: the later one
-    (by name) is kept and the other listed."""
+    """Each submission's student: by the whole name when it is exactly one student's id,
+    LMS id, GitHub or e-mail user name (`bo_7`, a GitHub user, is never the student whose
+    LMS id is 7); else by LMS id (the `_<digits>` a Canvas or Moodle name ends with); else
+    by name. A name that fits several students or none is listed as unmatched. Two
+    submissions of one student: the later one (by name) is kept and the other listed."""
     by_lms = {s.lms_id: s for s in roster if s.lms_id}
     by_key: dict[str, list[Student]] = {}
     for student in roster:
@@ -136,10 +137,12 @@ def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) ->
     unmatched: list[str] = []
     for name, path in submissions:
         digits = _DIGITS.search(name)
-        found = [by_lms[digits[1]]] if digits and digits[1] in by_lms else []
+        found = by_key.get(folded(name)) or []
+        if len(found) != 1 and digits and digits[1] in by_lms:
+            found = [by_lms[digits[1]]]
         if not found:
             bare = name[: digits.start()] if digits else name
-            found = by_key.get(folded(name)) or by_key.get(_plain(bare)) or []
+            found = by_key.get(_plain(bare)) or []
         if len(found) != 1:
             why = "fits several students" if found else "matches no student"
             unmatched.append(f"{name}: {why} of the roster; not graded ({path.name})")
