@@ -107,6 +107,41 @@ def course_with_roster(tmp_path: Path, roster: str) -> Path:
 
 
 @pytest.mark.slow
+def test_a_student_added_to_the_roster_after_grading_is_named_by_export_and_override(
+    tmp_path: Path,
+) -> None:
+    """Export and override read the roster the gradebook was graded with: a student added to
+    roster.csv since was silently missing from the export, and `override` said only "no such
+    student on the roster" of a student the roster plainly holds."""
+    course = course_with_roster(tmp_path, "id,name\ns1,Ada Lovelace\n")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    write_notebook(folder / "s1.ipynb", students.cells())
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    where = ["--results", str(out), "--course", str(course)]
+    export = ["export", "--format", "csv", "--out", "-", *where]
+    quiet = CliRunner().invoke(main, export)
+    assert quiet.exit_code == 0 and "roster.csv" not in quiet.stderr
+    (course / "roster.csv").write_text("id,name\ns1,Ada Lovelace\ns2,Bo Chen\n")
+    noted = CliRunner().invoke(main, export)
+    assert noted.exit_code == 0, noted.output
+    assert [row["student"] for row in csv.DictReader(noted.stdout.splitlines())] == ["s1"]
+    assert noted.stderr.strip().splitlines()[-1] == (
+        "note: the course's roster.csv has 1 student(s) the gradebook was not last graded "
+        "with (s2); they are not here: `grader grade` into the same --out takes the new roster"
+    )
+    refused = CliRunner().invoke(main, ["override", "s2", "--points", "1", *where])
+    assert refused.exit_code == 2
+    assert "s2: no such student on the roster the gradebook was last graded with" in (
+        refused.stderr
+    )
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    taken = CliRunner().invoke(main, ["override", "s2", "--points", "1", *where])
+    assert taken.exit_code == 0, taken.output
+
+
+@pytest.mark.slow
 def test_the_outputs_cover_exactly_the_roster(tmp_path: Path) -> None:
     course = course_with_roster(
         tmp_path,

@@ -65,6 +65,11 @@ def _student(book: Gradebook, student: str) -> str:
     where = "on the roster" if roster is not None else "in the gradebook"
     if alike:  # without a roster `Ada.ipynb` and `ada.ipynb` are two students
         raise UsageError(f"{student}: several students {where} ({', '.join(alike)}): give one")
+    if roster is not None:  # a student added to roster.csv since the last batch, say
+        raise UsageError(
+            f"{student}: no such student on the roster the gradebook was last graded with "
+            "(added to roster.csv since? `grader grade` into the same --out takes it)"
+        )
     raise UsageError(f"{student}: no such student {where}")
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.batch.adjust import open_book, refuse_non_finite, spec_total
+from grader.batch.records import roster_drift, stored_roster
 from grader.batch.standing import Standing, from_gradebook
 from grader.course.config import AssignmentSpec, Config
 from grader.render.formats import GRADES_FORMATS
@@ -56,14 +57,18 @@ def exported(
     """The gradebook in OUT (or the PostgreSQL `database`) as `fmt`; one row per student
     (per roster student with a roster), totals with overrides applied; a total that is not
     a finite number is refused (UsageError), never exported. `notes` gets the lines to show
-    the instructor (a Moodle total its import would cap)."""
+    the instructor (a Moodle total its import would cap, students of the course's roster.csv
+    the gradebook was not graded with)."""
     book = open_book(out, database)
     try:
         spec = config.assignment(book.assignment(assignment))
         rows = from_gradebook(book, spec.id)
+        drift = roster_drift(config.path.parent, stored_roster(book))
     finally:
         book.close()
     refuse_non_finite(rows)
+    if notes is not None and drift:
+        notes.append(drift)
     if fmt == "moodle" and notes is not None and (line := capped_by_moodle(rows, spec)):
         notes.append(line)
     return render(fmt, rows, spec)

@@ -11,9 +11,11 @@ import getpass
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.roster import COLUMNS, Student
+from grader.batch.roster import COLUMNS, Student, course_roster
+from grader.render.escape import folded
 
 TOTAL = ""  # the target of an override of the whole assignment
 
@@ -77,6 +79,31 @@ def stored_roster(book: Gradebook) -> list[Student] | None:
     """The roster of the last batch graded with one, in its order; None without one."""
     rows = book.db.execute(f"SELECT {', '.join(COLUMNS)} FROM roster ORDER BY position").fetchall()
     return [Student(*map(str, row)) for row in rows] or None
+
+
+MOST_NAMED = 5
+
+
+def roster_drift(course: Path, stored: Sequence[Student] | None) -> str:
+    """A line when the course's roster.csv names students the roster the gradebook was
+    last graded with does not (or has none): what is made from the gradebook covers the
+    stored one, and `grader grade` again takes the new one. "" when nothing differs so, or
+    the course has no roster."""
+    current = course_roster(course)
+    if current is None:
+        return ""
+    held = {folded(s.id) for s in stored or ()}
+    new = [s.id for s in current if folded(s.id) not in held]
+    if not new:
+        return ""
+    shown = ", ".join(new[:MOST_NAMED]) + (
+        f" and {len(new) - MOST_NAMED} more" if len(new) > MOST_NAMED else ""
+    )
+    return (
+        f"the course's roster.csv has {len(new)} student(s) the gradebook was not last graded "
+        f"with ({shown}); they are not here: `grader grade` into the same --out takes the "
+        "new roster"
+    )
 
 
 def set_override(book: Gradebook, override: Override) -> None:
