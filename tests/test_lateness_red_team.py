@@ -267,3 +267,21 @@ def test_a_roster_id_rewritten_in_another_case_keeps_its_time_override_and_comme
     assert float(after["late_penalty"]) == 20, after["lateness"]
     assert float(after["total"]) == 3 and "fair" in after["overrides"]
     assert after["comments"].startswith("see me (prof, ")
+
+
+@pytest.mark.slow
+def test_a_second_assignment_graded_into_the_same_folder_says_whose_files_are_there(
+    tmp_path: Path,
+) -> None:
+    """grades.csv, report.html and the feedback pages are one assignment's: grading another
+    into the same --out replaced the first one's without a word."""
+    root, folder, out = ada_given_late(tmp_path)
+    command = ["grade", str(folder), "--course", str(root), "-a", "masked_attention"]
+    done = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"note: the gradebook in {out} holds self_attention too: grades.csv, report.html and "
+        "the feedback pages written now are masked_attention's"
+    )
+    again = CliRunner().invoke(main, [*command, "--out", str(tmp_path / "own")])
+    assert again.exit_code == 0 and "holds" not in again.stderr

@@ -86,6 +86,20 @@ def write_outputs(
     return [grades, gradebook, write_report(out, outcome.spec.id, database)]
 
 
+def also_held(out: Path, aid: str, database: str | None = None) -> list[str]:
+    """The other assignments the gradebook in OUT (or `database`) holds graded submissions
+    of: their grades.csv, report.html and feedback pages were just replaced by `aid`'s."""
+    from grader.batch.gradebook import Gradebook
+
+    if database is None and not (out / "gradebook.sqlite").is_file():
+        return []
+    book = Gradebook(database or out / "gradebook.sqlite")
+    try:
+        return [a for a in book.assignments() if a != aid]
+    finally:
+        book.close()
+
+
 def exit_status(batch: Batch, allow_ungraded: bool) -> int:
     """0 every submission graded · 1 some could not be, or matched no roster student (0 with
     `allow_ungraded`) · 3 a worker was lost or the grader hit a fault of its own."""

@@ -173,7 +173,7 @@ def grade(
     from grader.batch.database import shown
     from grader.batch.grade import grade_batch
     from grader.batch.lateness import read_submitted_at
-    from grader.batch.outcome import class_outcome, exit_status, write_outputs
+    from grader.batch.outcome import also_held, class_outcome, exit_status, write_outputs
     from grader.batch.progress import Progress
     from grader.render.table import Table
 
@@ -270,6 +270,16 @@ def grade(
     if out is not None:
         written = write_outputs(outcome, out, batch, database)
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
+        if held := also_held(out, outcome.spec.id, database):
+            aid, named = outcome.spec.id, ", ".join(held)
+            click.echo(
+                f"note: the gradebook in {out} holds {named} too: grades.csv, report.html and "
+                f"the feedback pages written now are {aid}'s (the gradebook keeps both: "
+                f"`grader report {out} -a {held[0]}` and `grader export -a {held[0]}` still "
+                "read it); grade each assignment into an --out of its own to keep each "
+                "one's files",
+                err=True,
+            )
     if batch.faults:
         _tell_faults(batch.faults, out)
     sys.exit(exit_status(batch, allow_ungraded))
