@@ -38,7 +38,7 @@ from grader.run import bwrap
 from grader.run import workers as workers_module
 
 import students
-from conftest import REPO, processes_with, write_notebook
+from conftest import REPO, processes_with, write_fast_course, write_notebook
 
 DEMO = REPO / "demo" / "submissions"
 
@@ -743,3 +743,30 @@ class Stopped:
 
     def close(self) -> None:
         """Nothing to stop."""
+
+
+def test_a_notebook_killed_by_nothing_the_grader_can_name_is_graded_again_next_run(
+    tmp_path: Path,
+) -> None:
+    """A SIGKILL the grader cannot name (not its time limit, not the memory cgroup) may be
+    an administrator's or the host's: the zero was kept run after run as the notebook's
+    own. Here the notebook kills itself (outside the sandbox a process may; inside it, the
+    first process of its PID namespace cannot): each run grades it again, while a notebook
+    that merely failed is kept from the gradebook."""
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    kill = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
+    write_notebook(folder / "ada.ipynb", [*students.cells(), kill])
+    write_notebook(folder / "bo.ipynb", [*students.cells(), "raise SystemExit(4)"])
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    command += ["--out", str(out), "--sandbox", "none"]
+    first = CliRunner().invoke(main, command)
+    assert "2 graded, 0 unchanged" in first.output, first.output
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        assert float(next(csv.DictReader(handle))["total"]) == 0
+    page = (out / "feedback" / "ada.html").read_text(encoding="utf-8")
+    assert "a signal from outside the grader; the next run grades it again" in page
+    second = CliRunner().invoke(main, command)
+    assert "1 graded, 1 unchanged" in second.output, second.output

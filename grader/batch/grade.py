@@ -48,7 +48,7 @@ from grader.judge.preflight import check_files, preflight
 from grader.render.escape import twins
 from grader.report import Report
 from grader.run import bwrap, collector
-from grader.run.sandbox import GRADER_FAULTS
+from grader.run.sandbox import GRADER_FAULTS, UNEXPLAINED_KILL
 from grader.run.workers import Workers
 
 if TYPE_CHECKING:
@@ -280,7 +280,9 @@ def _unchanged(
     submissions: Sequence[tuple[str, Path]], recorder: Recorder, force: bool
 ) -> tuple[list[tuple[str, Path, Report]], list[Job]]:
     """What the gradebook already graded (same content, same config), each with its report;
-    and the rest, to grade. Nothing is recorded yet (see _record_unchanged)."""
+    and the rest, to grade (a notebook whose process was killed by nothing the grader can
+    name, too: a signal from outside is no reason for a zero kept run after run). Nothing
+    is recorded yet (see _record_unchanged)."""
     todo = []
     kept = []
     book = recorder.book
@@ -293,7 +295,7 @@ def _unchanged(
             continue
         content = recorder.hashes[student] = file_hash(path)
         old = None if book is None else book.find(student, content, recorder.settings)
-        if old is None:
+        if old is None or UNEXPLAINED_KILL in old.errors:  # killed from outside, perhaps
             todo.append(Job(student, path))
         else:
             kept.append((student, path, old))

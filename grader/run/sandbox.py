@@ -374,6 +374,15 @@ class Child:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+# SIGKILL from nothing the grader can name: the kernel's OOM killer (the student's processes
+# go first) or a signal from outside (an administrator, a service stopping). Not provably
+# the notebook's doing, so a rerun grades the notebook again instead of keeping this zero.
+UNEXPLAINED_KILL = (
+    "the notebook's process was killed (a memory limit, or a signal from outside the "
+    "grader; the next run grades it again)"
+)
+
+
 def _describe_exit(
     status: int, timed_out: bool, limits: Limits, set_up: bool = False
 ) -> tuple[Ending, str]:
@@ -387,7 +396,7 @@ def _describe_exit(
         if sig == signal.SIGXCPU:
             return "cpu_limit", "the notebook used up its CPU-time limit"
         if sig == signal.SIGKILL:
-            return "killed", "the notebook's process was killed (memory or time limit)"
+            return "killed", UNEXPLAINED_KILL
         return "crashed", f"the notebook's process crashed ({signal.Signals(sig).name})"
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == SANDBOX_FAILED and not set_up:
         return "sandbox_fault", "the sandbox could not be set up for this notebook (a grader fault)"
