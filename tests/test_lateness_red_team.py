@@ -279,9 +279,13 @@ def test_a_second_assignment_graded_into_the_same_folder_says_whose_files_are_th
     command = ["grade", str(folder), "--course", str(root), "-a", "masked_attention"]
     done = CliRunner().invoke(main, [*command, "--out", str(out)])
     assert done.exit_code == 0, done.output
-    assert done.stderr.strip().splitlines()[-1].startswith(
-        f"note: the gradebook in {out} holds self_attention too: grades.csv, report.html and "
-        "the feedback pages written now are masked_attention's"
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"note: the gradebook in {out} holds self_attention too: grades.csv, report.html and "
+            "the feedback pages written now are masked_attention's"
+        )
     )
     again = CliRunner().invoke(main, [*command, "--out", str(tmp_path / "own")])
     assert again.exit_code == 0 and "holds" not in again.stderr
