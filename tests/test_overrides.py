@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.records import clear_override, overrides
+from grader.batch.records import clear_override, comments, overrides
 from grader.cli import main
 from grader.course.config import load_config
 
@@ -221,3 +221,29 @@ def test_a_student_named_in_another_case_is_that_student_when_only_one_fits(
     done = run("override", "BRUNO", "--points", "1", *where)
     assert done.exit_code == 2
     assert "BRUNO: several students in the gradebook (Bruno, bruno): give one" in done.stderr
+
+
+def test_clearing_nothing_says_so_and_an_empty_comment_is_refused(
+    graded: tuple[Path, Path, list[str]],
+) -> None:
+    """`--clear` of an override nobody made said "1 override cleared"; a comment of spaces
+    was stored and shown as an empty remark on the student's page."""
+    out, course, _ = graded
+    where = ["--results", str(out), "--course", str(course)]
+    assert run("override", "ada", TARGET, "--points", "1", *where).exit_code == 0
+    done = run("override", "ada", TARGET, "--clear", *where)
+    assert done.exit_code == 0 and done.stdout.startswith("1 override cleared")
+    again = run("override", "ada", TARGET, "--clear", *where)
+    assert again.exit_code == 0, again.output
+    assert again.stdout.startswith("0 overrides cleared")
+    assert f"note: ada had no override of {TARGET} to clear" in again.stderr
+    total = run("override", "ada", "--clear", *where)
+    assert "note: ada had no override of the total to clear" in total.stderr
+    empty = run("comment", "ada", "   ", *where)
+    assert empty.exit_code == 2
+    assert empty.stderr.splitlines()[-1] == "Error: the comment is empty; give the remark's text"
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        assert comments(book, "self_attention") == {}
+    finally:
+        book.close()

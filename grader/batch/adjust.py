@@ -172,10 +172,11 @@ def apply(
     author: str,
     assignment: str | None,
     database: str | None = None,
+    not_there: list[Change] | None = None,
 ) -> list[Path]:
     """Check every change first (none is made if one is wrong), make them, and write the
     outputs again (in `out`; the gradebook is `database` when given). Returns the files
-    written."""
+    written; `not_there` gets each clearing of an override there was none of."""
     book = open_book(out, database)
     try:
         aid = book.assignment(assignment)
@@ -188,7 +189,9 @@ def apply(
         check_totals(book, aid, changes)
         for change in changes:
             if change.points is None:
-                clear_override(book, change.student, aid, change.target)
+                gone = clear_override(book, change.student, aid, change.target)
+                if not gone and not_there is not None:
+                    not_there.append(change)
             else:
                 at = time.time()
                 override = Override(
@@ -211,6 +214,8 @@ def comment(
 ) -> list[Path]:
     """Add a remark for a student and write the outputs again (the gradebook is `database`
     when given)."""
+    if not text.strip():  # an empty remark on a student's page says nothing
+        raise UsageError("the comment is empty; give the remark's text")
     book = open_book(out, database)
     try:
         name = book.assignment(aid)

@@ -83,9 +83,13 @@ def override(
         changes = [Change(student, target, None if clear else points, comment)]
     _database_option(database, out)
     who = author or current_author()
-    written = apply(out, _course(config_path), changes, who, assignment, database)
+    not_there: list[Change] = []
+    written = apply(out, _course(config_path), changes, who, assignment, database, not_there)
     made = sum(c.points is not None for c in changes)
-    cleared = len(changes) - made
+    cleared = len(changes) - made - len(not_there)
+    for change in not_there:
+        what = change.target or "the total"
+        click.echo(f"note: {change.student} had no override of {what} to clear", err=True)
     if made:
         click.echo(
             f"{made} override{'s' * (made != 1)} recorded" + f", {cleared} cleared" * (cleared > 0)
@@ -115,7 +119,7 @@ def comment_command(
     Examples:
       grader comment s042 "see me about question 3" --results results/
       grader comment s042 "see me" --results results/ --db postgresql://grader@dbhost/course
-    Exit codes: 0 done · 2 unknown student or assignment.
+    Exit codes: 0 done · 2 unknown student or assignment, an empty comment.
     """
     from grader.batch.adjust import comment
     from grader.batch.records import author as current_author
