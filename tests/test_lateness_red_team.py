@@ -289,3 +289,18 @@ def test_a_second_assignment_graded_into_the_same_folder_says_whose_files_are_th
     )
     again = CliRunner().invoke(main, [*command, "--out", str(tmp_path / "own")])
     assert again.exit_code == 0 and "holds" not in again.stderr
+
+
+def test_a_time_given_for_no_submission_is_said(tmp_path: Path) -> None:
+    """A typo in --submitted-at (`adaa`) left the student's time to her file without a
+    word: 50% where the instructor meant to give a time."""
+    root = course(tmp_path)
+    given = times(tmp_path, "adaa,2026-03-01T12:00:00+01:00", "ADA,2026-03-01T12:00:00+01:00")
+    command = ["grade", str(class_of_ada(tmp_path)), "--course", str(root), "-a"]
+    command += ["self_attention", "--out", str(tmp_path / "out"), "--submitted-at", str(given)]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warned == [
+        "warning: --submitted-at: 1 time(s) match no submission of this batch ('adaa'); not used"
+    ]

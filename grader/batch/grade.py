@@ -234,10 +234,12 @@ def _when_handed(
     zone = next(spec.late.due for spec in specs if spec.late)
     only = specs[0].id if len(specs) == 1 else None  # --assignment: that one's time alone
     course_zone = config.zone()
+    used: set[str] = set()  # the keys a time given could be found by (folded)
     for student, path in submissions:
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
         if base_of(student) != student:  # another notebook of a student's
             keys = (path.stem, base_of(student))
+        used.update(same_student(key) for key in keys)
         handed = handed_in(keys, path, source, given, zone, course_zone)
         if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
             names = (student, *recorder.former.get(student, ()), *keys)
@@ -245,6 +247,12 @@ def _when_handed(
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
+    if unused := [name for name in given if same_student(name) not in used]:
+        shown = ", ".join(map(repr, unused[:5])) + (" …" if len(unused) > 5 else "")
+        recorder.batch.warnings.append(
+            f"--submitted-at: {len(unused)} time(s) match no submission of this batch "
+            f"({shown}); not used"
+        )
 
 
 def _add_absent(batch: Batch) -> None:
