@@ -19,11 +19,20 @@ from grader.render.escape import safe_name
         ("smithjane_12345_67890_homework.ipynb", False, "smithjane_12345"),
         ("smithjane_LATE_12345_67891_hw-1.ipynb", False, "smithjane_12345"),
         ("Jane Smith_12345_assignsubmission_file_", True, "Jane Smith_12345"),
+        ("Jane Smith_12345_assignsubmission_file_hw_2.ipynb", False, "Jane Smith_12345"),
         ("HW3_jsmith_attempt_2026-11-20-10-11-12_attention.ipynb", False, "jsmith"),
         ("ada.ipynb", False, "ada"),
         ("bo", True, "bo"),
     ],
-    ids=["canvas", "canvas-late", "moodle", "blackboard", "plain-file", "plain-folder"],
+    ids=[
+        "canvas",
+        "canvas-late",
+        "moodle",
+        "moodle-flat",  # "Download submissions in folders" off: the folder's name before the file's
+        "blackboard",
+        "plain-file",
+        "plain-folder",
+    ],
 )
 def test_lms_names(name: str, is_dir: bool, student: str) -> None:
     assert student_of(name, is_dir)[0] == student

@@ -2,7 +2,8 @@
 
 Names the learning-management systems give their exports, and the student each means:
 - Canvas:     `<name>_<userid>_<submissionid>_<file>.ipynb`, or `<name>_LATE_<userid>_…`
-- Moodle:     a folder `<Full Name>_<userid>_assignsubmission_file_` holding the notebook
+- Moodle:     a folder `<Full Name>_<userid>_assignsubmission_file_` holding the notebook, or
+  (downloaded without folders) `<Full Name>_<userid>_assignsubmission_file_<file>.ipynb`
   (for both, the student is `<name>_<userid>`: two students may share a name, never an id)
 - Blackboard: `<assignment>_<username>_attempt_<yyyy-mm-dd-hh-mm-ss>_<file>.ipynb`
 - otherwise:  `<student>.ipynb`, or a folder `<student>/` with a notebook anywhere inside
@@ -31,6 +32,7 @@ MAX_ZIP_BYTES = 2 << 30
 
 _CANVAS = re.compile(r"^(?P<student>[^_]+?)(?:_LATE)?_(?P<user>\d+)_(?P<order>\d+)_.+$")
 _MOODLE = re.compile(r"^(?P<student>.+?)_(?P<user>\d+)_assignsubmission_\w*$")
+_MOODLE_FILE = re.compile(r"^(?P<student>.+?)_(?P<user>\d+)_assignsubmission_file_.+$")
 _BLACKBOARD = re.compile(r"^.+?_(?P<student>[^_]+)_attempt_(?P<order>[\d-]+)(?:_.*)?$")
 
 
@@ -78,7 +80,7 @@ def student_of(name: str, is_dir: bool, prefix: str = "") -> tuple[str, str]:
     blackboard = prefix and not is_dir and not _CANVAS.match(stem) and _ATTEMPT.match(stem)
     if blackboard and blackboard["head"].startswith(prefix + "_"):
         return blackboard["head"][len(prefix) + 1 :], blackboard["order"].zfill(24)
-    for pattern in (_MOODLE,) if is_dir else (_CANVAS, _BLACKBOARD):
+    for pattern in (_MOODLE,) if is_dir else (_MOODLE_FILE, _CANVAS, _BLACKBOARD):
         if match := pattern.match(stem):
             groups = match.groupdict()
             student = "_".join(filter(None, (groups["student"], groups.get("user"))))
