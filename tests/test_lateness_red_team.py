@@ -304,3 +304,11 @@ def test_a_time_given_for_no_submission_is_said(tmp_path: Path) -> None:
     assert warned == [
         "warning: --submitted-at: 1 time(s) match no submission of this batch ('adaa'); not used"
     ]
+
+
+def test_capitalised_columns_of_submitted_at_are_its_columns(tmp_path: Path) -> None:
+    """`Student,Timestamp`, as a spreadsheet writes them, was refused as "needs the columns
+    student, timestamp" though it has them (extensions.csv took them)."""
+    path = tmp_path / "times.csv"
+    path.write_text("Student, Timestamp\nada,2026-03-01T12:00:00+01:00\n")
+    assert read_submitted_at(path) == {"ada": datetime.fromisoformat("2026-03-01T12:00:00+01:00")}

@@ -192,8 +192,11 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
     """`--submitted-at FILE`: student,timestamp lines (ISO 8601 with a zone); one line with
     the line number for a bad one (UsageError, exit 2)."""
     reader = csv_rows(path, UsageError)
-    if not reader.fieldnames or not {"student", "timestamp"} <= set(reader.fieldnames):
+    # `Student,Timestamp` as a spreadsheet capitalises them: the columns, as extensions.csv's
+    header = [(h or "").strip().lower() for h in reader.fieldnames or []]
+    if not {"student", "timestamp"} <= set(header):
         raise UsageError(f"{path} line 1: needs the columns student, timestamp")
+    reader.fieldnames = header
     times = {}
     seen: dict[str, int] = {}
     for row in reader:
