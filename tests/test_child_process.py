@@ -206,3 +206,33 @@ def test_a_notebook_that_sends_too_much_then_exits_with_a_fault_code_is_its_own_
     assert run.wire_error  # it did send too much
     assert child.took_payload and child.set_up
     assert run.ending == "exited" and f"exit code {code}" in run.exit_description, run
+
+
+def test_a_notebook_the_grader_stops_for_its_output_is_not_an_unexplained_kill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The grader kills a child that sends more than its limit: that SIGKILL is the grader's
+    own, not one it cannot name (which a batch grades again at every run)."""
+    monkeypatch.setattr(sandbox, "MAX_OUTPUT", 4096)
+    source = (
+        "import os, stat, time\n"
+        "fd = next(f for f in sorted(map(int, os.listdir('/proc/self/fd'))) if f > 2"
+        " and os.path.exists(f'/proc/self/fd/{f}') and stat.S_ISFIFO(os.fstat(f).st_mode))\n"
+        "os.write(fd, b'x' * 8192)\n"
+        "time.sleep(60)\n"
+    )
+    importlib.import_module("numpy.random")
+    payload = pickle.dumps(([CodeCell(1, source, source)], []))
+    read_fd, write_fd = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_fd, 0)
+    try:
+        os.write(write_fd, payload)
+        run = Child(len(payload), Limits(), isolated=False).collect()
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_fd, write_fd):
+            os.close(fd)
+    assert run.wire_error and run.ending == "killed", run
+    assert run.exit_description == "the grader stopped the notebook's process"
+    assert run.exit_description != sandbox.UNEXPLAINED_KILL

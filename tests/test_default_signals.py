@@ -16,7 +16,7 @@ from grader.course.config import Config, TimeLimit
 from grader.course.notebook import load_submission
 from grader.engine import grade_path
 from grader.run import bwrap
-from grader.run.sandbox import ChildRun, Limits, _describe_exit, _limit_child
+from grader.run.sandbox import UNEXPLAINED_KILL, ChildRun, Limits, _describe_exit, _limit_child
 from grader.run.workers import Workers
 
 from conftest import write_notebook
@@ -120,6 +120,16 @@ def test_the_graders_cpu_limit_sends_sigxcpu_before_it_kills() -> None:
         "cpu_limit",
         "the notebook used up its CPU-time limit",
     )
+
+
+def test_a_sigkill_at_the_cpu_limits_hard_end_is_the_cpu_limit_not_unexplained() -> None:
+    """A notebook that catches or defers SIGXCPU (a long C call) is killed by the kernel a
+    second later: that SIGKILL is the CPU limit's, not one from outside that a batch grades
+    again at every run. A SIGKILL with little CPU used is unexplained."""
+    limits = Limits(submission=0.5)
+    status = signal.SIGKILL  # a wait status: killed by SIGKILL
+    assert _describe_exit(status, False, limits, cpu=1.2)[0] == "cpu_limit"
+    assert _describe_exit(status, False, limits, cpu=0.1) == ("killed", UNEXPLAINED_KILL)
 
 
 OWN_HANDLERS = [

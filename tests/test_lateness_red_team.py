@@ -312,3 +312,22 @@ def test_capitalised_columns_of_submitted_at_are_its_columns(tmp_path: Path) -> 
     path = tmp_path / "times.csv"
     path.write_text("Student, Timestamp\nada,2026-03-01T12:00:00+01:00\n")
     assert read_submitted_at(path) == {"ada": datetime.fromisoformat("2026-03-01T12:00:00+01:00")}
+
+
+@pytest.mark.slow
+def test_a_blackboard_file_linked_into_the_class_folder_is_still_the_exports(
+    tmp_path: Path,
+) -> None:
+    """A link of the instructor's in the class folder is read where it leads: its file lies
+    in another folder, and its Blackboard name stopped counting (the file's time instead)."""
+    root = course(tmp_path)
+    downloads, folder = tmp_path / "downloads", tmp_path / "class"
+    downloads.mkdir()
+    folder.mkdir()
+    name = "hw_ada_attempt_2026-03-02-01-30-00.ipynb"  # 91 minutes late: 20%
+    notebook = write_notebook(downloads / name, students.cells())
+    os.utime(notebook, (AFTER, AFTER))
+    (folder / name).symlink_to(notebook)
+    row = grade(folder, root, "self_attention", tmp_path / "out")
+    assert float(row["late_penalty"]) == 20, row["lateness"]
+    assert "time from the Blackboard file name" in row["lateness"]

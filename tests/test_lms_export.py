@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader.batch.gradebook import Gradebook
 from grader.batch.lms import render, split_name
 from grader.batch.records import Override
-from grader.batch.standing import Standing
+from grader.batch.standing import Standing, book_results
 from grader.cli import main
 from grader.course.config import Config, load_config
 from grader.course.deadline import Late
+from grader.report import Report
 
 import students
 from conftest import write_fast_course, write_notebook
@@ -237,3 +239,21 @@ def test_a_broken_resubmission_counts_the_same_in_grades_csv_the_export_and_the_
         row["student"]: float(row["total"]) for row in csv.DictReader(io.StringIO(exported.stdout))
     }
     assert totals == {"ada": full, "bo": full}
+
+
+def test_a_notebook_of_no_known_assignment_hides_no_grade(tmp_path: Path) -> None:
+    """A not-graded notebook whose assignment was not known (a batch that settled none) may
+    be of any assignment: it stands only for a student with no grade, where one of the
+    assignment itself stands for the latest."""
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    try:
+        book.record("ada", Path("ada.ipynb"), "h1", "c", Report("hw1", "ada.ipynb", ()))
+        book.record_problem("ada", "", Path("later.ipynb"), "not valid JSON")
+        book.record_problem("bo", "", Path("bo.ipynb"), "not valid JSON")
+        results, files = book_results(book, "hw1")
+        assert results["ada"][1] is not None and results["ada"][2] == ""
+        assert results["bo"] == ("bo", None, "not valid JSON") and files == {"bo": "bo.ipynb"}
+        book.record_problem("ada", "hw1", Path("ada.ipynb"), "not valid JSON")
+        assert book_results(book, "hw1")[0]["ada"] == ("ada", None, "not valid JSON")
+    finally:
+        book.close()

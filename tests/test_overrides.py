@@ -247,3 +247,32 @@ def test_clearing_nothing_says_so_and_an_empty_comment_is_refused(
         assert comments(book, "self_attention") == {}
     finally:
         book.close()
+
+
+@pytest.mark.slow
+def test_a_roster_takes_no_records_of_another_student_whose_name_differs_in_case(
+    tmp_path: Path,
+) -> None:
+    """Without a roster `Ada.ipynb` and `ada.ipynb` are two students; a roster with the id
+    `ada` then took Ada's override as ada's own (only an id the roster before spelled in
+    another case is carried)."""
+    course = tmp_path / "course"
+    write_fast_course(course)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    write_notebook(folder / "Ada.ipynb", students.cells())
+    write_notebook(folder / "ada.ipynb", students.cells())
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    command += ["--out", str(out)]
+    assert run(*command).exit_code == 0
+    where = ["--results", str(out), "--course", str(course)]
+    assert run("override", "Ada", "--points", "1", "--comment", "Ada's", *where).exit_code == 0
+    (folder / "Ada.ipynb").unlink()
+    (course / "roster.csv").write_text("id,name\nada,Ada Byron\n")
+    assert run(*command).exit_code == 0
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        assert "ada" not in overrides(book, "self_attention")
+    finally:
+        book.close()
+    assert float(grades(out)["ada"]["total"]) == 10

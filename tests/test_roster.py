@@ -290,3 +290,25 @@ def test_a_roster_saved_as_excels_csv_says_its_line_and_how_to_save_it(tmp_path:
         f'{path} line 3: not UTF-8 text (byte 0xe9); save it as "CSV UTF-8" (Excel) or in '
         "the UTF-8 encoding, and run again"
     )
+
+
+@pytest.mark.slow
+def test_export_is_made_from_the_stored_roster_when_roster_csv_cannot_be_read(
+    tmp_path: Path,
+) -> None:
+    """The note on students added to roster.csv read the file: saved with `;` it stopped an
+    export that needs only the roster stored in the gradebook."""
+    course = course_with_roster(tmp_path, "id,name\ns1,Ada Lovelace\n")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    write_notebook(folder / "s1.ipynb", students.cells())
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    (course / "roster.csv").write_text("id;name\ns1;Ada Lovelace\n")
+    export = ["export", "--format", "csv", "--out", "-", "--results", str(out)]
+    done = CliRunner().invoke(main, [*export, "--course", str(course)])
+    assert done.exit_code == 0, done.output
+    assert [row["student"] for row in csv.DictReader(done.stdout.splitlines())] == ["s1"]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("note: ") and "roster.csv" in last
+    assert last.endswith("(the roster the gradebook was last graded with is used)")

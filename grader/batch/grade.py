@@ -12,7 +12,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ from grader.batch.lateness import (
 )
 from grader.batch.pool import Done, Job, Pool, PoolLost, read_key
 from grader.batch.recorder import Recorder
-from grader.batch.records import carry_records, recorded_students, save_roster
+from grader.batch.records import carry_records, recorded_students, save_roster, stored_roster
 from grader.batch.roster import course_roster, match
 from grader.batch.standing import NO_SUBMISSION
 from grader.batch.submissions import content_hash, file_hash, find_submissions
@@ -112,7 +112,8 @@ def grade_batch(
             if any(spec.late for spec in specs):
                 everyone = [*submissions, *others]
                 listed = found.folder or source
-                _when_handed(everyone, listed, config, recorder, submitted_at or {}, specs)
+                given = submitted_at or {}
+                _when_handed(everyone, listed, found.direct, config, recorder, given, specs)
             if on_total:
                 on_total(len(submissions))
             kept, todo = _unchanged(submissions, recorder, force)
@@ -176,15 +177,17 @@ def _on_roster(
     matched = match(roster, submissions)
     recorder.batch.roster, recorder.batch.unmatched = roster, matched.unmatched
     if recorder.book is not None:
+        earlier = {s.id for s in stored_roster(recorder.book) or ()}
         save_roster(recorder.book, roster)
         # what was recorded under a submission's own name before the roster came
         named, ids = {path: name for name, path in submissions}, {s.id for s in roster}
         renamed = [(named[p], sid) for sid, p in matched.submissions if named[p] not in ids]
-        # and under an id an earlier roster spelled in another case (`S001`, now `s001`)
+        # and under an id the roster before spelled in another case (`S001`, now `s001`):
+        # only its ids, never a student of no roster (`Ada` and `ada` were two of those)
         by_key = {same_student(sid): sid for sid in ids}
         renamed += [
             (name, by_key[same_student(name)])
-            for name in sorted(recorded_students(recorder.book))
+            for name in sorted(recorded_students(recorder.book) & earlier)
             if name not in ids and same_student(name) in by_key
         ]
         carry_records(recorder.book, renamed)
@@ -218,6 +221,7 @@ def _others(
 def _when_handed(
     submissions: Sequence[tuple[str, Path]],
     source: Path,
+    exported: Collection[Path],
     config: Config,
     recorder: Recorder,
     given: Mapping[str, datetime],
@@ -226,7 +230,8 @@ def _when_handed(
     """When each submission was handed in, and each student's extension; the students
     whose time is only their file's are listed in the batch. A Blackboard time without the
     course's `time_zone:` is read at the offset of the due date of the assignment graded
-    (`specs`: the one asked for, else the course's, the first with a late policy)."""
+    (`specs`: the one asked for, else the course's, the first with a late policy).
+    `exported`: the notebooks that were the class folder's own entries, whose LMS names count."""
     extensions = read_course_extensions(config.path.parent)
     named = [base_of(student) for student, _ in submissions]
     recorder.extensions = extensions.matched(named)
@@ -240,9 +245,9 @@ def _when_handed(
         if base_of(student) != student:  # another notebook of a student's
             keys = (path.stem, base_of(student))
         used.update(same_student(key) for key in keys)
-        handed = handed_in(keys, path, source, given, zone, course_zone)
+        handed = handed_in(keys, path, source, given, zone, course_zone, path in exported)
         if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
-            names = (student, *recorder.former.get(student, ()), *keys)
+            names = (student, *recorder.former.get(base_of(student), ()), *keys)
             handed = given_before(recorder.book, names, path, only) or handed
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):

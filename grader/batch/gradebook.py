@@ -276,6 +276,13 @@ class Gradebook:
         )
         return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
+    def not_graded_of(self, assignment: str) -> set[str]:
+        """The students with a submission of `assignment` itself (not of an unknown one)
+        recorded as not graded: newer than any graded one of it (a graded one removes it)."""
+        self.flush()
+        rows = self.db.execute("SELECT student FROM ungraded WHERE assignment=?", (assignment,))
+        return {str(row[0]) for row in rows}
+
     def count(self) -> int:
         """How many graded submissions the gradebook holds, queued ones included."""
         self.flush()

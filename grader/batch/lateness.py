@@ -265,12 +265,14 @@ def handed_in(
     given: Mapping[str, datetime],
     zone: datetime,
     course_zone: tzinfo | None = None,
+    exported: bool | None = None,
 ) -> Handed:
     """When the submission at `path` (found under the class folder `source`, known by `keys`:
     its roster id and the name it was found under) was handed in. Blackboard's local times
     are read in `course_zone` (the config's `time_zone:`), each with the offset of its own
     day; without one, with the offset of `zone` (the due date). The LMS's names are read
-    only for a file directly in `source` (an export's layout, never a student's own name)."""
+    only for a file of the export itself (`exported`; by default, one directly in `source`),
+    never for a notebook a student named inside a folder."""
     for key in keys:
         if key in given:
             return Handed(given[key], GIVEN)
@@ -279,7 +281,8 @@ def handed_in(
     for key in keys:
         if folded(key) in loose:
             return Handed(loose[folded(key)], GIVEN)
-    exported = path.parent == source
+    if exported is None:
+        exported = path.parent == source
     if exported and (local := _blackboard_time(path)) is not None:
         where = course_zone or zone.tzinfo
         return Handed(local.replace(tzinfo=where), "the Blackboard file name")

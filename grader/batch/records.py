@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.roster import COLUMNS, Student, course_roster
+from grader.errors import GraderError
 from grader.render.escape import folded
 
 TOTAL = ""  # the target of an override of the whole assignment
@@ -89,7 +90,10 @@ def roster_drift(course: Path, stored: Sequence[Student] | None) -> str:
     last graded with does not (or has none): what is made from the gradebook covers the
     stored one, and `grader grade` again takes the new one. "" when nothing differs so, or
     the course has no roster."""
-    current = course_roster(course)
+    try:
+        current = course_roster(course)
+    except GraderError as exc:  # the export reads the stored roster: it is still made
+        return f"{exc} (the roster the gradebook was last graded with is used)"
     if current is None:
         return ""
     held = {folded(s.id) for s in stored or ()}

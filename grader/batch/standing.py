@@ -176,17 +176,20 @@ def book_results(
     latest: Iterable[tuple[str, Report]] | None = None,
 ) -> tuple[dict[str, Result], dict[str, str]]:
     """Each student's result the gradebook holds for the assignment, by student: the latest
-    submission's, as a batch's grades.csv has it (a notebook that could not be graded,
-    after a graded one, is its problem and 0, not the earlier grade: a not-graded row is
-    removed whenever one of the student's is graded, so one held is the newer); and the file
-    each problem is about (see `from_gradebook` for `whole` and `latest`)."""
+    submission's, as a batch's grades.csv has it (a notebook of this assignment that could
+    not be graded, after a graded one, is its problem and 0, not the earlier grade: a
+    not-graded row is removed whenever one of the student's is graded, so one held is the
+    newer; one of no known assignment only stands for a student with no grade); and the
+    file each problem is about (see `from_gradebook` for `whole` and `latest`)."""
     unreadable = book.unreadable(assignment)
+    newer = book.not_graded_of(assignment)
     results: dict[str, Result] = {}
     for student, report in book.each_latest(assignment) if latest is None else latest:
         results[student] = (student, report if whole else scores_only(report), "")
-    for student, _, problem in unreadable:
+    shown = [row for row in unreadable if row[0] in newer or row[0] not in results]
+    for student, _, problem in shown:
         results[student] = (student, None, problem)
-    return results, {student: path for student, path, _ in unreadable}
+    return results, {student: path for student, path, _ in shown}
 
 
 def write_grades(

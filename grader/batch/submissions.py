@@ -44,9 +44,11 @@ class Found:
     problems: list[str]
     # The student's other notebooks, by the one chosen (graded too under `keep: best`).
     others: dict[Path, list[Path]] = field(default_factory=dict)
-    # The folder listed (a .zip's: where it was unpacked): an LMS's names are read only for
-    # its own files (lateness.handed_in), never for a notebook a student named in a folder.
+    # The folder listed (a .zip's: where it was unpacked), and the notebooks that were its own
+    # entries (a link's: where it leads): an LMS's names are read only for those
+    # (lateness.handed_in), never for a notebook a student named inside a folder.
     folder: Path | None = None
+    direct: frozenset[Path] = frozenset()
 
 
 _ATTEMPT = re.compile(r"^(?P<head>.+?_.+?)_attempt_(?P<order>[\d-]+)(?:_.*)?$")
@@ -144,6 +146,7 @@ def find_submissions(
             "rename the folder (or the one it is in) and run again"
         )
     found: dict[str, list[tuple[str, Path]]] = {}
+    direct: set[Path] = set()
     ours = _written_by_us(source, out)
     items = sorted(source.iterdir())
     prefix = blackboard_prefix(i.name for i in items if not i.is_dir())
@@ -175,6 +178,7 @@ def find_submissions(
                 problems.append(f"{item.name}: {NOT_A_FILE}")
             else:  # a link to nothing is graded: "no such file", as an unreadable one
                 found.setdefault(student, []).append((order, path))
+                direct.add(path)
         else:
             problems.append(f"{item.name}: not a notebook (.ipynb) or script (.py); skipped")
     chosen = []
@@ -201,7 +205,7 @@ def find_submissions(
         chosen.append((student, candidates[-1]))
     if not chosen and not problems:
         problems.append(f"{source}: no submissions found (the folder is empty)")
-    return Found(chosen, problems, others, source)
+    return Found(chosen, problems, others, source, frozenset(direct))
 
 
 HIDDEN = "a hidden file (its name starts with '.'); skipped: rename it to grade it"

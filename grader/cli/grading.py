@@ -271,13 +271,13 @@ def grade(
         written = write_outputs(outcome, out, batch, database)
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
         if held := also_held(out, outcome.spec.id, database):
-            aid, named = outcome.spec.id, ", ".join(held)
+            aid, named, db = outcome.spec.id, ", ".join(held), " --db URL" * bool(database)
             click.echo(
                 f"note: the gradebook in {out} holds {named} too: grades.csv, report.html and "
-                f"the feedback pages written now are {aid}'s (the gradebook keeps both: "
-                f"`grader report {out} -a {held[0]}` and `grader export -a {held[0]}` still "
-                "read it); grade each assignment into an --out of its own to keep each "
-                "one's files",
+                f"the feedback pages written now are {aid}'s; the gradebook keeps both "
+                f"(`grader export --format csv --results {out}{db} -a {held[0]} --out "
+                f"{held[0]}.csv` still exports {held[0]}); grade each assignment into an "
+                "--out of its own to keep each one's files",
                 err=True,
             )
     if batch.faults:

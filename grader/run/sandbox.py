@@ -55,7 +55,7 @@ Ending = Literal[
     "time_limit",  # past the submission's time limit
     "silent",  # stopped answering for longer than any cell may take
     "cpu_limit",  # used up its CPU time
-    "killed",  # SIGKILL: memory or time
+    "killed",  # SIGKILL: memory, a signal from outside, or the grader's stop for its output
     "crashed",  # another signal
     "sandbox_fault",  # the sandbox could not be set up (ours)
     "files_fault",  # the course's files could not be put in place (ours)
@@ -352,7 +352,7 @@ class Child:
         for kill in (os.killpg, os.kill):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(self.pid, signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
+        _, status, usage = os.wait4(self.pid, 0)
         if self.set_up and (signum := default_signals.marked_signal(buffer, status)):
             # Ended by a signal the kernel does not deliver to a PID namespace's first process
             # (default_signals.py): the wait status and the bytes of one it ended.
@@ -364,9 +364,13 @@ class Child:
                 f"the notebook stopped answering for {self.silence:g} s, longer than any cell "
                 "or function may take (it kept running past its time limit), and was stopped"
             )
+        elif not run.finished and run.wire_error and _killed(status):  # above, by us
+            run.ending = "killed"
+            run.exit_description = "the grader stopped the notebook's process"
         elif not run.finished:
+            cpu = usage.ru_utime + usage.ru_stime
             run.ending, run.exit_description = _describe_exit(
-                status, run.timed_out, self.limits, self.set_up
+                status, run.timed_out, self.limits, self.set_up, cpu
             )
         if self.workdir:
             import shutil
@@ -374,26 +378,35 @@ class Child:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-# SIGKILL from nothing the grader can name: the kernel's OOM killer (the student's processes
-# go first) or a signal from outside (an administrator, a service stopping). Not provably
-# the notebook's doing, so a rerun grades the notebook again instead of keeping this zero.
+# SIGKILL from nothing the grader can name (not its time or CPU limit, not its own stop): the
+# kernel's OOM killer (the student's processes go first) or a signal from outside (an
+# administrator, a service stopping). Not provably the notebook's doing, so a batch grades
+# the notebook again at its next run instead of keeping this zero (grade._unchanged).
 UNEXPLAINED_KILL = (
-    "the notebook's process was killed (a memory limit, or a signal from outside the "
-    "grader; the next run grades it again)"
+    "the notebook's process was killed by a signal the grader did not send (a memory "
+    "limit, or from outside the grader)"
 )
 
 
+def _killed(status: int) -> bool:
+    """Whether a wait status is a SIGKILL's."""
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
 def _describe_exit(
-    status: int, timed_out: bool, limits: Limits, set_up: bool = False
+    status: int, timed_out: bool, limits: Limits, set_up: bool = False, cpu: float = 0.0
 ) -> tuple[Ending, str]:
     """How a child ended; an exit code of ours (SANDBOX_FAILED, FILES_FAILED) counts as the
-    grader's fault only from a child that never said it was set up."""
+    grader's fault only from a child that never said it was set up. `cpu`: the seconds of
+    CPU it used (a SIGKILL at its CPU limit's hard end is that limit's, not unexplained)."""
     if timed_out:
         text = f"the notebook did not finish within the {limits.submission:g} s time limit"
         return "time_limit", text
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
+            return "cpu_limit", "the notebook used up its CPU-time limit"
+        if sig == signal.SIGKILL and cpu >= int(limits.submission) + 1:  # _limit_child's
             return "cpu_limit", "the notebook used up its CPU-time limit"
         if sig == signal.SIGKILL:
             return "killed", UNEXPLAINED_KILL
