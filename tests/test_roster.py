@@ -106,6 +106,18 @@ def course_with_roster(tmp_path: Path, roster: str) -> Path:
     return course
 
 
+def s1_graded(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """A course whose roster is s1 alone, s1's notebook graded into OUT: (course, OUT, the
+    grade command without --out)."""
+    course = course_with_roster(tmp_path, "id,name\ns1,Ada Lovelace\n")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    write_notebook(folder / "s1.ipynb", students.cells())
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    return course, out, command
+
+
 @pytest.mark.slow
 def test_a_student_added_to_the_roster_after_grading_is_named_by_export_and_override(
     tmp_path: Path,
@@ -113,12 +125,7 @@ def test_a_student_added_to_the_roster_after_grading_is_named_by_export_and_over
     """Export and override read the roster the gradebook was graded with: a student added to
     roster.csv since was silently missing from the export, and `override` said only "no such
     student on the roster" of a student the roster plainly holds."""
-    course = course_with_roster(tmp_path, "id,name\ns1,Ada Lovelace\n")
-    folder, out = tmp_path / "class", tmp_path / "out"
-    folder.mkdir()
-    write_notebook(folder / "s1.ipynb", students.cells())
-    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
-    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    course, out, command = s1_graded(tmp_path)
     where = ["--results", str(out), "--course", str(course)]
     export = ["export", "--format", "csv", "--out", "-", *where]
     quiet = CliRunner().invoke(main, export)
@@ -298,12 +305,7 @@ def test_export_is_made_from_the_stored_roster_when_roster_csv_cannot_be_read(
 ) -> None:
     """The note on students added to roster.csv read the file: saved with `;` it stopped an
     export that needs only the roster stored in the gradebook."""
-    course = course_with_roster(tmp_path, "id,name\ns1,Ada Lovelace\n")
-    folder, out = tmp_path / "class", tmp_path / "out"
-    folder.mkdir()
-    write_notebook(folder / "s1.ipynb", students.cells())
-    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
-    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    course, out, _ = s1_graded(tmp_path)
     (course / "roster.csv").write_text("id;name\ns1;Ada Lovelace\n")
     export = ["export", "--format", "csv", "--out", "-", "--results", str(out)]
     done = CliRunner().invoke(main, [*export, "--course", str(course)])
