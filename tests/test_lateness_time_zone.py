@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import json
+import time
+import zipfile
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -70,3 +72,34 @@ def test_grading_charges_the_hours_late_in_the_course_s_time_zone(tmp_path: Path
     # 03:30+02:00 is 2 h 31 min after 23:59+01:00: three started hours (four at +01:00).
     assert float(row["late_penalty"]) == 30, row
     assert "2026-03-29T03:30+02:00" in row["lateness"]
+
+
+@pytest.mark.slow
+def test_a_zip_entrys_time_is_read_in_the_courses_time_zone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A zip keeps local times without a zone: they were read in the grading machine's (UTC
+    on a CI runner), an hour later than the course's Berlin, an hour more of penalty. An
+    entry whose date is no date (month 0) is still unpacked."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        config = course(tmp_path, time_zone="Europe/Berlin")
+        notebook = write_notebook(tmp_path / "bo.ipynb", students.cells())
+        archive = tmp_path / "export.zip"
+        with zipfile.ZipFile(archive, "w") as bundle:
+            # 00:30 in Berlin on 29 March: 31 minutes late, 10% (read as UTC: 91, 20%)
+            entry = zipfile.ZipInfo("bo.ipynb", date_time=(2026, 3, 29, 0, 30, 0))
+            bundle.writestr(entry, notebook.read_bytes())
+            bundle.writestr(zipfile.ZipInfo("cy.ipynb", (1980, 0, 0, 0, 0, 0)), "{}")
+        out = tmp_path / "out"
+        command = ["grade", str(archive), "--config", str(config), "-a", "self_attention"]
+        done = CliRunner().invoke(main, [*command, "--out", str(out)])
+        assert done.exit_code == 1, done.output  # cy's "{}" is no notebook
+        with (out / "grades.csv").open(encoding="utf-8") as handle:
+            rows = {row["student"]: row for row in csv.DictReader(handle)}
+        assert float(rows["bo"]["late_penalty"]) == 10, rows["bo"]["lateness"]
+        assert "cy" in rows
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -100,7 +100,7 @@ def grade_batch(
             exercises = [a.exercise for a in config.assignments.values() if a.exercise]
             untouched = {file_hash(path) for path in exercises if path.is_file()}
             best = any(spec.keep == "best" for spec in specs)
-            found = find_submissions(source, scratch, out, untouched, best)
+            found = find_submissions(source, scratch, out, untouched, best, config.zone())
             if not found.submissions and not found.others:  # a wrong folder, most likely
                 said = [p.removeprefix(f"{source}: ") for p in found.problems[:3]]
                 raise UsageError(f"{source}: nothing to grade: {'; '.join(said) or 'no file'}")

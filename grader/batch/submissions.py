@@ -22,6 +22,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
 from pathlib import Path, PurePosixPath
 
 from grader.course.notebook import has_invalid_text, valid_text
@@ -124,16 +125,18 @@ def find_submissions(
     out: Path | None = None,
     untouched: Collection[str] = (),
     best: bool = False,
+    zone: tzinfo | None = None,
 ) -> Found:
     """Every student's notebook under `source` (a folder, or a .zip unpacked into `scratch`);
     the output folder `out` and what the grader writes there are passed over. `untouched`:
     the SHA-256 of the exercise notebooks, never preferred among a student's notebooks.
     Each student's latest notebook (by the export's order, then name) is chosen; `best`: the
-    others are graded too and the best kept (the line about them says so)."""
+    others are graded too and the best kept (the line about them says so). `zone`: the
+    course's time zone, which a .zip's entry times (local, without a zone) are read in."""
     if source.is_file() and source.suffix == ".zip":
         if scratch is None:
             raise ValueError("a .zip needs a scratch folder to be unpacked into")
-        source, problems = unpack(source, scratch)
+        source, problems = unpack(source, scratch, zone)
     else:
         problems = []
     if not source.is_dir():
@@ -295,11 +298,12 @@ def _written_by_us(source: Path, out: Path | None) -> Callable[[Path], bool]:
     return ours
 
 
-def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:
+def unpack(archive: Path, scratch: Path, zone: tzinfo | None = None) -> tuple[Path, list[str]]:
     """Extract a zip safely: no absolute paths, no `..`, no more than MAX_ZIP_BYTES. An entry
     that cannot be unpacked (a file and a folder of the same name, an encrypted file) is
     skipped with a line, and every other entry is unpacked: one bad entry never stops a class.
-    Returns the folder of submissions and those lines."""
+    Each file keeps its entry's time, a local time read in `zone` (the course's), else in
+    this machine's. Returns the folder of submissions and those lines."""
     target = scratch / "unpacked"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
@@ -313,7 +317,7 @@ def unpack(archive: Path, scratch: Path) -> tuple[Path, list[str]]:
                 f"{valid_text(m.filename)}: {OUTSIDE}" for m in members if not _safe_parts(m)
             ]
             for member in kept:
-                if problem := _extract(bundle, member, target):
+                if problem := _extract(bundle, member, target, zone):
                     problems.append(problem)
     except zipfile.BadZipFile as exc:
         raise UsageError(f"{archive}: not a valid zip file ({exc})") from None
@@ -381,7 +385,9 @@ _ENTRY_ERRORS = (
 )
 
 
-def _extract(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str | None:
+def _extract(
+    bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, zone: tzinfo | None = None
+) -> str | None:
     """Unpack one entry; None when done, else the line that says why it was skipped."""
     destination = target.joinpath(*_safe_parts(member))
     try:
@@ -389,13 +395,23 @@ def _extract(bundle: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> 
         with bundle.open(member) as src, destination.open("wb") as dst:
             shutil.copyfileobj(src, dst)
         # The entry's own time (when the LMS wrote it), for a submission time of last resort.
-        stamp = time.mktime((*member.date_time, 0, 0, -1))
+        stamp = _entry_time(member.date_time, zone)
         os.utime(destination, (stamp, stamp))
     except _ENTRY_ERRORS as exc:
         with contextlib.suppress(OSError):
             destination.unlink()  # a half-written file would be graded as a submission
         return f"{member.filename}: could not be unpacked ({exc}); skipped"
     return None
+
+
+def _entry_time(fields: tuple[int, int, int, int, int, int], zone: tzinfo | None) -> float:
+    """A zip entry's time (local, as the LMS's machine wrote it) as a timestamp: read in the
+    course's `zone`, else this machine's; a date no calendar holds (month 0) as mktime
+    makes it, never a reason to skip the file."""
+    if zone is not None:
+        with contextlib.suppress(ValueError):
+            return datetime(*fields, tzinfo=zone).timestamp()
+    return time.mktime((*fields, 0, 0, -1))
 
 
 def _loops(item: Path) -> bool:
