@@ -204,3 +204,31 @@ def test_a_cluster_worker_without_the_sandbox_is_refused_under_auto(tmp_path: Pa
     finally:
         for process in processes:
             stop(process)
+
+
+# A task of Dask's left with its exception (as a cancelled gather's waits are, once the last
+# worker left), and one of anyone else's, both never retrieved; then asyncio's word at exit.
+UNRETRIEVED = (
+    "import asyncio, gc, sys\n"
+    "from distributed.client import AllExit\n"
+    "from grader.batch import cluster\n"
+    "if sys.argv[1] == 'quiet':\n"
+    "    cluster._quiet_dask()\n"
+    "async def fails(exc):\n"
+    "    raise exc\n"
+    "async def main():\n"
+    "    for exc in (AllExit(), ValueError('not a Dask task')):\n"
+    "        asyncio.ensure_future(fails(exc))\n"
+    "    await asyncio.sleep(0.1)\n"
+    "asyncio.run(main())\n"
+    "gc.collect()\n"
+)
+
+
+@pytest.mark.parametrize("quiet", ["quiet", "loud"])
+def test_a_dask_task_left_with_its_exception_says_nothing_once_connected(quiet: str) -> None:
+    err = subprocess.run(
+        [sys.executable, "-c", UNRETRIEVED, quiet], capture_output=True, text=True, check=True
+    ).stderr
+    assert "ValueError: not a Dask task" in err  # another's still said
+    assert ("AllExit" in err) == (quiet == "loud")

@@ -301,11 +301,7 @@ class ClusterPool(Pool):
 def _connect(address: str) -> Client:
     """A client of the scheduler at `address` that has a worker at least; UsageError (one
     line) when there is none."""
-    # The grader says in one line what went wrong with the cluster: Dask's own log of a lost
-    # connection (tracebacks, on stderr) would bury it.
-    for name in ["distributed", *logging.root.manager.loggerDict]:
-        if name.split(".")[0] == "distributed":
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+    _quiet_dask()
     client = _client(address)
     try:
         client.wait_for_workers(1, timeout=WORKERS_SECONDS)
@@ -313,6 +309,28 @@ def _connect(address: str) -> Client:
         client.close()
         raise UsageError(f"--cluster {address}: no Dask worker joined it ({exc})") from None
     return client
+
+
+def _quiet_dask() -> None:
+    """The grader says in one line what went wrong with the cluster: Dask's own log of a lost
+    connection (tracebacks, on stderr) would bury it. That includes asyncio's word on a task
+    of Dask's left with its exception at the end (the waits a cancelled gather leaves when the
+    last worker is gone: 'Task exception was never retrieved', distributed.client.AllExit)."""
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] == "distributed":
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    quiet = logging.getLogger("asyncio")
+    if not any(isinstance(each, _DaskTaskEnded) for each in quiet.filters):
+        quiet.addFilter(_DaskTaskEnded())
+
+
+class _DaskTaskEnded(logging.Filter):
+    """Drops asyncio's records of an exception raised by Dask's own code; others pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for an exception of a `distributed` module."""
+        exc = record.exc_info[1] if record.exc_info else None
+        return exc is None or type(exc).__module__.split(".")[0] != "distributed"
 
 
 def _client(address: str) -> Client:
