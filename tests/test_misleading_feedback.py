@@ -369,8 +369,8 @@ def test_a_boolean_mask_where_the_additive_one_is_expected_is_said(
     source = "def causal_mask(L):\n    return np.triu(np.ones((L, L), dtype=bool), k=1)\n"
     result = masked(tmp_path, config, "causal_mask", source)
     assert result.status == "failed"
-    said = [m for m in result.messages if m.startswith("1 (True) exactly where -inf")]
-    assert said and "np.where(mask, -np.inf, 0.0)" in said[0], result.messages
+    said = [m for m in result.messages if m.startswith("1 (or True) exactly where -inf")]
+    assert said and "np.where(mask == 1, -np.inf, 0.0)" in said[0], result.messages
     expected = np.array([[0.0, -np.inf], [0.0, 0.0]])
     assert booleans_for_infinities(np.array([[0.0, 1.0], [0.0, 0.0]]), expected) is not None
     assert booleans_for_infinities(np.array([[1.0, 0.0], [0.0, 0.0]]), expected) is None

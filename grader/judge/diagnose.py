@@ -26,8 +26,9 @@ from grader.judge.fingerprints import Fingerprint
 from grader.judge.normalisers import CHAINS, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
 from grader.judge.normalisers import Answer as Answer
+from grader.judge.number_patterns import swapped_infinities
 from grader.judge.pair_store import pairs_of
-from grader.judge.relation_sentences import error_sentences, relation_sentences
+from grader.judge.relation_sentences import answered_pairs, error_sentences, relation_sentences
 from grader.judge.shown import is_derived, told
 from grader.judge.static import FunctionSource, Hint, HintKind
 from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
@@ -37,11 +38,16 @@ from grader.run.wire import Seq, Value
 # Mistakes the grader names from a static hint whatever the course: changing an argument in
 # place, reading a notebook global. A course's own such mistakes are catalogued with
 # `requires=` (and, for their words, `static=`).
-GENERIC_STATIC: dict[str, HintKind] = {"mutates_input": "mutates", "uses_global": "global"}
+GENERIC_STATIC: dict[str, HintKind] = {
+    "mutates_input": "mutates",
+    "uses_global": "global",
+    "none_compared": "none_compared",  # `if mask != None:`: an array has no one truth value
+}
 # The order in which mistakes found by static hints are named.
 STATIC_ORDER: tuple[HintKind, ...] = (
     "mutates",
     "truthiness",
+    "none_compared",
     "discarded",
     "literal_divisor",
     "global",
@@ -153,9 +159,16 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         return Diagnosis(base.mistakes, (Finding("relation", note), *base.findings), base.location)
     if ev.failing_callees:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
+    if swapped := swapped_infinities(answered_pairs(ev)):
+        base = _static_only(ev, [], [])
+        place = base.location or (ev.function.first_line(_INF.search) if ev.function else None)
+        return Diagnosis(base.mistakes, (Finding("relation", swapped), *base.findings), place)
     if derived := _mutant(ev):
         return derived
     return relation_sentences(ev, _static_only(ev, [], []))
+
+
+_INF = re.compile(r"\binf\b")  # a line that writes an infinity
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:
@@ -266,6 +279,8 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
                 chosen.setdefault(mistake.id, mistake)
         if kind == "global":
             chosen.setdefault("uses_global", catalogue.get("uses_global"))
+        if kind == "none_compared":
+            chosen.setdefault("none_compared", catalogue.get("none_compared"))
     for named in list(chosen.values()):
         if named is not None and named.replaces:
             chosen.pop(named.replaces, None)  # explained by this one: not named beside it
@@ -306,6 +321,14 @@ def _explain(
             "data is changed too. Work on a copy (`x = x - m` instead of `x -= m`)."
         )
         return _placed(mistake_id, hint.location if hint else None, general, None)
+    if mistake_id == "none_compared" and hint:
+        meant = f"{hint.name} is not None" if "!=" in hint.text else f"{hint.name} is None"
+        general = (
+            f"`{hint.text}` compares each entry of an array `{hint.name}` with None, and the "
+            f"array of answers it gives has no single truth value (NumPy raises): test "
+            f"`{meant}` instead"
+        )
+        return _placed(mistake_id, hint.location, general, None)
     if mistake_id == "uses_global" and hint:
         names = sorted({f"`{h.name}`" for h in ev.hints if h.kind == "global"})
         which = f"global {names[0]}" if len(names) == 1 else f"globals {', '.join(names)}"

@@ -3,7 +3,7 @@
 A list whose items are the running totals of the expected items was summed into one
 accumulator that no pass of the loop resets; values that are all whole numbers where the
 expected ones are not went through a floor division (`//`) or an `int(…)`; ones where an
-additive mask's infinities belong are a boolean mask (True/False) returned as it is.
+additive mask's infinities belong are a 0/1 or True/False mask returned as it is.
 """
 
 from __future__ import annotations
@@ -91,6 +91,32 @@ def booleans_for_infinities(got: np.ndarray, expected: np.ndarray) -> str | None
         return None
     sign = "-" if (expected[infinite] < 0).all() else ""
     return (
-        f"1 (True) exactly where {sign}inf is expected, 0 elsewhere: a boolean mask where the "
-        f"mask to add is meant; turn it into numbers: `np.where(mask, {sign}np.inf, 0.0)`"
+        f"1 (or True) exactly where {sign}inf is expected, 0 elsewhere: the mask marks the "
+        f"right places, but it is added to the scores, so those places must hold {sign}inf "
+        f"themselves: `np.where(mask == 1, {sign}np.inf, 0.0)`"
+    )
+
+
+def swapped_infinities(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> str | None:
+    """In every pair, ±inf exactly where 0 is expected and 0 exactly where ±inf is: an
+    additive mask the wrong way round (said so rather than as a transpose and a shifted
+    diagonal, which give the same numbers)."""
+    signs: set[str] = set()
+    for got, expected in pairs:
+        if got.shape != expected.shape or got.size == 0:
+            return None
+        hidden = np.isinf(expected)
+        if not (expected[~hidden] == 0).all() or np.isnan(got).any():
+            return None
+        if not np.array_equal(np.isinf(got), ~hidden) or not (got[hidden] == 0).all():
+            return None
+        if not hidden.all():
+            signs.add("-" if (got[~hidden] < 0).all() else "+" if (got[~hidden] > 0).all() else "±")
+    if len(signs) != 1 or not any(np.isinf(expected).any() for _, expected in pairs):
+        return None
+    sign = signs.pop().replace("+", "")
+    return (
+        f"{sign}inf exactly where 0 is expected and 0 exactly where {sign}inf is expected: the "
+        "mask is the wrong way round, hiding what should be seen and showing what should be "
+        "hidden; swap its two values"
     )

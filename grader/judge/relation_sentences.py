@@ -5,6 +5,8 @@ NumPy's errors in the failing calls mean.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from grader.judge import loop_bounds, number_patterns, relations, returns, static
@@ -30,14 +32,23 @@ def error_sentences(ev: Evidence) -> list[str]:
         if place and line and (told := relations.elementwise_not_matmul(message, line)):
             found.append(f"{told} ({place.describe()})")
             break
+    if any(_INFINITE_INTEGER.search(message) for message in ev.errors):
+        found.append(
+            "an array of integers cannot hold inf or NaN: make it an array of floats "
+            "(`np.zeros(shape)` and `np.full(shape, 0.0)` make floats; leave out `dtype=int`)"
+        )
     return found
+
+
+# NumPy's words for putting inf or NaN into an integer array (OverflowError, ValueError).
+_INFINITE_INTEGER = re.compile(r"cannot convert float (?:infinity|NaN) to integer")
 
 
 def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
     """`base` with what the numbers and the code show said after it (generic relations)."""
     sentences = []
     place = base.location  # where the feedback points: a relation's static evidence, if any
-    pairs = _pairs(ev)
+    pairs = answered_pairs(ev)
     told, place, whole = _number_sentences(ev, pairs, place)
     sentences += told
     sums_axis = ev.spec.sums_to_one
@@ -135,7 +146,7 @@ def _code_sentences(
     return sentences, place, bool(totals)
 
 
-def _pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
+def answered_pairs(ev: Evidence) -> list[tuple[np.ndarray, np.ndarray]]:
     """(student, reference) arrays of the failing cases that answered with numbers."""
     pairs = []
     for answer, expected, ok in zip(ev.answers, ev.reference.outputs, ev.passed, strict=True):

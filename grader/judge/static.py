@@ -32,6 +32,7 @@ HintKind = Literal[
     "mutates",
     "truthiness",
     "fixed_index",
+    "none_compared",
 ]
 
 
@@ -194,6 +195,23 @@ def _aliases(nodes: list[ast.AST], params: set[str]) -> dict[str, str]:
     return {local: param for local, param in found.items() if local not in computed}
 
 
+def _none_compared(test: ast.expr, params: set[str]) -> list[tuple[ast.Compare, str]]:
+    """The comparisons `p == None` and `p != None` of a parameter in a test: for an array
+    they compare each entry with None, and the array that gives has no single truth value."""
+    found = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        if not isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            continue
+        sides = [node.left, node.comparators[0]]
+        nones = [isinstance(s, ast.Constant) and s.value is None for s in sides]
+        names = [s.id for s in sides if isinstance(s, ast.Name) and s.id in params]
+        if any(nones) and names:
+            found.append((node, names[0]))
+    return found
+
+
 def _is_pure_call(call: ast.Call) -> bool:
     if any(k.arg == "out" for k in call.keywords):
         return False  # `np.exp(x, out=x)` writes its result: nothing is thrown away
@@ -307,6 +325,9 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
             test = test.operand
         if isinstance(test, ast.Name) and test.id in params:
             hints.append(Hint("truthiness", at(node), text(test), test.id))
+        if test is not None:
+            hints += [Hint("none_compared", at(node), text(c), name)
+                      for c, name in _none_compared(test, params)]  # fmt: skip
         if (root := _changed_in_place(node)) and (root in params or root in aliases):
             hints.append(Hint("mutates", at(node), text(node), aliases.get(root, root)))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):

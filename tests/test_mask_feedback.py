@@ -1,0 +1,84 @@
+"""Feedback on masks that a generated or catalogued mistake described in misleading words
+(red-team r31): a mask compared with None, a mask made of integers, a 0/1 mask of numbers,
+a mask the wrong way round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_misleading_feedback import masked
+
+from grader.course.config import Config
+
+
+def test_a_mask_compared_with_none_is_told_to_use_is_not(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    scaled = q @ k.T / np.sqrt(q.shape[-1])\n"
+        "    if mask != None:\n"
+        "        scaled = scaled + mask\n"
+        "    attention = softmax(scaled)\n"
+        "    return attention @ v, attention\n"
+    )
+    result = masked(tmp_path, config, "scaled_dot_product_attention", source)
+    assert result.status == "error"
+    assert "none_compared" in result.mistakes, result.messages
+    said = [m for m in result.messages if "`mask != None`" in m]
+    assert said and "`mask is not None`" in said[0], result.messages
+    assert result.location is not None and result.location.line == 3
+
+
+def test_a_none_compared_where_it_is_no_parameter_names_no_mistake(
+    tmp_path: Path, config: Config
+) -> None:
+    source = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    scaled = q @ k.T / np.sqrt(q.shape[-1] + 1)\n"
+        "    note = None\n"
+        "    if note == None and mask is not None:\n"
+        "        scaled = scaled + mask\n"
+        "    attention = softmax(scaled)\n"
+        "    return attention @ v, attention\n"
+    )
+    result = masked(tmp_path, config, "scaled_dot_product_attention", source)
+    assert result.status == "failed"
+    assert "none_compared" not in result.mistakes, result.messages
+
+
+def test_a_mask_of_integers_is_told_it_cannot_hold_infinity(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    mask = np.zeros((L, L), dtype=int)\n"
+        "    mask[np.triu_indices(L, k=1)] = -np.inf\n"
+        "    return mask\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert result.status == "error"
+    said = [m for m in result.messages if "integers cannot hold" in m]
+    assert said and "dtype" in said[0], result.messages
+
+
+def test_a_zero_one_mask_is_not_called_boolean(tmp_path: Path, config: Config) -> None:
+    # the wire carries numbers only: a mask of 1.0s and one of True are told alike, and
+    # neither is called what only one of them is
+    numbers = "def causal_mask(L):\n    return np.triu(np.ones((L, L)), k=1)\n"
+    flags = "def causal_mask(L):\n    return np.triu(np.ones((L, L), dtype=bool), k=1)\n"
+    for source in (numbers, flags):
+        result = masked(tmp_path, config, "causal_mask", source)
+        said = [m for m in result.messages if "exactly where -inf is expected" in m]
+        assert said and "boolean" not in said[0], result.messages
+        assert "np.where(mask == 1, -np.inf, 0.0)" in said[0]
+
+
+def test_a_mask_the_wrong_way_round_is_said_so(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    mask = np.full((L, L), -np.inf)\n"
+        "    mask[np.triu_indices(L, k=1)] = 0\n"
+        "    return mask\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert result.status == "failed"
+    assert "output_transposed" not in result.mistakes, result.messages
+    said = [m for m in result.messages if "the wrong way round" in m]
+    assert said and "-inf exactly where 0 is expected" in said[0], result.messages
