@@ -53,6 +53,9 @@ class Mistake:
     locate: str | None = None
     static: str | None = None  # the words for it when its static hint is found ({code})
     replaces: str | None = None  # a mistake id this one explains, not named beside it
+    # a derived mistake made in a helper the target calls: the helper's name, and `locate`
+    # for its own body (the mistake is placed there when the student's notebook has it)
+    within: tuple[str, str | None] | None = None
 
 
 @dataclass

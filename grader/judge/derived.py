@@ -62,7 +62,9 @@ _MAKERS = (
 # the catalogue's parsing): hashed as well, from the course package's folder.
 _COURSE_MAKERS = ("mistakes", "notebook", "parsing", "ipython")
 COURSE_SOURCES = Path(versions.__file__).parent  # grader/course/
-_MISTAKE_FIELDS = ("id", "target", "message", "hint", "function", "source", "requires", "locate")
+_MISTAKE_FIELDS = (
+    "id", "target", "message", "hint", "function", "source", "requires", "locate", "within",
+)  # fmt: skip
 
 
 def derived_mistakes(
@@ -507,11 +509,20 @@ def _fingerprints(
 ) -> tuple[str, list[Fingerprint]]:
     prints = []
     for i, entry in enumerate(header["prints"]):
-        fields = {k: entry[k] for k in _MISTAKE_FIELDS}
         outputs = values[str(i)]
         if not isinstance(outputs, Seq) or entry["origin"] not in ("inherited", "mutant"):
             raise ValueError("malformed cache entry")
-        mistake = Mistake(**fields)
-        also = tuple(Mistake(**{k: m[k] for k in _MISTAKE_FIELDS}) for m in entry["also"])
+        mistake = _mistake(entry)
+        also = tuple(_mistake(m) for m in entry["also"])
         prints.append(Fingerprint(mistake, outputs.items, None, entry["origin"], also))
     return str(header["target"]), prints
+
+
+def _mistake(entry: dict[str, Any]) -> Mistake:
+    """A cached mistake (JSON holds `within`'s pair as a list)."""
+    fields = {k: entry[k] for k in _MISTAKE_FIELDS}
+    within = fields["within"]
+    if within is not None:
+        name, pattern = within
+        fields["within"] = (str(name), None if pattern is None else str(pattern))
+    return Mistake(**fields)

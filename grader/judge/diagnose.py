@@ -342,6 +342,8 @@ def _explain(
         if hint
         else _locate(ev.function, mistake.locate if mistake else None, mistake_id)
     )
+    if not hint and mistake and mistake.locate and ev.function and where == ev.function.location():
+        where = _in_callees(ev, mistake.locate, mistake_id) or where  # in a helper of theirs
     thrown = next((h for h in ev.hints if h.kind == "discarded"), None)
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
@@ -370,6 +372,12 @@ def _derived_words(
     """A derived mistake's place and words: one twin value used for both is placed where the
     student's code does it (twin_values.py); words that quote the solution beyond what the
     student has seen are told in words of the kind, or of their own code (shown.py)."""
+    if inside := _in_helper(ev, mistake):
+        helper, spot = inside
+        line = helper.text_at(spot)
+        return spot, told(mistake_id, mistake.message, ev.shown, line) if ev.shown else (
+            mistake.message
+        )
     slip = twin_slip(ev.function) if mistake_id in TWIN_MISTAKES else None
     where = slip[0] if slip else where
     if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
@@ -381,6 +389,34 @@ def _derived_words(
     line = ev.function.text_at(where) if ev.function and where and body else None
     what = told(mistake_id, mistake.message, ev.shown, line)
     return where, slip[1] if slip and what != mistake.message else what
+
+
+def _in_callees(ev: Evidence, pattern: str, mistake_id: str) -> Location | None:
+    """Where `pattern` is found in the body of a function of the student's that the target
+    calls (not a graded one), in the order of the calls: a mistake found nowhere in the
+    target's own body is made in a helper of theirs (`one_head`, `project`)."""
+    assert ev.function is not None
+    called = [n.func.id for n in ev.function.nodes
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
+    for name in dict.fromkeys(called):
+        helper = ev.functions(name) if name != ev.spec.name else None
+        spot = _locate(helper, pattern, mistake_id) if helper else None
+        if helper and spot is not None and spot != helper.location():
+            return spot
+    return None
+
+
+def _in_helper(ev: Evidence, mistake: Mistake) -> tuple[FunctionSource, Location] | None:
+    """The student's helper a helper's derived mistake is made in, and its changed line, when
+    their notebook defines the helper under its name and the line is found in its body."""
+    if mistake.within is None:
+        return None
+    name, pattern = mistake.within
+    helper = ev.functions(name)
+    if helper is None or pattern is None:
+        return None
+    spot = _locate(helper, pattern, mistake.id)
+    return (helper, spot) if spot is not None and spot != helper.location() else None
 
 
 def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> Finding:

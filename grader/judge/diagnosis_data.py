@@ -4,7 +4,7 @@ what it says (`Diagnosis`: the mistakes named, the findings, the place).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from grader.course.cases import Case
@@ -43,6 +43,8 @@ class Evidence:
     fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
     # what the student has seen: a derived mistake quotes no code beyond it (None: no check)
     shown: Shown | None = None
+    # the notebook's functions, by name (a helper's mistake is placed in the helper's body)
+    functions: Callable[[str], FunctionSource | None] = field(default=lambda _name: None)
 
 
 @dataclass(frozen=True)

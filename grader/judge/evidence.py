@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 from grader.course.cases import PROBE_OFFSET, Case, CaseSet, probe_base
@@ -148,6 +149,7 @@ def explain(
     failing = {r.name for r in results if r.status != "passed"}
     global_names = notebook_globals(submission)
     stubs = exercise_stubs(assignment.exercise)
+    graded = frozenset(spec.name for spec in assignment.targets)
     seen = Shown(submission, assignment.exercise, assignment.solution)  # read when needed
     explained = []
     for result in results:
@@ -186,6 +188,7 @@ def explain(
             fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),
             early_stops=_in_target_code(submission, name, function, spec.variable, early_stops),
             shown=seen,
+            functions=partial(_helper, submission, graded),
         )
         found = diagnose(evidence)
         # The notebook's own sizes matter only to a diagnosis that names a global.
@@ -203,3 +206,8 @@ def explain(
             )
         )
     return tuple(explained)
+
+
+def _helper(submission: Submission, graded: frozenset[str], name: str) -> FunctionSource | None:
+    """The student's function `name` when it is no graded target (a helper of theirs)."""
+    return None if name in graded else find_function(submission, name)

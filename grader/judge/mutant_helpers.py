@@ -4,7 +4,8 @@ reference run with one mutant of the helper, or a pair of them, in the helper's 
 
 Each mistake's source is the helper's mutant, the functions between it and the target
 renamed to call it, and the target's reference renamed likewise. Its words say which helper
-changed; its place is the target's line that calls the helper. Nothing here runs code.
+changed; its place is the changed line of the student's helper of that name, else the target's
+line that calls the helper. Nothing here runs code.
 """
 
 from __future__ import annotations
@@ -140,5 +141,11 @@ def _through(
             variant.id, name, words + variant.message, "", outer, "\n\n".join(sources)
         )
         also = replace(second, target=name, message=words + second.message) if second else None
-        made.append((replace(mistake, locate=locate), also and replace(also, locate=locate)))
+        inner = (helper.name, variant.locate)
+        made.append(
+            (
+                replace(mistake, locate=locate, within=inner),
+                also and replace(also, locate=locate, within=(helper.name, also.locate)),
+            )
+        )
     return made
