@@ -23,7 +23,7 @@ from grader.judge.compare import agrees, stack
 from grader.judge.diagnosis_data import Diagnosis as Diagnosis
 from grader.judge.diagnosis_data import Evidence as Evidence
 from grader.judge.fingerprints import Fingerprint
-from grader.judge.normalisers import CHAINS, NoAnswer, apply_chain
+from grader.judge.normalisers import CHAINS, TRANSPOSED, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
 from grader.judge.normalisers import Answer as Answer
 from grader.judge.number_patterns import swapped_infinities
@@ -152,11 +152,8 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         borrowed = _resolve([f for f in found if f.via is not None], hint_kinds)
         if borrowed:
             return _static_only(ev, list(ids), [_borrowed(f) for f in borrowed])
-    if partial := _itemwise(ev):
-        items = ", ".join(f"[{k}]" for k in partial[0])
-        base = _static_only(ev, [], partial[1])
-        note = f"only element{'s' * (len(partial[0]) > 1)} {items} of the returned tuple is wrong"
-        return Diagnosis(base.mistakes, (Finding("relation", note), *base.findings), base.location)
+    if partial := _itemwise(ev, transposes=False):
+        return _items_wrong(ev, *partial)
     if ev.failing_callees:
         return _root_cause(ev, [], ev.failing_callees[0], proven=False)
     if swapped := swapped_infinities(answered_pairs(ev)):
@@ -165,6 +162,10 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         return Diagnosis(base.mistakes, (Finding("relation", swapped), *base.findings), place)
     if derived := _mutant(ev):
         return derived
+    # items of the tuple transposed: said once no mutant names it more closely (one that
+    # transposes the product an item is computed from, say)
+    if partial := _itemwise(ev, transposes=True):
+        return _items_wrong(ev, *partial)
     return relation_sentences(ev, _static_only(ev, [], []))
 
 
@@ -215,13 +216,56 @@ def _items(values: Sequence[object], k: int, n: int) -> list[Any] | None:
     return picked
 
 
-def _itemwise(ev: Evidence) -> tuple[list[int], list[Mistake]] | None:
-    """For tuple results: each wrong element explained by a variant's same element."""
+def _items_wrong(
+    ev: Evidence, wrong: list[int], named: list[Mistake], turned: list[int]
+) -> Diagnosis:
+    """The diagnosis of a tuple whose wrong items are each explained: by a variant's same
+    item, or as the expected item transposed (`turned`)."""
+    items = ", ".join(f"[{k}]" for k in wrong)
+    base = _static_only(ev, [], named)
+    several = len(wrong) > 1
+    only = (
+        f"only element{'s' * several} {items} of the returned tuple "
+        f"{'are' if several else 'is'} wrong"
+    )
+    notes = [Finding("relation", only)] if len(wrong) < _width(ev) else []
+    if turned:
+        notes.insert(0, _items_transposed(ev, turned))
+    said = (*notes, *base.findings)
+    ids = ("output_transposed", *base.mistakes) if turned else base.mistakes
+    place = base.location or next((f.location for f in said if f.location), None)
+    return Diagnosis(tuple(dict.fromkeys(ids)), said, place)
+
+
+def _width(ev: Evidence) -> int:
+    """How many items the reference's tuple has (0: it returns no tuple)."""
+    first = ev.reference.outputs[0]
+    return len(first.items) if isinstance(first, Seq) else 0
+
+
+def _items_transposed(ev: Evidence, turned: list[int]) -> Finding:
+    """The finding for tuple elements returned transposed, placed on the `return`."""
+    items = ", ".join(f"[{k}]" for k in turned)
+    several = len(turned) > 1
+    what = (
+        f"returns element{'s' * several} {items} of the tuple transposed: each row of the "
+        f"expected array{'s' * several} is a column of {'those' if several else 'that'} returned"
+    )
+    where = _locate(ev.function, None, "output_transposed")
+    at = f" ({where.describe()})" if where else ""
+    return Finding("mistake", f"output_transposed: {what}{at}.", "output_transposed", where,
+                   None, f"{what}.")  # fmt: skip
+
+
+def _itemwise(ev: Evidence, transposes: bool) -> tuple[list[int], list[Mistake], list[int]] | None:
+    """For tuple results: each wrong element explained by a variant's same element, or (when
+    `transposes`) as that element transposed (the third list)."""
     first = ev.reference.outputs[0]
     if not isinstance(first, Seq):
         return None
     n = len(first.items)
     wrong: list[int] = []
+    turned: list[int] = []
     mistakes: dict[str, Mistake] = {}
     for k in range(n):
         answers, expected = _items(ev.answers, k, n), _items(ev.reference.outputs, k, n)
@@ -236,11 +280,14 @@ def _itemwise(ev: Evidence) -> tuple[list[int], list[Mistake]] | None:
             and (outputs := _items(f.outputs, k, n)) is not None
             and _matches(ev, answers, outputs)
         ]
+        wrong.append(k)
+        if not found and transposes and _matches(ev, apply_chain(TRANSPOSED, answers), expected):
+            turned.append(k)
+            continue
         if not found:
             return None
-        wrong.append(k)
         mistakes.update((m.id, m) for m in found)
-    return (wrong, list(mistakes.values())) if wrong else None
+    return (wrong, list(mistakes.values()), turned) if wrong else None
 
 
 def _root_cause(ev: Evidence, ids: list[str], callee: str, proven: bool) -> Diagnosis:

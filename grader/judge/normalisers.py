@@ -38,6 +38,8 @@ def _swap(value: Value) -> Value | NoAnswer:
     return NO_ANSWER
 
 
+TRANSPOSED = (_transpose,)  # one item of a tuple returned transposed (diagnose._itemwise)
+
 # Structural explanations, cheapest first; each needed step is itself a named mistake.
 CHAINS: list[tuple[tuple[str, ...], tuple[Normaliser, ...]]] = [
     ((), ()),

@@ -1,5 +1,6 @@
-"""A mistake made in a helper of the student's own (`one_head`) is placed on the helper's line,
-not on the `def` of the target or the line that calls the helper (red-team r31)."""
+"""Feedback that r31 found vague or misplaced: a mistake made in a helper of the student's own
+(`one_head`) is placed on the helper's line, not on the target's `def` or its call; items of
+a returned tuple that are transposed are said so."""
 
 from __future__ import annotations
 
@@ -57,3 +58,32 @@ def test_a_catalogued_mistake_found_only_in_a_helper_is_placed_there(
     line = line_of("scores = keys.T @ queries")
     assert result.location is not None, result.messages
     assert (result.location.cell, result.location.line) == (cell, line), result.location
+
+
+SENTENCE = REPO / "tests" / "notebooks" / "sentence_attention" / "correct.ipynb"
+
+
+def projected(tmp_path: Path, config: Config, body: str) -> TargetResult:
+    """The correct sentence notebook with `project_qkv`'s body replaced; its result."""
+    notebook = nbformat.read(SENTENCE, as_version=4)
+    cell = next(c for c in notebook.cells if "def project_qkv" in c.source)
+    cell.source = "def project_qkv(X, W_q, W_k, W_v):\n" + body
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "sentence_attention")
+    return next(t for t in report.targets if t.name == "project_qkv")
+
+
+def test_items_of_a_tuple_returned_transposed_are_named(tmp_path: Path, config: Config) -> None:
+    every = "    Q = W_q.T @ X.T\n    K = W_k.T @ X.T\n    V = W_v.T @ X.T\n    return Q, K, V\n"
+    result = projected(tmp_path, config, every)
+    assert result.mistakes == ("output_transposed",), result.messages
+    said = [m for m in result.messages if m.startswith("output_transposed:")]
+    assert said and "elements [0], [1], [2] of the tuple transposed" in said[0], result.messages
+    assert "(cell" in said[0] and "line 5)" in said[0]  # the `return`
+    assert not any(m.startswith("only element") for m in result.messages)
+
+    # one item: the mutant that transposes its product names it more closely, and wins
+    one = "    Q = X @ W_q\n    K = (X @ W_k).T\n    V = X @ W_v\n    return Q, K, V\n"
+    result = projected(tmp_path, config, one)
+    assert result.mistakes == ("intermediate_transposed",), result.messages
