@@ -12,7 +12,8 @@ from grader.course.config import Config
 from grader.engine import grade_path
 from grader.report import TargetResult
 
-from conftest import REPO
+import students
+from conftest import REPO, NotebookFactory
 
 MULTIHEAD = REPO / "tests" / "notebooks" / "multihead_attention" / "correct.ipynb"
 TARGET = "multihead_scaled_self_attention"
@@ -87,3 +88,20 @@ def test_items_of_a_tuple_returned_transposed_are_named(tmp_path: Path, config: 
     one = "    Q = X @ W_q\n    K = (X @ W_k).T\n    V = X @ W_v\n    return Q, K, V\n"
     result = projected(tmp_path, config, one)
     assert result.mistakes == ("intermediate_transposed",), result.messages
+
+
+def test_a_scaling_at_another_step_is_placed_on_the_students_square_root(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.SCALED.replace(
+        "    all_km_qn = all_km_qn / np.sqrt(queries.shape[0])\n", ""
+    ).replace(
+        "    X_prime = values @ attention\n",
+        "    attention = attention / np.sqrt(queries.shape[0])\n    X_prime = values @ attention\n",
+    )
+    assert "attention / np.sqrt" in source
+    report = grade_path(notebook(students.cells(scaled_dot_product_self_attention=source)), config)
+    result = next(t for t in report.targets if t.name == "scaled_dot_product_self_attention")
+    assert "scale_misplaced" in result.mistakes, result.messages
+    line = source.splitlines().index("    attention = attention / np.sqrt(queries.shape[0])") + 1
+    assert result.location is not None and result.location.line == line, result.location

@@ -409,6 +409,8 @@ def _explain(
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
 
 
+# A line that takes a square root (`np.sqrt`, `math.sqrt`, `** 0.5`, `** (1/2)`).
+_ROOT = re.compile(r"\bsqrt\b|\*\*\s*\(?\s*(?:0?\.5\b|1\s*/\s*2\b)")
 # A line that sets an integer bound: a range, a triangle and its `k=` (where off by one shows).
 _BOUNDS = re.compile(r"\b(?:range|arange|tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
 
@@ -430,6 +432,9 @@ def _derived_words(
     if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
         # the reference's bound is not in the student's code: their first bound instead
         where = ev.function.first_line(_BOUNDS.search) or where
+    if mistake_id.startswith("scale_") and ev.function and where == ev.function.location():
+        # nor the reference's scaling: their own square root, wherever they put it
+        where = ev.function.first_line(_ROOT.search) or where
     if ev.shown is None:
         return where, mistake.message
     body = ev.function and where and where != ev.function.location()
