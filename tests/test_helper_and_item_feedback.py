@@ -105,3 +105,19 @@ def test_a_scaling_at_another_step_is_placed_on_the_students_square_root(
     assert "scale_misplaced" in result.mistakes, result.messages
     line = source.splitlines().index("    attention = attention / np.sqrt(queries.shape[0])") + 1
     assert result.location is not None and result.location.line == line, result.location
+
+
+def test_a_maximum_the_student_subtracts_is_not_said_left_out(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # over the whole array, a global maximum changes nothing: the numbers are those of the
+    # pair 'wrong axis, and no maximum', but the code has its maximum
+    source = (
+        "def softmax_cols(data_in):\n"
+        "    e = np.exp(data_in - np.max(data_in))\n"
+        "    return e / np.sum(e)\n"
+    )
+    report = grade_path(notebook(students.cells(softmax_cols=source)), config)
+    result = next(t for t in report.targets if t.name == "softmax_cols")
+    assert result.mistakes == ("softmax_wrong_axis",), result.messages
+    assert result.location is not None and result.location.line == 3

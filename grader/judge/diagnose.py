@@ -196,8 +196,28 @@ def _first_mutant(
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
                 named = [first, *(m for m in fingerprint.also if m.id != first.id)]
-                return _static_only(ev, list(ids), named)
+                kept = [m for m in named if not _term_kept(ev, m)]
+                return _static_only(ev, list(ids), kept or named)
     return None
+
+
+_DROPPED = re.compile(r"^leaves out `([-+])\s*([^`]*)`")  # mutant_operators' words
+
+
+def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
+    """Whether a pair's `term_dropped` is contradicted by the student's code: the function it
+    calls in the dropped term (`- np.max(scores)`) is subtracted (added) in their code too, in
+    a form that happens to change nothing (a maximum over the whole array, where the pair's
+    other mistake normalises over the whole array): naming it would tell them to add what is
+    there."""
+    found = _DROPPED.match(mistake.message)
+    if mistake.id != "term_dropped" or found is None or ev.function is None:
+        return False
+    calls = re.findall(r"([A-Za-z_]\w*)\s*\(", found[2])
+    if not calls:
+        return False
+    done = re.compile(rf"{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
+    return ev.function.first_line(done.search) is not None
 
 
 def _borrowed(fingerprint: Fingerprint) -> Mistake:
