@@ -82,3 +82,19 @@ def test_a_mask_the_wrong_way_round_is_said_so(tmp_path: Path, config: Config) -
     assert "output_transposed" not in result.mistakes, result.messages
     said = [m for m in result.messages if "the wrong way round" in m]
     assert said and "-inf exactly where 0 is expected" in said[0], result.messages
+
+
+def test_an_off_by_one_in_the_inner_loop_of_a_triangle_is_placed_there(
+    tmp_path: Path, config: Config
+) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    mask = np.zeros((L, L))\n"
+        "    for i in range(L):\n"
+        "        for j in range(i, L):\n"
+        "            mask[i, j] = -np.inf\n"
+        "    return mask\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert "off_by_one" in result.mistakes, result.messages
+    assert result.location is not None and result.location.line == 4, result.location

@@ -433,6 +433,7 @@ def _explain(
 _ROOT = re.compile(r"\bsqrt\b|\*\*\s*\(?\s*(?:0?\.5\b|1\s*/\s*2\b)")
 # A line that sets an integer bound: a range, a triangle and its `k=` (where off by one shows).
 _BOUNDS = re.compile(r"\b(?:range|arange|tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
+_STARTED = re.compile(r"\b(?:range|arange)\s*\([^,()]*(?:\([^()]*\)[^,()]*)*,")
 
 
 def _derived_words(
@@ -451,7 +452,13 @@ def _derived_words(
     where = slip[0] if slip else where
     if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
         # the reference's bound is not in the student's code: their first bound instead
-        where = ev.function.first_line(_BOUNDS.search) or where
+        # a bound that starts somewhere (`range(i, L)`, the inner loop of a triangle) before
+        # one that counts from zero (`range(L)`, the outer loop)
+        where = (
+            ev.function.first_line(_STARTED.search)
+            or ev.function.first_line(_BOUNDS.search)
+            or where
+        )
     if mistake_id.startswith("scale_") and ev.function and where == ev.function.location():
         # nor the reference's scaling: their own square root, wherever they put it
         where = ev.function.first_line(_ROOT.search) or where
