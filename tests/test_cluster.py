@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -108,6 +109,13 @@ def test_the_cluster_grades_as_the_local_pool(config: Config, cluster: LocalClus
 
 
 @pytest.mark.slow
+def plugin_folders(dask_worker: Any) -> list[str]:
+    """Run on a Dask worker: its scratch folder, then the folders of its grading plugins."""
+    plugins = dask_worker.plugins.values()
+    own = [p.folder for p in plugins if isinstance(p, cluster_module.GradingPlugin)]
+    return [dask_worker.local_directory, *own]
+
+
 def test_a_worker_killed_mid_batch_leaves_each_submission_graded_once(
     config: Config, cluster: LocalCluster, tmp_path: Path
 ) -> None:
@@ -118,10 +126,13 @@ def test_a_worker_killed_mid_batch_leaves_each_submission_graded_once(
         before = client.run(os.getpid)
     killed: list[int] = []
     seen: list[str] = []
+    folders: dict[str, list[str]] = {}  # each worker's plugin folders, and its own scratch
 
     def on_entry(entry: Entry) -> None:
         seen.append(entry.student)
         if len(seen) == 2:  # both workers are busy with the next ones
+            with Client(cluster.scheduler_address) as client:
+                folders.update(client.run(plugin_folders))
             killed.append(next(iter(before.values())))
             os.kill(killed[0], signal.SIGKILL)
 
@@ -133,6 +144,11 @@ def test_a_worker_killed_mid_batch_leaves_each_submission_graded_once(
         client.wait_for_workers(2, timeout=60)
         after = client.run(os.getpid)
     assert killed[0] not in after.values()  # the nanny started a fresh worker in its place
+    # the data files' folder is in each worker's scratch folder, and goes with a dead one
+    dead = next(address for address, pid in before.items() if pid == killed[0])
+    for scratch, *plugin in folders.values():
+        assert plugin and all(Path(f).parent == Path(scratch) for f in plugin), folders
+    assert folders[dead][1:] and not any(Path(f).exists() for f in folders[dead][1:])
     names = [f"s{i:02d}" for i in range(count)]
     assert sorted(seen) == names  # each answer recorded once
     assert recorded(out) == Counter(names)

@@ -81,19 +81,22 @@ class GradingPlugin(WorkerPlugin):
     async def setup(self, worker: Any) -> None:
         """Start the sandboxed pool off the worker's event loop (it takes a second or two)."""
         try:
-            await asyncio.to_thread(self.start, worker.state.nthreads)
+            await asyncio.to_thread(self.start, worker.state.nthreads, worker.local_directory)
         except Exception as exc:  # Dask logs it and keeps the worker: its tasks say why
             self.refused = " ".join(str(exc).split())[:_NOTE_CHARS] or type(exc).__name__
             raise
 
-    def start(self, count: int) -> None:
-        """Write the data files to a private folder and start `count` sandboxed workers."""
+    def start(self, count: int, scratch: str | None = None) -> None:
+        """Write the data files to a private folder and start `count` sandboxed workers. The
+        folder is made in the Dask worker's own scratch folder (`scratch`) when it has one:
+        a worker killed before its teardown leaves it there, and Dask removes the scratch
+        folders of dead workers when the next one starts."""
         if self.version != grader_version():
             raise GraderError(
                 f"this Dask worker has grader {grader_version()}, the client {self.version}: "
                 "install the same version on every machine"
             )
-        self.folder = tempfile.mkdtemp(prefix="grader-cluster-")
+        self.folder = tempfile.mkdtemp(prefix="grader-cluster-", dir=scratch)
         for name, data in self.file_data:
             path = Path(self.folder, name)
             path.parent.mkdir(parents=True, exist_ok=True)
