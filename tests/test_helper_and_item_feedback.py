@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
+from test_misleading_feedback import one
 
 from grader.course.config import Config
 from grader.engine import grade_path
@@ -39,26 +41,24 @@ def line_of(text: str) -> int:
     return next(i for i, line in enumerate(cell.source.splitlines(), 1) if text in line)
 
 
-def test_a_derived_mistake_of_a_helper_is_placed_in_the_helper(
-    tmp_path: Path, config: Config
+@pytest.mark.parametrize(
+    ("old", "new", "mistake", "text"),
+    [
+        # derived from one_head's reference: the student's one_head has the changed line
+        ("values = omega_v @ X + beta_v", "values = omega_v @ X", "missing_bias", "values ="),
+        # catalogued for the target, whose own body has no `sqrt`: the helper's line has
+        ("np.sqrt(queries.shape[0])", "np.sqrt(X.shape[0])", "scale_wrong_dim", "scores ="),
+    ],
+)
+def test_a_mistake_made_in_a_helper_is_placed_in_the_helper(
+    tmp_path: Path, config: Config, old: str, new: str, mistake: str, text: str
 ) -> None:
-    result, cell = graded(tmp_path, config, "values = omega_v @ X + beta_v", "values = omega_v @ X")
-    assert "missing_bias" in result.mistakes, result.messages
-    line = line_of("values = omega_v @ X")
+    result, cell = graded(tmp_path, config, old, new)
+    assert mistake in result.mistakes, result.messages
     assert result.location is not None, result.messages
-    assert (result.location.cell, result.location.line) == (cell, line), result.location
-    said = [m for m in result.messages if m.startswith("missing_bias:")]
-    assert said and "in `one_head`" in said[0], result.messages
-
-
-def test_a_catalogued_mistake_found_only_in_a_helper_is_placed_there(
-    tmp_path: Path, config: Config
-) -> None:
-    result, cell = graded(tmp_path, config, "np.sqrt(queries.shape[0])", "np.sqrt(X.shape[0])")
-    assert "scale_wrong_dim" in result.mistakes, result.messages
-    line = line_of("scores = keys.T @ queries")
-    assert result.location is not None, result.messages
-    assert (result.location.cell, result.location.line) == (cell, line), result.location
+    assert (result.location.cell, result.location.line) == (cell, line_of(text)), result.location
+    said = [m for m in result.messages if m.startswith(f"{mistake}:")]
+    assert said and f"(cell {cell}, line {line_of(text)})" in said[0], result.messages
 
 
 SENTENCE = REPO / "tests" / "notebooks" / "sentence_attention" / "correct.ipynb"
@@ -100,8 +100,7 @@ def test_a_scaling_at_another_step_is_placed_on_the_students_square_root(
         "    attention = attention / np.sqrt(queries.shape[0])\n    X_prime = values @ attention\n",
     )
     assert "attention / np.sqrt" in source
-    report = grade_path(notebook(students.cells(scaled_dot_product_self_attention=source)), config)
-    result = next(t for t in report.targets if t.name == "scaled_dot_product_self_attention")
+    result = one(config, notebook, "scaled_dot_product_self_attention", source)
     assert "scale_misplaced" in result.mistakes, result.messages
     line = source.splitlines().index("    attention = attention / np.sqrt(queries.shape[0])") + 1
     assert result.location is not None and result.location.line == line, result.location
@@ -117,7 +116,6 @@ def test_a_maximum_the_student_subtracts_is_not_said_left_out(
         "    e = np.exp(data_in - np.max(data_in))\n"
         "    return e / np.sum(e)\n"
     )
-    report = grade_path(notebook(students.cells(softmax_cols=source)), config)
-    result = next(t for t in report.targets if t.name == "softmax_cols")
+    result = one(config, notebook, "softmax_cols", source)
     assert result.mistakes == ("softmax_wrong_axis",), result.messages
     assert result.location is not None and result.location.line == 3
