@@ -108,7 +108,6 @@ def test_the_cluster_grades_as_the_local_pool(config: Config, cluster: LocalClus
     assert len(scores) > 3 and any(o[1] is None for o in outcomes(local))
 
 
-@pytest.mark.slow
 def plugin_folders(dask_worker: Any) -> list[str]:
     """Run on a Dask worker: its scratch folder, then the folders of its grading plugins."""
     plugins = dask_worker.plugins.values()
@@ -116,6 +115,7 @@ def plugin_folders(dask_worker: Any) -> list[str]:
     return [dask_worker.local_directory, *own]
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_batch_leaves_each_submission_graded_once(
     config: Config, cluster: LocalCluster, tmp_path: Path
 ) -> None:

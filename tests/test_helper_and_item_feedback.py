@@ -119,3 +119,23 @@ def test_a_maximum_the_student_subtracts_is_not_said_left_out(
     result = one(config, notebook, "softmax_cols", source)
     assert result.mistakes == ("softmax_wrong_axis",), result.messages
     assert result.location is not None and result.location.line == 3
+
+
+def test_a_helper_the_target_never_calls_is_not_blamed(tmp_path: Path, config: Config) -> None:
+    # both heads worked out in the target itself; the notebook's one_head is right and unused
+    body = (
+        "    q1, k1, v1 = omega_q1 @ X + beta_q1, omega_k1 @ X + beta_k1, omega_v1 @ X\n"
+        "    q2, k2, v2 = omega_q2 @ X + beta_q2, omega_k2 @ X + beta_k2, omega_v2 @ X\n"
+        "    h1 = v1 @ softmax_cols(k1.T @ q1 / np.sqrt(q1.shape[0]))\n"
+        "    h2 = v2 @ softmax_cols(k2.T @ q2 / np.sqrt(q2.shape[0]))\n"
+        "    return omega_c @ np.vstack((h1, h2))\n"
+    )
+    notebook = nbformat.read(MULTIHEAD, as_version=4)
+    index, cell = next((i, c) for i, c in enumerate(notebook.cells) if f"def {TARGET}" in c.source)
+    cell.source = cell.source.split("):\n", 1)[0] + "):\n" + body
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    result = next(t for t in grade_path(path, config, "multihead_attention").targets
+                  if t.name == TARGET)  # fmt: skip
+    assert "missing_bias" in result.mistakes, result.messages
+    assert result.location is not None and result.location.cell == index + 1, result.location

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_misleading_feedback import masked
 
 from grader.course.config import Config
@@ -98,3 +99,76 @@ def test_an_off_by_one_in_the_inner_loop_of_a_triangle_is_placed_there(
     result = masked(tmp_path, config, "causal_mask", source)
     assert "off_by_one" in result.mistakes, result.messages
     assert result.location is not None and result.location.line == 4, result.location
+
+
+# Review r37: what the first versions of these findings said wrongly.
+def test_a_none_compared_that_raised_nothing_is_not_named(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    scaled = q @ k.T\n"
+        "    if np.any(mask != None):\n"
+        "        scaled = scaled + mask\n"
+        "    attention = softmax(scaled)\n"
+        "    return attention @ v, attention\n"
+    )
+    result = masked(tmp_path, config, "scaled_dot_product_attention", source)
+    assert result.mistakes == ("scale_missing",), result.messages
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the shift computed and never used
+        "    shifted = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n",
+        # the shift in a comment only
+        "    e = np.exp(x)   # was: np.exp(x - np.max(x, axis=-1, keepdims=True))\n",
+    ],
+)
+def test_a_maximum_the_code_does_not_subtract_is_still_said_left_out(
+    tmp_path: Path, config: Config, body: str
+) -> None:
+    source = f"def softmax(x):\n{body}    return e / np.sum(e, axis=0, keepdims=True)\n"
+    result = masked(tmp_path, config, "softmax", source)
+    assert {"softmax_wrong_axis", "term_dropped"} <= set(result.mistakes), result.messages
+
+
+def test_an_off_by_one_in_a_triangle_stays_on_the_triangle(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    mask = np.triu(np.ones((L, L)), k=0)\n"
+        "    for i in range(0, L):\n"
+        "        for j in range(0, L):\n"
+        "            if mask[i, j] == 1:\n"
+        "                mask[i, j] = -np.inf\n"
+        "    return mask\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert "off_by_one" in result.mistakes, result.messages
+    assert result.location is not None and result.location.line == 2, result.location
+
+
+def test_a_mask_of_the_other_infinity_is_not_said_turned_round(
+    tmp_path: Path, config: Config
+) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    mask = np.tril(np.ones((L, L)))\n"
+        "    mask[mask == 1] = np.inf\n"
+        "    return mask\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert result.status == "failed"
+    assert not any("wrong way round" in m for m in result.messages), result.messages
+
+
+def test_an_infinity_made_an_integer_outside_an_array_says_nothing_of_arrays(
+    tmp_path: Path, config: Config
+) -> None:
+    source = (
+        "def causal_mask(L):\n"
+        "    top = int(-np.inf)\n"
+        "    return np.triu(np.full((L, L), top), k=1)\n"
+    )
+    result = masked(tmp_path, config, "causal_mask", source)
+    assert result.status == "error"
+    assert not any("integers cannot hold" in m for m in result.messages), result.messages

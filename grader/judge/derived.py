@@ -523,6 +523,9 @@ def _mistake(entry: dict[str, Any]) -> Mistake:
     fields = {k: entry[k] for k in _MISTAKE_FIELDS}
     within = fields["within"]
     if within is not None:
-        name, pattern = within
-        fields["within"] = (str(name), None if pattern is None else str(pattern))
+        if not (isinstance(within, list) and len(within) == 2 and isinstance(within[0], str)):
+            raise ValueError("malformed cache entry")
+        if within[1] is not None and not isinstance(within[1], str):
+            raise ValueError("malformed cache entry")
+        fields["within"] = (within[0], within[1])
     return Mistake(**fields)

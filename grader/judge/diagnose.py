@@ -170,6 +170,8 @@ def _diagnose(ev: Evidence) -> Diagnosis:
 
 
 _INF = re.compile(r"\binf\b")  # a line that writes an infinity
+# NumPy's words when an array is tested as one truth value (`if mask != None:`)
+_AMBIGUOUS = "truth value of an array with more than one element is ambiguous"
 
 
 def _hand_made(ev: Evidence) -> list[Fingerprint]:
@@ -216,8 +218,10 @@ def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
     calls = re.findall(r"([A-Za-z_]\w*)\s*\(", found[2])
     if not calls:
         return False
-    done = re.compile(rf"{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
-    return ev.function.first_line(done.search) is not None
+    # inside the arguments of a call on the same line (`np.exp(x - np.max(x))`), in code: a
+    # shift computed under a name and never used, or a comment, keeps nothing
+    done = re.compile(rf"\w\s*\([^#]*{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
+    return ev.function.first_line(lambda line: done.search(line.split("#")[0])) is not None
 
 
 def _borrowed(fingerprint: Fingerprint) -> Mistake:
@@ -346,7 +350,7 @@ def _static_only(ev: Evidence, ids: list[str], variants: list[Mistake]) -> Diagn
                 chosen.setdefault(mistake.id, mistake)
         if kind == "global":
             chosen.setdefault("uses_global", catalogue.get("uses_global"))
-        if kind == "none_compared":
+        if kind == "none_compared" and any(_AMBIGUOUS in error for error in ev.errors):
             chosen.setdefault("none_compared", catalogue.get("none_compared"))
     for named in list(chosen.values()):
         if named is not None and named.replaces:
@@ -433,7 +437,8 @@ def _explain(
 _ROOT = re.compile(r"\bsqrt\b|\*\*\s*\(?\s*(?:0?\.5\b|1\s*/\s*2\b)")
 # A line that sets an integer bound: a range, a triangle and its `k=` (where off by one shows).
 _BOUNDS = re.compile(r"\b(?:range|arange|tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
-_STARTED = re.compile(r"\b(?:range|arange)\s*\([^,()]*(?:\([^()]*\)[^,()]*)*,")
+_TRIANGLE = re.compile(r"\b(?:tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
+_STARTED = re.compile(r"\b(?:range|arange)\s*\((?!\s*0\s*,)[^,()]*(?:\([^()]*\)[^,()]*)*,")
 
 
 def _derived_words(
@@ -455,7 +460,8 @@ def _derived_words(
         # a bound that starts somewhere (`range(i, L)`, the inner loop of a triangle) before
         # one that counts from zero (`range(L)`, the outer loop)
         where = (
-            ev.function.first_line(_STARTED.search)
+            ev.function.first_line(_TRIANGLE.search)
+            or ev.function.first_line(_STARTED.search)
             or ev.function.first_line(_BOUNDS.search)
             or where
         )
@@ -472,17 +478,38 @@ def _derived_words(
 
 def _in_callees(ev: Evidence, pattern: str, mistake_id: str) -> Location | None:
     """Where `pattern` is found in the body of a function of the student's that the target
-    calls (not a graded one), in the order of the calls: a mistake found nowhere in the
-    target's own body is made in a helper of theirs (`one_head`, `project`)."""
+    calls (a helper the solution has too, not a graded one), in the order of the calls: a
+    mistake found nowhere in the target's own body is made in that helper (`one_head`)."""
     assert ev.function is not None
-    called = [n.func.id for n in ev.function.nodes
-              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
-    for name in dict.fromkeys(called):
-        helper = ev.functions(name) if name != ev.spec.name else None
+    # only helpers the solution has too (the ones its derived mistakes are made in): a
+    # helper of the student's own (a softmax of theirs) holds `/` and `exp` for other ends
+    known = {f.mistake.within[0] for f in ev.fingerprints if f.mistake.within}
+    for name in _calls(ev.function):
+        helper = ev.functions(name) if name in known else None
         spot = _locate(helper, pattern, mistake_id) if helper else None
         if helper and spot is not None and spot != helper.location():
             return spot
     return None
+
+
+def _calls(function: FunctionSource) -> list[str]:
+    """The plain names `function` calls, in the order of its code."""
+    found = [n.func.id for n in function.nodes
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
+    return list(dict.fromkeys(found))
+
+
+def _reached(ev: Evidence) -> set[str]:
+    """The student's (non-graded) functions the target calls, and those they call in turn
+    (as deep as mutant_helpers.MAX_DEPTH looks)."""
+    reached: set[str] = set()
+    frontier = [ev.function] if ev.function else []
+    for _ in range(2):
+        callees = [f for source in frontier for name in _calls(source)
+                   if name not in reached and (f := ev.functions(name))]  # fmt: skip
+        reached |= {f.node.name for f in callees}
+        frontier = callees
+    return reached
 
 
 def _in_helper(ev: Evidence, mistake: Mistake) -> tuple[FunctionSource, Location] | None:
@@ -491,7 +518,7 @@ def _in_helper(ev: Evidence, mistake: Mistake) -> tuple[FunctionSource, Location
     if mistake.within is None:
         return None
     name, pattern = mistake.within
-    helper = ev.functions(name)
+    helper = ev.functions(name) if name in _reached(ev) else None
     if helper is None or pattern is None:
         return None
     spot = _locate(helper, pattern, mistake.id)

@@ -110,10 +110,9 @@ def swapped_infinities(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> str | 
             return None
         if not np.array_equal(np.isinf(got), ~hidden) or not (got[hidden] == 0).all():
             return None
-        if not hidden.all():
-            signs.add("-" if (got[~hidden] < 0).all() else "+" if (got[~hidden] > 0).all() else "±")
+        signs |= {"-" if v < 0 else "+" for v in (*got[~hidden].ravel(), *expected[hidden].ravel())}
     if len(signs) != 1 or not any(np.isinf(expected).any() for _, expected in pairs):
-        return None
+        return None  # infinities of both signs: not the same mask turned round
     sign = signs.pop().replace("+", "")
     return (
         f"{sign}inf exactly where 0 is expected and 0 exactly where {sign}inf is expected: the "

@@ -32,7 +32,10 @@ def error_sentences(ev: Evidence) -> list[str]:
         if place and line and (told := relations.elementwise_not_matmul(message, line)):
             found.append(f"{told} ({place.describe()})")
             break
-    if any(_INFINITE_INTEGER.search(message) for message in ev.errors):
+    if any(
+        _INFINITE_INTEGER.search(message) and _stored_into(ev, place)
+        for message, place in zip(ev.errors, ev.error_places, strict=False)
+    ):
         found.append(
             "an array of integers cannot hold inf or NaN: make it an array of floats "
             "(`np.zeros(shape)` and `np.full(shape, 0.0)` make floats; leave out `dtype=int`)"
@@ -40,8 +43,16 @@ def error_sentences(ev: Evidence) -> list[str]:
     return found
 
 
-# NumPy's words for putting inf or NaN into an integer array (OverflowError, ValueError).
+# NumPy's words for putting inf or NaN into an integer array (OverflowError, ValueError);
+# `int(np.inf)` says the same, so the line must store into an array (`mask[i, j] = …`).
 _INFINITE_INTEGER = re.compile(r"cannot convert float (?:infinity|NaN) to integer")
+_STORE = re.compile(r"\]\s*(?:[-+*/]?=)(?!=)")
+
+
+def _stored_into(ev: Evidence, place: Location | None) -> bool:
+    """Whether the line an error was raised on stores into an item or slice of an array."""
+    line = ev.function.text_at(place) if ev.function and place else None
+    return bool(line and _STORE.search(line.split("#")[0]))
 
 
 def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
