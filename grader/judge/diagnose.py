@@ -30,7 +30,7 @@ from grader.judge.number_patterns import swapped_infinities
 from grader.judge.pair_store import pairs_of
 from grader.judge.relation_sentences import answered_pairs, error_sentences, relation_sentences
 from grader.judge.shown import is_derived, told
-from grader.judge.static import FunctionSource, Hint, HintKind
+from grader.judge.static import HELPER_DEPTH, FunctionSource, Hint, HintKind, calls_in_order
 from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
 from grader.report import Finding, Location
 from grader.run.wire import Seq, Value
@@ -484,7 +484,7 @@ def _in_callees(ev: Evidence, pattern: str, mistake_id: str) -> Location | None:
     # only helpers the solution has too (the ones its derived mistakes are made in): a
     # helper of the student's own (a softmax of theirs) holds `/` and `exp` for other ends
     known = {f.mistake.within[0] for f in ev.fingerprints if f.mistake.within}
-    for name in _calls(ev.function):
+    for name in calls_in_order(ev.function):
         helper = ev.functions(name) if name in known else None
         spot = _locate(helper, pattern, mistake_id) if helper else None
         if helper and spot is not None and spot != helper.location():
@@ -492,20 +492,13 @@ def _in_callees(ev: Evidence, pattern: str, mistake_id: str) -> Location | None:
     return None
 
 
-def _calls(function: FunctionSource) -> list[str]:
-    """The plain names `function` calls, in the order of its code."""
-    found = [n.func.id for n in function.nodes
-             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
-    return list(dict.fromkeys(found))
-
-
 def _reached(ev: Evidence) -> set[str]:
     """The student's (non-graded) functions the target calls, and those they call in turn
-    (as deep as mutant_helpers.MAX_DEPTH looks)."""
+    (as deep as the grader makes helpers' mistakes: HELPER_DEPTH)."""
     reached: set[str] = set()
     frontier = [ev.function] if ev.function else []
-    for _ in range(2):
-        callees = [f for source in frontier for name in _calls(source)
+    for _ in range(HELPER_DEPTH):
+        callees = [f for source in frontier for name in calls_in_order(source)
                    if name not in reached and (f := ev.functions(name))]  # fmt: skip
         reached |= {f.node.name for f in callees}
         frontier = callees

@@ -22,9 +22,9 @@ from grader.course.mistakes import Mistake
 from grader.course.notebook import Submission
 from grader.judge import mutant_pairs
 from grader.judge.mutants import PREFIX, defined_functions, mutants_of
-from grader.judge.static import find_function, integer_globals
+from grader.judge.static import HELPER_DEPTH, find_function, integer_globals
 
-MAX_DEPTH = 2  # a helper, and the helpers it calls
+MAX_DEPTH = HELPER_DEPTH  # a helper, and the helpers it calls
 MAX_HELPER_PAIRS = 60  # pairs of mutations within one helper, per target
 # The line a helper's mistake is placed on when the student named the helper otherwise: the
 # first call of a plain name that is neither a keyword nor a builtin (not `np.exp(`, `len(`,

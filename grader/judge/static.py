@@ -423,11 +423,21 @@ def reads_name(source: FunctionSource, name: str) -> bool:
     )
 
 
+# How deep the grader looks below a target for helpers of its own: a helper, and the helpers
+# it calls (mutant_helpers.py makes their mistakes; diagnose.py places them).
+HELPER_DEPTH = 2
+
+
+def calls_in_order(source: FunctionSource) -> list[str]:
+    """The plain names the function calls directly, each once, in the order of its code."""
+    found = [n.func.id for n in source.nodes
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
+    return list(dict.fromkeys(found))
+
+
 def called_names(source: FunctionSource) -> set[str]:
     """The names the function calls directly, builtins left out."""
-    return {
-        n.func.id for n in source.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    } - _BUILTIN_NAMES
+    return set(calls_in_order(source)) - _BUILTIN_NAMES
 
 
 def integer_globals(solution: Submission) -> dict[str, int]:
