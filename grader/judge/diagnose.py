@@ -1,7 +1,8 @@
 """Name the mistake: normalisers, then fingerprints, then static hints, then generic relations.
 
 The normalisers are normalisers.py's, the data diagnosis_data.py's, the relations' sentences
-relation_sentences.py's; here: which mistake is named, and its finding's words and place.
+relation_sentences.py's, the lines mistakes are placed on placement.py's; here: which mistake
+is named, and its finding's words.
 
 Runs in the trusted process on numbers the child sent and on the student's source text.
 A diagnosis adds mistake ids and sentences; it never changes a status or a score.
@@ -28,9 +29,10 @@ from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine 
 from grader.judge.normalisers import Answer as Answer
 from grader.judge.number_patterns import swapped_infinities
 from grader.judge.pair_store import pairs_of
+from grader.judge.placement import bound_line, in_callees, in_helper, locate, root_line
 from grader.judge.relation_sentences import answered_pairs, error_sentences, relation_sentences
 from grader.judge.shown import is_derived, told
-from grader.judge.static import HELPER_DEPTH, FunctionSource, Hint, HintKind, calls_in_order
+from grader.judge.static import Hint, HintKind
 from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
 from grader.report import Finding, Location
 from grader.run.wire import Seq, Value
@@ -275,7 +277,7 @@ def _items_transposed(ev: Evidence, turned: list[int]) -> Finding:
         f"returns element{'s' * several} {items} of the tuple transposed: each row of the "
         f"expected array{'s' * several} is a column of {'those' if several else 'that'} returned"
     )
-    where = _locate(ev.function, None, "output_transposed")
+    where = locate(ev.function, None, "output_transposed")
     at = f" ({where.describe()})" if where else ""
     return Finding("mistake", f"output_transposed: {what}{at}.", "output_transposed", where,
                    None, f"{what}.")  # fmt: skip
@@ -411,10 +413,13 @@ def _explain(
     where = (
         hint.location
         if hint
-        else _locate(ev.function, mistake.locate if mistake else None, mistake_id)
+        else locate(ev.function, mistake.locate if mistake else None, mistake_id)
     )
     if not hint and mistake and mistake.locate and ev.function and where == ev.function.location():
-        where = _in_callees(ev, mistake.locate, mistake_id) or where  # in a helper of theirs
+        where = (
+            in_callees(ev.function, ev.functions, ev.fingerprints, mistake.locate, mistake_id)
+            or where
+        )  # in a helper of theirs
     thrown = next((h for h in ev.hints if h.kind == "discarded"), None)
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
@@ -433,21 +438,13 @@ def _explain(
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
 
 
-# A line that takes a square root (`np.sqrt`, `math.sqrt`, `** 0.5`, `** (1/2)`).
-_ROOT = re.compile(r"\bsqrt\b|\*\*\s*\(?\s*(?:0?\.5\b|1\s*/\s*2\b)")
-# A line that sets an integer bound: a range, a triangle and its `k=` (where off by one shows).
-_BOUNDS = re.compile(r"\b(?:range|arange|tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
-_TRIANGLE = re.compile(r"\b(?:tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
-_STARTED = re.compile(r"\b(?:range|arange)\s*\((?!\s*0\s*,)[^,()]*(?:\([^()]*\)[^,()]*)*,")
-
-
 def _derived_words(
     ev: Evidence, mistake_id: str, mistake: Mistake, where: Location | None
 ) -> tuple[Location | None, str]:
     """A derived mistake's place and words: one twin value used for both is placed where the
     student's code does it (twin_values.py); words that quote the solution beyond what the
     student has seen are told in words of the kind, or of their own code (shown.py)."""
-    if inside := _in_helper(ev, mistake):
+    if inside := in_helper(ev.function, ev.functions, mistake):
         helper, spot = inside
         line = helper.text_at(spot)
         return spot, told(mistake_id, mistake.message, ev.shown, line) if ev.shown else (
@@ -456,66 +453,17 @@ def _derived_words(
     slip = twin_slip(ev.function) if mistake_id in TWIN_MISTAKES else None
     where = slip[0] if slip else where
     if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
-        # the reference's bound is not in the student's code: their first bound instead
-        # a bound that starts somewhere (`range(i, L)`, the inner loop of a triangle) before
-        # one that counts from zero (`range(L)`, the outer loop)
-        where = (
-            ev.function.first_line(_TRIANGLE.search)
-            or ev.function.first_line(_STARTED.search)
-            or ev.function.first_line(_BOUNDS.search)
-            or where
-        )
+        # the reference's bound is not in the student's code: their own bound instead
+        where = bound_line(ev.function) or where
     if mistake_id.startswith("scale_") and ev.function and where == ev.function.location():
         # nor the reference's scaling: their own square root, wherever they put it
-        where = ev.function.first_line(_ROOT.search) or where
+        where = root_line(ev.function) or where
     if ev.shown is None:
         return where, mistake.message
     body = ev.function and where and where != ev.function.location()
     line = ev.function.text_at(where) if ev.function and where and body else None
     what = told(mistake_id, mistake.message, ev.shown, line)
     return where, slip[1] if slip and what != mistake.message else what
-
-
-def _in_callees(ev: Evidence, pattern: str, mistake_id: str) -> Location | None:
-    """Where `pattern` is found in the body of a function of the student's that the target
-    calls (a helper the solution has too, not a graded one), in the order of the calls: a
-    mistake found nowhere in the target's own body is made in that helper (`one_head`)."""
-    assert ev.function is not None
-    # only helpers the solution has too (the ones its derived mistakes are made in): a
-    # helper of the student's own (a softmax of theirs) holds `/` and `exp` for other ends
-    known = {f.mistake.within[0] for f in ev.fingerprints if f.mistake.within}
-    for name in calls_in_order(ev.function):
-        helper = ev.functions(name) if name in known else None
-        spot = _locate(helper, pattern, mistake_id) if helper else None
-        if helper and spot is not None and spot != helper.location():
-            return spot
-    return None
-
-
-def _reached(ev: Evidence) -> set[str]:
-    """The student's (non-graded) functions the target calls, and those they call in turn
-    (as deep as the grader makes helpers' mistakes: HELPER_DEPTH)."""
-    reached: set[str] = set()
-    frontier = [ev.function] if ev.function else []
-    for _ in range(HELPER_DEPTH):
-        callees = [f for source in frontier for name in calls_in_order(source)
-                   if name not in reached and (f := ev.functions(name))]  # fmt: skip
-        reached |= {f.node.name for f in callees}
-        frontier = callees
-    return reached
-
-
-def _in_helper(ev: Evidence, mistake: Mistake) -> tuple[FunctionSource, Location] | None:
-    """The student's helper a helper's derived mistake is made in, and its changed line, when
-    their notebook defines the helper under its name and the line is found in its body."""
-    if mistake.within is None:
-        return None
-    name, pattern = mistake.within
-    helper = ev.functions(name) if name in _reached(ev) else None
-    if helper is None or pattern is None:
-        return None
-    spot = _locate(helper, pattern, mistake.id)
-    return (helper, spot) if spot is not None and spot != helper.location() else None
 
 
 def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> Finding:
@@ -564,21 +512,3 @@ def _assignment_for(text: str) -> str:
         node = node.args[0]
     name = node.id if isinstance(node, ast.Name) else "result"
     return f"{name} = {text}"
-
-
-def _locate(
-    function: FunctionSource | None, pattern: str | None, mistake_id: str
-) -> Location | None:
-    if function is None:
-        return None
-    if pattern is None and mistake_id in ("output_transposed", "returns_tuple"):
-        pattern = r"^\s*return\b"
-    # The body only: a default like `axis=-1` in the signature is not the mistake. A
-    # mutant's pattern is several, one per line, tried in turn (mutants.locate_pattern).
-    start = function.node.body[0].lineno if function.node.body else function.node.lineno
-    end = function.node.end_lineno or function.node.lineno
-    for each in pattern.split("\n") if pattern else ():
-        for line in range(start, end + 1):
-            if re.search(each, function.line_text(line)):
-                return function.location(line)
-    return function.location()
