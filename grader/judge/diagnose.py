@@ -30,7 +30,12 @@ from grader.judge.normalisers import Answer as Answer
 from grader.judge.number_patterns import swapped_infinities
 from grader.judge.pair_store import pairs_of
 from grader.judge.placement import bound_line, in_callees, in_helper, locate, root_line
-from grader.judge.relation_sentences import answered_pairs, error_sentences, relation_sentences
+from grader.judge.relation_sentences import (
+    answered_pairs,
+    error_sentences,
+    one_short,
+    relation_sentences,
+)
 from grader.judge.shown import is_derived, told
 from grader.judge.static import Hint, HintKind
 from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
@@ -162,6 +167,9 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         base = _static_only(ev, [], [])
         place = base.location or (ev.function.first_line(_INF.search) if ev.function else None)
         return Diagnosis(base.mistakes, (Finding("relation", swapped), *base.findings), place)
+    if one_short(ev):
+        # a list one short and the loop of theirs that misses one: said in their code's words
+        return relation_sentences(ev, _static_only(ev, [], []))
     if derived := _mutant(ev):
         return derived
     # items of the tuple transposed: said once no mutant names it more closely (one that

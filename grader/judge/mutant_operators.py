@@ -450,6 +450,32 @@ def returned_locals(
                     yield index, Change(ast.Name(other, ast.Load()), "wrong_variable", words)
 
 
+def loop_items_dropped(nodes: Sequence[ast.AST]) -> Iterator[tuple[int, Change]]:
+    """A loop (or comprehension) that leaves out its last or its first item: `for key in
+    keys` over `keys[:-1]` or `keys[1:]`, `range(n)` from 1 (a stop one short is
+    `_off_by_one`'s). The index is the loop's iterable among `nodes`."""
+    loops = [n.iter for n in nodes if isinstance(n, ast.For | ast.comprehension)]
+    for index, node in enumerate(nodes):
+        if not any(node is each for each in loops):
+            continue
+        if isinstance(node, ast.Name | ast.Attribute):
+            for part, which in ((ast.Slice(None, ast.Constant(-1)), "last"),
+                                (ast.Slice(ast.Constant(1), None), "first")):  # fmt: skip
+                dropped = ast.Subscript(copy.deepcopy(node), part, ast.Load())
+                words = (
+                    f"is off by one: the loop over `{code_of(node)}` leaves out its {which} "
+                    f"item (`{code_of(dropped)}`)"
+                )
+                yield index, Change(dropped, "off_by_one", words)
+        elif isinstance(node, ast.Call) and _callee(node) == "range" and len(node.args) == 1:
+            started = ast.Call(node.func, [ast.Constant(1), node.args[0]], [])
+            words = (
+                f"is off by one: the loop over `{code_of(node)}` leaves out its first item "
+                f"(`{code_of(started)}`)"
+            )
+            yield index, Change(started, "off_by_one", words)
+
+
 def result_transposed(node: ast.FunctionDef) -> Iterator[tuple[ast.Return, Change]]:
     """What is returned, transposed (tuples are left alone)."""
     for statement in ast.walk(node):

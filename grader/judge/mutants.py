@@ -22,6 +22,7 @@ from grader.judge.mutant_operators import (
     Context,
     code_of,
     is_root,
+    loop_items_dropped,
     result_transposed,
     returned_locals,
     siblings,
@@ -126,7 +127,7 @@ def mutants_of(
                 _add(
                     found, seen, _with(function, index, change.node), target, change, node, function
                 )
-    for index, change in returned_locals(function, body_nodes):
+    for index, change in (*returned_locals(function, body_nodes), *loop_items_dropped(body_nodes)):
         node = body_nodes[index]
         _add(found, seen, _with(function, index, change.node), target, change, node, function)
     for statement, change in result_transposed(function):

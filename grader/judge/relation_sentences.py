@@ -214,6 +214,12 @@ def _pairs_of(ev: Evidence) -> list[tuple[Value, Value] | None]:
     return [None if isinstance(a, NoAnswer) else (a, r) for a, r in pairs]
 
 
+def one_short(ev: Evidence) -> bool:
+    """Lists one item short in every case that answered, and a loop of theirs that misses
+    one (loop_bounds.py): what `_form` tells, in their code's words."""
+    return loop_bounds.early_stop(_answered(ev), ev.early_stops) is not None
+
+
 def _answered(ev: Evidence) -> list[tuple[Value, Value]]:
     """(the student's value, the reference's) for each case that answered."""
     return [pair for pair in _pairs_of(ev) if pair is not None]
