@@ -44,11 +44,12 @@ from grader.run.workers import Workers
 
 # The modules that make the derived mistakes, and those of the judge they import (static.py's
 # integer_globals, stubs.py's binds, flows.py under it): imported only when the mistakes are
-# made (a cached course never imports the first seven), hashed into the cache key from their
+# made (a cached course never imports the first eight), hashed into the cache key from their
 # files. tests/test_derived_key_sources.py checks that every judge module they import is here.
 _MAKERS = (
     "mutants",
     "mutant_operators",
+    "mutant_alike",
     "mutant_pairs",
     "mutant_helpers",
     "mutant_inputs",

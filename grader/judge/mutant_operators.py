@@ -222,6 +222,11 @@ class _Blank(ast.NodeTransformer):
         return ast.Name("_", ast.Load())
 
 
+def blank_shape(node: ast.expr) -> str:
+    """The expression's structure with every name the same placeholder (literals kept)."""
+    return ast.dump(_Blank().visit(copy.deepcopy(node)))
+
+
 def siblings(function: ast.FunctionDef) -> dict[str, tuple[str, ...]]:
     """Local names whose values are computed by the same expression up to the names in it."""
     groups: dict[str, list[str]] = {}
@@ -231,7 +236,7 @@ def siblings(function: ast.FunctionDef) -> dict[str, tuple[str, ...]]:
             and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
         ):
-            shape = ast.dump(_Blank().visit(copy.deepcopy(statement.value)))
+            shape = blank_shape(statement.value)
             groups.setdefault(shape, []).append(statement.targets[0].id)
     result: dict[str, tuple[str, ...]] = {}
     for names in groups.values():

@@ -50,8 +50,10 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     patterns = [
         *_written(statement, node, new),
         f"^{held}{start[1:]}" if start and held else None,
-        start,
+        # a statement of the name that holds none of the changed expression's names (an
+        # empty list filled later, `all_queries = []`) tells less than a line that has them
         held or None,
+        start,
         tools or None,
     ]
     found = [p for p in patterns if p]

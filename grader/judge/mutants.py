@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 
 from grader.course.mistakes import Mistake
 from grader.course.notebook import Submission
+from grader.judge.mutant_alike import alike
 from grader.judge.mutant_operators import (
     OPERATORS,
     Change,
@@ -135,6 +136,8 @@ def mutants_of(
         assert value is not None
         index = next(i for i, n in enumerate(body_nodes) if n is value)
         _add(found, seen, _with(function, index, change.node), target, change, value, function)
+    for mutant, change, node in alike(function, context):
+        _add(found, seen, mutant, target, change, node, function, where="")
     for mutant, change, node in _scaled_result(function):
         _add(found, seen, mutant, target, change, node, function)
     for mutant, change in _bounds_everywhere(function, parameters):
@@ -206,6 +209,7 @@ def _add(
     change: Change,
     node: ast.AST,
     original: ast.FunctionDef,
+    where: str | None = None,
 ) -> None:
     key = ast.dump(mutant)
     if key in seen:
@@ -215,7 +219,8 @@ def _add(
     mutant.name = name
     mutant.decorator_list = []
     ast.fix_missing_locations(mutant)
-    message = f"{change.words}{_where(original, node)}"
+    # `where`: the words say it already (a change made alike in several statements)
+    message = f"{change.words}{_where(original, node) if where is None else where}"
     locate = locate_pattern(original, node, change.node)
     found.append(
         Mistake(change.mistake_id, target, message, "", name, ast.unparse(mutant), None, locate)
