@@ -139,3 +139,9 @@ def test_a_helper_the_target_never_calls_is_not_blamed(tmp_path: Path, config: C
                   if t.name == TARGET)  # fmt: skip
     assert "missing_bias" in result.mistakes, result.messages
     assert result.location is not None and result.location.cell == index + 1, result.location
+    # the helper's work is done here: not "in `one_head`, which it calls", and not placed on
+    # a call of another function (`softmax_cols(` on line 4)
+    said = next(m for m in result.messages if m.startswith("missing_bias:"))
+    assert "which it calls" not in said, said
+    assert "`one_head` computes (`multihead_scaled_self_attention` does not call it)" in said
+    assert result.location.line == 1, result.location

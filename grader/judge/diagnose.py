@@ -29,7 +29,14 @@ from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine 
 from grader.judge.normalisers import Answer as Answer
 from grader.judge.number_patterns import swapped_infinities
 from grader.judge.pair_store import pairs_of
-from grader.judge.placement import bound_line, in_callees, in_helper, locate, root_line
+from grader.judge.placement import (
+    bound_line,
+    does_itself,
+    in_callees,
+    in_helper,
+    locate,
+    root_line,
+)
 from grader.judge.relation_sentences import (
     answered_pairs,
     error_sentences,
@@ -458,6 +465,14 @@ def _derived_words(
         return spot, told(mistake_id, mistake.message, ev.shown, line) if ev.shown else (
             mistake.message
         )
+    if mistake.within and does_itself(
+        ev.function, ev.functions, ev.fingerprints, mistake.within[0]
+    ):
+        # the helper's work done here: its changed line, if written alike, else no line (the
+        # call the mistake's place looks for is not there; another call would mislead)
+        name, pattern = mistake.within
+        mistake = replace(mistake, message=_not_called(ev, mistake.message, name))
+        where = locate(ev.function, pattern, mistake_id)
     slip = twin_slip(ev.function) if mistake_id in TWIN_MISTAKES else None
     where = slip[0] if slip else where
     if mistake_id == "off_by_one" and ev.function and where == ev.function.location():
@@ -472,6 +487,13 @@ def _derived_words(
     line = ev.function.text_at(where) if ev.function and where and body else None
     what = told(mistake_id, mistake.message, ev.shown, line)
     return where, slip[1] if slip and what != mistake.message else what
+
+
+def _not_called(ev: Evidence, message: str, helper: str) -> str:
+    """A helper's mistake told of a target that does the helper's work itself: not "in
+    `one_head`, which it calls" (it calls no `one_head`) but in what `one_head` computes."""
+    said = f"in what `{helper}` computes (`{ev.spec.name}` does not call it): "
+    return re.sub(rf"^in `{re.escape(helper)}`, which (?:it|`\w+`) calls: ", said, message)
 
 
 def _static_words(mistake_id: str, words: str, hint: Hint, fix: str | None) -> Finding:

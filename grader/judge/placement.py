@@ -102,6 +102,22 @@ def in_helper(
     return (helper, spot) if spot is not None and spot != helper.location() else None
 
 
+def does_itself(
+    function: FunctionSource | None,
+    functions: Functions,
+    fingerprints: Sequence[Fingerprint],
+    helper: str,
+) -> bool:
+    """Whether `function` does the work of the solution's helper `helper` in its own body:
+    it reaches no `helper` of the student's, and every function of theirs it calls is one
+    the solution has too (a `softmax_cols`), none a helper of their own under another name
+    (an `attend` that is their `one_head`)."""
+    if function is None or helper in _reached(function, functions):
+        return False
+    known = {f.mistake.within[0] for f in fingerprints if f.mistake.within}
+    return all(name in known for name in calls_in_order(function) if functions(name))
+
+
 def _reached(function: FunctionSource | None, functions: Functions) -> set[str]:
     """The student's (non-graded) functions `function` calls, and those they call in turn
     (as deep as the grader makes helpers' mistakes: HELPER_DEPTH)."""
