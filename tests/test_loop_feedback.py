@@ -5,14 +5,20 @@ copied into each of the queries, keys and values (a mutant that makes it alike i
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import nbformat
 import pytest
 from test_misleading_feedback import one
 
 from grader.course.config import Config
+from grader.engine import grade_path
+from grader.report import TargetResult
 
 import students
-from conftest import NotebookFactory
+from conftest import REPO, NotebookFactory
 
+SENTENCE = REPO / "tests" / "notebooks" / "sentence_attention" / "correct.ipynb"
 KEY_LOOP = "        for key in all_keys:\n"
 VALUE_LOOP = "for m in range(len(all_values)):"
 
@@ -23,6 +29,9 @@ VALUE_LOOP = "for m in range(len(all_values)):"
         ("        for key in all_keys[:-1]:\n", "last"),
         ("        for m in range(len(all_keys) - 1):\n            key = all_keys[m]\n", "last"),
         ("        for key in all_keys[1:]:\n", "first"),
+        # a loop from 1, and a count kept on a line of its own (not the place: the loop is)
+        ("        for m in range(1, len(all_keys)):\n            key = all_keys[m]\n", "first"),
+        ("        for m in range(n_keys - 1):\n            key = all_keys[m]\n", "last"),
     ],
 )
 def test_a_key_loop_one_short_is_named_and_pointed_at(
@@ -32,7 +41,10 @@ def test_a_key_loop_one_short_is_named_and_pointed_at(
     assert KEY_LOOP in students.ATTENTION_LOOP and VALUE_LOOP in students.ATTENTION_LOOP
     # the sum runs over the weights there are (as many as the keys used)
     weighted = students.ATTENTION_LOOP.replace(VALUE_LOOP, "for m in range(len(attention)):")
-    source = weighted.replace(KEY_LOOP, loop)
+    counted = weighted.replace(
+        "    all_x_prime = []\n", "    all_x_prime = []\n    n_keys = len(all_keys)\n"
+    )
+    source = counted.replace(KEY_LOOP, loop)
     result = one(config, notebook, "attention_loop", source)
     assert result.status == "failed" and result.mistakes == ("off_by_one",), result.messages
     said = next(m for m in result.messages if m.startswith("off_by_one:"))
@@ -70,4 +82,101 @@ def test_one_mistake_copied_into_each_projection_is_named_once(
     assert result.status == "failed" and result.mistakes == (mistake,), result.messages
     said = next(m for m in result.messages if m.startswith(f"{mistake}:"))
     assert "and the same in computing" in said, said
+    assert result.location is not None and result.location.line == line, result.messages
+
+
+def test_a_complete_loop_is_not_said_to_leave_out_an_item(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # the same numbers as a key loop that stops one early, made by cutting the scores after
+    # a loop over every key: no loop of theirs misses one, so none is said to
+    source = students.ATTENTION_LOOP.replace(
+        "attention = softmax(all_km_qn)", "attention = softmax(all_km_qn[:-1])"
+    ).replace(VALUE_LOOP, "for m in range(len(attention)):")
+    result = one(config, notebook, "attention_loop", source)
+    assert result.status == "failed", result.messages
+    assert not any("leaves out its" in m for m in result.messages), result.messages
+
+
+def test_an_off_by_one_of_a_range_is_placed_on_the_loop_that_misses_one(
+    tmp_path: Path, config: Config
+) -> None:
+    # the reference's `range(V.shape[0])` is the second loop; the student's scores loop is
+    # right and their value loop stops one early: the place is the value loop
+    source = (
+        "def word_attention(i, Q, K, V, scaled=True):\n"
+        "    scores = np.array([Q[i] @ K[j] for j in range(K.shape[0])])\n"
+        "    if scaled:\n"
+        "        scores = scores / np.sqrt(K.shape[1])\n"
+        "    weights = stable_softmax(scores)\n"
+        "    out = np.zeros(V.shape[1])\n"
+        "    for j in range(len(V) - 1):\n"
+        "        out = out + weights[j] * V[j]\n"
+        "    return out\n"
+    )
+    result = sentence(tmp_path, config, "word_attention", source)
+    assert result.mistakes == ("off_by_one",), result.messages
+    assert result.location is not None and result.location.line == 7, result.messages
+
+
+def test_a_list_one_short_is_an_off_by_one_in_their_code_s_words(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    source = students.QKV_LOOP.replace("    for x in all_x:", "    for x in all_x[1:]:")
+    result = one(config, notebook, "qkv_loop", source)
+    assert result.mistakes == ("off_by_one",), result.messages
+    said = [m for m in result.messages if m.startswith("one item short in every case")]
+    assert said and "`all_x[1:]` leaves out the first item" in said[0], result.messages
+
+
+def sentence(tmp_path: Path, config: Config, function: str, source: str) -> TargetResult:
+    """The correct sentence_attention notebook with the cell defining `function` replaced."""
+    notebook = nbformat.read(SENTENCE, as_version=4)
+    cell = next(c for c in notebook.cells if f"def {function}(" in c.source)
+    cell.source = source
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "sentence_attention")
+    return next(t for t in report.targets if t.name == function)
+
+
+PROJECTIONS = (
+    "    Q = {q}\n"
+    "    K = np.transpose(omega_k) @ X + beta_k\n"
+    "    V = {v}\n"
+    "    return V @ softmax_cols(K.T @ Q)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "q", "v", "line"),
+    [
+        # a docstring that names the arrays is not the place
+        (
+            '    """Attention of the columns of X, weighted by omega_q, omega_k and omega_v."""\n',
+            "np.transpose(omega_q) @ X + beta_q",
+            "np.transpose(omega_v) @ X + beta_v",
+            3,
+        ),
+        # nor a check of the shapes that reads the same names
+        (
+            "    D, N = X.shape\n    assert omega_q.shape == (D, D) and X.shape == (D, N)\n",
+            "np.transpose(omega_q) @ X + beta_q",
+            "np.transpose(omega_v) @ X + beta_v",
+            4,
+        ),
+        # nor the queries' line when the values take the queries' bias (written in another
+        # order than the reference's): the line with all three names of the computation
+        ("", "beta_q + omega_q @ X", "beta_q + omega_v @ X", 4),
+    ],
+)
+def test_a_mistake_is_placed_on_the_line_that_computes_it(
+    config: Config, notebook: NotebookFactory, before: str, q: str, v: str, line: int
+) -> None:
+    head = "def self_attention(X, omega_v, omega_q, omega_k, beta_v, beta_q, beta_k):\n"
+    body = PROJECTIONS.format(q=q, v=v)
+    if "beta_q + omega_q" in q:
+        body = body.replace("np.transpose(omega_k) @ X + beta_k", "beta_k + omega_k @ X")
+    result = one(config, notebook, "self_attention", head + before + body)
+    assert result.status == "failed" and result.mistakes, result.messages
     assert result.location is not None and result.location.line == line, result.messages

@@ -7,17 +7,21 @@ answers go through (no child is run: the outputs are already known).
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from dataclasses import dataclass
 
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec
+from grader.course.notebook import CodeCell
 from grader.engine import require
 from grader.judge.derived import derived_mistakes
 from grader.judge.diagnose import Evidence, diagnose
 from grader.judge.expected import Expected, build_expected
 from grader.judge.fingerprints import Fingerprint, catalogue_for
+from grader.judge.loop_bounds import early_stops
 from grader.judge.pair_store import pairs_of
+from grader.report import Location
 from grader.run.workers import shared_workers
 
 
@@ -59,8 +63,19 @@ def _named(
         function=None,
         hints=(),
         failing_callees=(),
+        early_stops=_loops_short(fingerprint.mistake.source),
     )
     return diagnose(evidence).mistakes
+
+
+def _loops_short(source: str) -> tuple[tuple[str, Location], ...]:
+    """The loops of a mutant's source that miss an item, as a student who wrote that code
+    would have them (a mutant whose loop drops an item is named only then)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    return tuple(early_stops(tree, CodeCell(1, source, source)))
 
 
 def derived_counts(assignment: AssignmentSpec) -> DerivedCounts:

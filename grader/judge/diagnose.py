@@ -176,7 +176,9 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         return Diagnosis(base.mistakes, (Finding("relation", swapped), *base.findings), place)
     if one_short(ev):
         # a list one short and the loop of theirs that misses one: said in their code's words
-        return relation_sentences(ev, _static_only(ev, [], []))
+        short = relation_sentences(ev, _static_only(ev, [], []))
+        ids = tuple(dict.fromkeys(("off_by_one", *short.mistakes)))
+        return Diagnosis(ids, short.findings, short.location)
     if derived := _mutant(ev):
         return derived
     # items of the tuple transposed: said once no mutant names it more closely (one that
@@ -212,12 +214,24 @@ def _first_mutant(
     for ids, chain in chains:
         normalised = apply_chain(chain, ev.answers)
         for fingerprint in mutants:
+            if _loop_dropped(fingerprint.mistake) and not ev.early_stops:
+                continue  # no loop of theirs misses one: the same numbers come another way
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
                 named = [first, *(m for m in fingerprint.also if m.id != first.id)]
                 kept = [m for m in named if not _term_kept(ev, m)]
                 return _static_only(ev, list(ids), kept or named)
     return None
+
+
+# mutant_operators.loop_items_dropped's words
+_LOOP = re.compile(r"\bthe loop over `[^`]*` leaves out its (?:last|first) item\b")
+
+
+def _loop_dropped(mistake: Mistake) -> bool:
+    """A mutant whose loop leaves out an item: said only where a loop of the student's does
+    (loop_bounds), and placed there."""
+    return mistake.id == "off_by_one" and _LOOP.search(mistake.message) is not None
 
 
 _DROPPED = re.compile(r"^leaves out `([-+])\s*([^`]*)`")  # mutant_operators' words
@@ -439,7 +453,10 @@ def _explain(
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
     at_def = ev.function is not None and where == ev.function.location()
-    if mistake_id == "off_by_one" and ev.early_stops and at_def:
+    # a loop's bound (`range(…)`, a loop that drops an item) is the student's loop that
+    # misses one, where they have one: the reference's bound may be on another loop of theirs
+    loop = mistake is not None and (_loop_dropped(mistake) or "`range(" in mistake.message)
+    if mistake_id == "off_by_one" and ev.early_stops and (at_def or loop):
         where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)
     if mistake is not None and is_derived(mistake.function):

@@ -1,8 +1,8 @@
 """Loops that stop one item early, read from the code (AST only, never run).
 
 A list one item short in every case is the classic off-by-one of a loop's bounds: a
-`range(len(x) - 1)` (a `range(n)` already stops before `n`), or a loop over `x[:-1]` or
-`x[1:]`. Said only with the numbers' evidence (each list one short), never alone.
+`range(len(x) - 1)` (a `range(n)` already stops before `n`), a `range(1, n)`, or a loop over
+`x[:-1]` or `x[1:]`. Said only with the numbers' evidence (each list one short), never alone.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ def _early(iterable: ast.expr) -> str | None:
         # a step makes the count another sum
         if iterable.func.id == "range" and 0 < len(args) < 3 and _minus_one(args[-1]):
             return "stops one early (`range(n)` already stops before `n`)"
+        one = len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value == 1
+        if iterable.func.id == "range" and one:
+            return "starts at 1 and leaves out the first item (`range(n)` starts at 0)"
     if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
         part = iterable.slice
         if part.step is None and part.lower is None and _minus_one(part.upper):

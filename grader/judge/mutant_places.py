@@ -9,6 +9,8 @@ import ast
 import copy
 import re
 
+_LIBRARIES = ("np", "math")  # module names, not the student's variables
+
 
 def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
     """The innermost statement of `function` that holds `node`."""
@@ -32,7 +34,8 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     expression holds, then the statement, then those names alone, then only the attributes
     and functions it uses (`shape`, `sqrt`). The student's names may
     differ from the reference's; what matches nothing falls back to the `def` line."""
-    names = [n.id for n in ast.walk(new) if isinstance(n, ast.Name) and n.id not in ("np", "math")]
+    variables = [n.id for n in ast.walk(new) if isinstance(n, ast.Name) and n.id not in _LIBRARIES]
+    names = list(variables)
     names += [n.attr for n in ast.walk(new) if isinstance(n, ast.Attribute) and n.attr != "T"]
     held = "".join(rf"(?=.*\b{re.escape(n)}\b)" for n in dict.fromkeys(names))
     statement = _statement(function, node)
@@ -40,7 +43,8 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     if isinstance(statement, ast.Return):
         start = r"^\s*return\b"
     elif isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
-        start = rf"^\s*{re.escape(statement.targets[0].id)}\s*="
+        # not where the name starts empty, to be filled later (`all_queries = []`)
+        start = rf"^\s*{re.escape(statement.targets[0].id)}\s*=(?!\s*{_EMPTY}\s*(?:#|$))"
     # the attributes and functions it uses (`shape`, `sqrt`), without the variables
     called = [n.attr for n in ast.walk(new) if isinstance(n, ast.Attribute) and n.attr != "T"]
     called += [
@@ -50,14 +54,39 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     patterns = [
         *_written(statement, node, new),
         f"^{held}{start[1:]}" if start and held else None,
-        # a statement of the name that holds none of the changed expression's names (an
-        # empty list filled later, `all_queries = []`) tells less than a line that has them
-        held or None,
         start,
+        *_named(statement, node, new, len(set(variables))),
+        held or None,
         tools or None,
     ]
     found = [p for p in patterns if p]
     return "\n".join(dict.fromkeys(found)) if found else None
+
+
+# An empty start: `[]`, `()`, `{}`, `None`, `0`, `0.0`, `list()`, `np.zeros(...)` is not one
+# (it has a shape the mistake may be in).
+_EMPTY = r"(?:\[\s*\]|\(\s*\)|\{\s*\}|None|0(?:\.0*)?|list\(\s*\)|dict\(\s*\))"
+
+
+def _named(statement: ast.stmt | None, node: ast.AST, new: ast.AST, fewer: int) -> list[str]:
+    """Lines that hold every name of an expression around the change (`omega_v`, `X` and
+    `beta_q` for `omega_v @ X + beta_q`), from the largest to the smallest that has more
+    names than the change itself (`fewer`), and three at least: the student's line of that
+    computation, written in another order or form (`V = beta_q + omega_v @ X`), and not
+    another line that only shares the changed name (the queries' `beta_q`)."""
+    if statement is None:
+        return []
+    changed = copy.deepcopy(statement, {id(node): new})
+    parents = {id(c): p for p in ast.walk(changed) for c in ast.iter_child_nodes(p)}
+    found: list[str] = []
+    at: ast.AST | None = parents.get(id(new))
+    while isinstance(at, ast.expr):
+        names = [n.id for n in ast.walk(at) if isinstance(n, ast.Name) and n.id not in _LIBRARIES]
+        unique = list(dict.fromkeys(names))
+        if len(unique) > max(fewer, 2):  # two (`mask`, `L`) are on many lines
+            found.append("".join(rf"(?=.*\b{re.escape(n)}\b)" for n in unique))
+        at = parents.get(id(at))
+    return found[::-1]
 
 
 def _written(statement: ast.stmt | None, node: ast.AST, new: ast.AST) -> list[str]:

@@ -11,6 +11,7 @@ no numbers and names no mistake (diagnose.py does).
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Sequence
 
@@ -39,11 +40,16 @@ def locate(
         return None
     if pattern is None and mistake_id in ("output_transposed", "returns_tuple"):
         pattern = r"^\s*return\b"
-    # The body only: a default like `axis=-1` in the signature is not the mistake.
-    start = function.node.body[0].lineno if function.node.body else function.node.lineno
+    # The body only: a default like `axis=-1` in the signature is not the mistake; nor is a
+    # docstring or a comment that names the arrays.
+    body = function.node.body
+    docstring = bool(body) and ast.get_docstring(function.node, clean=False) is not None
+    first = body[1] if docstring and len(body) > 1 else body[0] if body else None
+    start = first.lineno if first else function.node.lineno
     end = function.node.end_lineno or function.node.lineno
+    lines = [n for n in range(start, end + 1) if not function.line_text(n).lstrip().startswith("#")]
     for each in pattern.split("\n") if pattern else ():
-        for line in range(start, end + 1):
+        for line in lines:
             if re.search(each, function.line_text(line)):
                 return function.location(line)
     return function.location()
