@@ -180,3 +180,19 @@ def test_a_mistake_is_placed_on_the_line_that_computes_it(
     result = one(config, notebook, "self_attention", head + before + body)
     assert result.status == "failed" and result.mistakes, result.messages
     assert result.location is not None and result.location.line == line, result.messages
+
+
+@pytest.mark.parametrize("letters", ["qkv", "q"])
+def test_weights_transposed_with_a_literal_divisor_are_both_named(
+    config: Config, notebook: NotebookFactory, letters: str
+) -> None:
+    # the copied mistake pairs with another (a mistake made alike is one of a pair); and
+    # `/ 2` gives the numbers of a read of the notebook's `D` (4): the code reads no global,
+    # so the literal is told, not the global
+    source = students.SCALED.replace("/ np.sqrt(queries.shape[0])", "/ 2")
+    for letter in letters:
+        source = source.replace(f"omega_{letter} @ X", f"omega_{letter}.T @ X")
+    result = one(config, notebook, "scaled_dot_product_self_attention", source)
+    assert result.mistakes == ("operand_transposed", "scale_hardcoded"), result.messages
+    said = next(m for m in result.messages if m.startswith("operand_transposed:"))
+    assert ("and the same in computing" in said) == (letters == "qkv"), said

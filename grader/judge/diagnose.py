@@ -219,9 +219,16 @@ def _first_mutant(
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
                 named = [first, *(m for m in fingerprint.also if m.id != first.id)]
-                kept = [m for m in named if not _term_kept(ev, m)]
+                kept = [m for m in named if not _term_kept(ev, m) and not _no_global(ev, m)]
                 return _static_only(ev, list(ids), kept or named)
     return None
+
+
+def _no_global(ev: Evidence, mistake: Mistake) -> bool:
+    """A mutant's read of a notebook global (`np.sqrt(D)`) where the student's code reads
+    none: the same numbers come from a literal of theirs (`/ 2`), told by its own hint."""
+    reads = any(h.kind == "global" for h in ev.hints)
+    return mistake.id == "uses_global" and ev.function is not None and not reads
 
 
 # mutant_operators.loop_items_dropped's words

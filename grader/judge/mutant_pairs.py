@@ -1,9 +1,11 @@
 """Pairs of mutations: two of a reference's distinct single mutants applied together, for a
 student who made two mistakes in one function (the seed notebook has three).
 
-A single mutant replaces one expression of the reference. Its place (a path of fields from the
-function's root) is found by comparing its source with the reference's; two mutants whose
-places do not contain each other combine into one function. The number made is bounded
+A single mutant replaces one expression of the reference, or one in each of several
+statements (a mistake made alike in the queries, keys and values). Its places (paths of
+fields from the function's root, one per statement) are found by comparing its source with
+the reference's; two mutants none of whose places contain one of the other's combine into
+one function. The number made is bounded
 (`MAX_SOURCES` singles per target, `MAX_PAIRS` pairs), and they run once, after the singles,
 in the same cached child run (derived.py). Nothing here runs code.
 """
@@ -81,8 +83,9 @@ def _function(source: str) -> ast.FunctionDef | None:
     return first if isinstance(first, ast.FunctionDef) else None
 
 
-def _place(reference: ast.FunctionDef, mutant: Mistake) -> tuple[Path, Any] | None:
-    """Where the single mutant changed the reference, and the expression it put there."""
+def _place(reference: ast.FunctionDef, mutant: Mistake) -> list[tuple[Path, Any]] | None:
+    """Where the single mutant changed the reference, and the expression it put there: one
+    place per statement it changed (a mistake made alike in three statements has three)."""
     changed = _function(mutant.source)
     if changed is None:
         return None
@@ -90,18 +93,39 @@ def _place(reference: ast.FunctionDef, mutant: Mistake) -> tuple[Path, Any] | No
     places = _places(reference, changed, ())
     if not places:
         return None
-    # The smallest node that holds every difference (`a @ b + c` becoming `a @ b` differs
-    # in three fields of one BinOp); the whole function (several statements changed, as
-    # when the scaling moves) is not combined.
-    common = places[0]
-    for other in places[1:]:
-        length = 0
-        while length < min(len(common), len(other)) and common[length] == other[length]:
-            length += 1
-        common = common[:length]
-    if len(common) < 2:
-        return None
-    return common, _at(changed, common)
+    by_statement: dict[Path, list[Path]] = {}
+    for path in places:
+        by_statement.setdefault(_statement_of(reference, path), []).append(path)
+    found = []
+    for paths in by_statement.values():
+        # The smallest node that holds every difference in the statement (`a @ b + c`
+        # becoming `a @ b` differs in three fields of one BinOp).
+        common = paths[0]
+        for other in paths[1:]:
+            length = 0
+            while length < min(len(common), len(other)) and common[length] == other[length]:
+                length += 1
+            common = common[:length]
+        if len(common) < 2:
+            return None
+        found.append((common, _at(changed, common)))
+    return found
+
+
+def _statement_of(root: ast.AST, path: Path) -> Path:
+    """The longest start of `path` that leads to a statement of `root` (the function itself
+    when none)."""
+    node: Any = root
+    held: Path = ()
+    for k, (name, index) in enumerate(path):
+        node = getattr(node, name, None)
+        if index is not None and isinstance(node, list):
+            node = node[index] if index < len(node) else None
+        if node is None or isinstance(node, list):
+            break
+        if isinstance(node, ast.stmt):
+            held = path[: k + 1]
+    return held
 
 
 def _nested(a: Path, b: Path) -> bool:
@@ -120,14 +144,14 @@ def pair_mutants(reference: ast.FunctionDef, singles: Sequence[Mistake]) -> list
     # By the later of the two singles' places, so that a cut keeps every early pair.
     order = sorted(combinations(range(len(placed)), 2), key=lambda ij: (ij[1], ij[0]))
     for i, j in order:
-        (first, (path_a, new_a)), (second, (path_b, new_b)) = placed[i], placed[j]
+        (first, places_a), (second, places_b) = placed[i], placed[j]
         if len(pairs) >= MAX_PAIRS:
             break
-        if _nested(path_a, path_b):
+        if any(_nested(a, b) for a, _ in places_a for b, _ in places_b):
             continue
         both = copy.deepcopy(clean)
-        _put(both, path_a, new_a)
-        _put(both, path_b, new_b)
+        for path, new in (*places_a, *places_b):
+            _put(both, path, new)
         key = ast.dump(both)
         if key in seen:
             continue
