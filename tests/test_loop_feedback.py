@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
-from test_misleading_feedback import one
+from test_misleading_feedback import one, replaced
 
 from grader.course.config import Config
-from grader.engine import grade_path
-from grader.report import TargetResult
 
 import students
 from conftest import REPO, NotebookFactory
@@ -114,7 +111,7 @@ def test_an_off_by_one_of_a_range_is_placed_on_the_loop_that_misses_one(
         "        out = out + weights[j] * V[j]\n"
         "    return out\n"
     )
-    result = sentence(tmp_path, config, "word_attention", source)
+    result = replaced(tmp_path, config, "sentence_attention", "word_attention", source)
     assert result.mistakes == ("off_by_one",), result.messages
     assert result.location is not None and result.location.line == 7, result.messages
 
@@ -127,17 +124,6 @@ def test_a_list_one_short_is_an_off_by_one_in_their_code_s_words(
     assert result.mistakes == ("off_by_one",), result.messages
     said = [m for m in result.messages if m.startswith("one item short in every case")]
     assert said and "`all_x[1:]` leaves out the first item" in said[0], result.messages
-
-
-def sentence(tmp_path: Path, config: Config, function: str, source: str) -> TargetResult:
-    """The correct sentence_attention notebook with the cell defining `function` replaced."""
-    notebook = nbformat.read(SENTENCE, as_version=4)
-    cell = next(c for c in notebook.cells if f"def {function}(" in c.source)
-    cell.source = source
-    path = tmp_path / "student.ipynb"
-    nbformat.write(notebook, path)
-    report = grade_path(path, config, "sentence_attention")
-    return next(t for t in report.targets if t.name == function)
 
 
 PROJECTIONS = (

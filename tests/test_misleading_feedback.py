@@ -232,12 +232,21 @@ def test_a_loop_variable_one_short_is_pointed_at(tmp_path: Path, config: Config)
 
 def masked(tmp_path: Path, config: Config, function: str, source: str) -> TargetResult:
     """The correct masked notebook with the cell defining `function` replaced; its result."""
-    notebook = nbformat.read(MASKED, as_version=4)
+    return replaced(tmp_path, config, "masked_attention", function, source)
+
+
+def replaced(
+    tmp_path: Path, config: Config, assignment: str, function: str, source: str
+) -> TargetResult:
+    """The assignment's correct test notebook with the cell defining `function` replaced
+    by `source`, graded; that function's result."""
+    correct = REPO / "tests" / "notebooks" / assignment / "correct.ipynb"
+    notebook = nbformat.read(correct, as_version=4)
     cell = next(c for c in notebook.cells if f"def {function}(" in c.source)
     cell.source = source
     path = tmp_path / "student.ipynb"
     nbformat.write(notebook, path)
-    report = grade_path(path, config, "masked_attention")
+    report = grade_path(path, config, assignment)
     return next(t for t in report.targets if t.name == function)
 
 
