@@ -24,6 +24,7 @@ from grader.judge.compare import agrees, stack
 from grader.judge.diagnosis_data import Diagnosis as Diagnosis
 from grader.judge.diagnosis_data import Evidence as Evidence
 from grader.judge.fingerprints import Fingerprint
+from grader.judge.mutant_vetting import contradicted, loop_dropped
 from grader.judge.normalisers import CHAINS, TRANSPOSED, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
 from grader.judge.normalisers import Answer as Answer
@@ -214,52 +215,14 @@ def _first_mutant(
     for ids, chain in chains:
         normalised = apply_chain(chain, ev.answers)
         for fingerprint in mutants:
-            if _loop_dropped(fingerprint.mistake) and not ev.early_stops:
+            if loop_dropped(fingerprint.mistake) and not ev.early_stops:
                 continue  # no loop of theirs misses one: the same numbers come another way
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
                 named = [first, *(m for m in fingerprint.also if m.id != first.id)]
-                kept = [m for m in named if not _term_kept(ev, m) and not _no_global(ev, m)]
+                kept = [m for m in named if not contradicted(ev, m)]
                 return _static_only(ev, list(ids), kept or named)
     return None
-
-
-def _no_global(ev: Evidence, mistake: Mistake) -> bool:
-    """A mutant's read of a notebook global (`np.sqrt(D)`) where the student's code reads
-    none: the same numbers come from a literal of theirs (`/ 2`), told by its own hint."""
-    reads = any(h.kind == "global" for h in ev.hints)
-    return mistake.id == "uses_global" and ev.function is not None and not reads
-
-
-# mutant_operators.loop_items_dropped's words
-_LOOP = re.compile(r"\bthe loop over `[^`]*` leaves out its (?:last|first) item\b")
-
-
-def _loop_dropped(mistake: Mistake) -> bool:
-    """A mutant whose loop leaves out an item: said only where a loop of the student's does
-    (loop_bounds), and placed there."""
-    return mistake.id == "off_by_one" and _LOOP.search(mistake.message) is not None
-
-
-_DROPPED = re.compile(r"^leaves out `([-+])\s*([^`]*)`")  # mutant_operators' words
-
-
-def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
-    """Whether a pair's `term_dropped` is contradicted by the student's code: the function it
-    calls in the dropped term (`- np.max(scores)`) is subtracted (added) in their code too, in
-    a form that happens to change nothing (a maximum over the whole array, where the pair's
-    other mistake normalises over the whole array): naming it would tell them to add what is
-    there."""
-    found = _DROPPED.match(mistake.message)
-    if mistake.id != "term_dropped" or found is None or ev.function is None:
-        return False
-    calls = re.findall(r"([A-Za-z_]\w*)\s*\(", found[2])
-    if not calls:
-        return False
-    # inside the arguments of a call on the same line (`np.exp(x - np.max(x))`), in code: a
-    # shift computed under a name and never used, or a comment, keeps nothing
-    done = re.compile(rf"\w\s*\([^#]*{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
-    return ev.function.first_line(lambda line: done.search(line.split("#")[0])) is not None
 
 
 def _borrowed(fingerprint: Fingerprint) -> Mistake:
@@ -462,7 +425,7 @@ def _explain(
     at_def = ev.function is not None and where == ev.function.location()
     # a loop's bound (`range(…)`, a loop that drops an item) is the student's loop that
     # misses one, where they have one: the reference's bound may be on another loop of theirs
-    loop = mistake is not None and (_loop_dropped(mistake) or "`range(" in mistake.message)
+    loop = mistake is not None and (loop_dropped(mistake) or "`range(" in mistake.message)
     if mistake_id == "off_by_one" and ev.early_stops and (at_def or loop):
         where = ev.early_stops[0][1]  # found nowhere else: the loop that misses one
     what = mistake.message if mistake else STRUCTURAL.get(mistake_id, mistake_id)

@@ -1,0 +1,58 @@
+"""A mutant whose numbers match the student's, checked against the student's code: its
+words are said only where the code does not contradict them (diagnose.py asks).
+
+A term said to be dropped that the code subtracts in a form that changes nothing; a global
+said to be read where the code reads none (a literal of theirs gives the same numbers); a
+loop said to leave out an item where no loop of theirs does. Reads the mistake's words and
+the student's source text; runs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grader.course.mistakes import Mistake
+from grader.judge.diagnosis_data import Evidence
+
+
+def contradicted(ev: Evidence, mistake: Mistake) -> bool:
+    """Whether the student's code shows that a matched mutant's mistake is not theirs."""
+    return _term_kept(ev, mistake) or _no_global(ev, mistake)
+
+
+def _no_global(ev: Evidence, mistake: Mistake) -> bool:
+    """A mutant's read of a notebook global (`np.sqrt(D)`) where the student's code reads
+    none: the same numbers come from a literal of theirs (`/ 2`), told by its own hint."""
+    reads = any(h.kind == "global" for h in ev.hints)
+    return mistake.id == "uses_global" and ev.function is not None and not reads
+
+
+# mutant_operators.loop_items_dropped's words
+_LOOP = re.compile(r"\bthe loop over `[^`]*` leaves out its (?:last|first) item\b")
+
+
+def loop_dropped(mistake: Mistake) -> bool:
+    """A mutant whose loop leaves out an item: said only where a loop of the student's does
+    (loop_bounds), and placed there."""
+    return mistake.id == "off_by_one" and _LOOP.search(mistake.message) is not None
+
+
+_DROPPED = re.compile(r"^leaves out `([-+])\s*([^`]*)`")  # mutant_operators' words
+
+
+def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
+    """Whether a pair's `term_dropped` is contradicted by the student's code: the function it
+    calls in the dropped term (`- np.max(scores)`) is subtracted (added) in their code too, in
+    a form that happens to change nothing (a maximum over the whole array, where the pair's
+    other mistake normalises over the whole array): naming it would tell them to add what is
+    there."""
+    found = _DROPPED.match(mistake.message)
+    if mistake.id != "term_dropped" or found is None or ev.function is None:
+        return False
+    calls = re.findall(r"([A-Za-z_]\w*)\s*\(", found[2])
+    if not calls:
+        return False
+    # inside the arguments of a call on the same line (`np.exp(x - np.max(x))`), in code: a
+    # shift computed under a name and never used, or a comment, keeps nothing
+    done = re.compile(rf"\w\s*\([^#]*{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
+    return ev.function.first_line(lambda line: done.search(line.split("#")[0])) is not None
