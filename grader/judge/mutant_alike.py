@@ -14,7 +14,14 @@ import ast
 import copy
 from collections.abc import Iterator
 
-from grader.judge.mutant_operators import OPERATORS, Change, Context, Operator, blank_shape
+from grader.judge.mutant_operators import (
+    OPERATORS,
+    Change,
+    Context,
+    Operator,
+    blank_shape,
+    swap_node,
+)
 
 # The changes made alike: their meaning is the same in each statement of a group.
 ALIKE = frozenset(
@@ -42,19 +49,6 @@ def _groups(function: ast.FunctionDef) -> list[list[int]]:
         ):
             groups.setdefault(blank_shape(node.value), []).append(index)
     return [group for group in groups.values() if len(group) > 1]
-
-
-def _swap(root: ast.AST, old: ast.AST, new: ast.AST) -> bool:
-    """Put `new` where `old` is among `root`'s descendants."""
-    for parent in ast.walk(root):
-        for name, value in ast.iter_fields(parent):
-            if value is old:
-                setattr(parent, name, new)
-                return True
-            if isinstance(value, list) and any(v is old for v in value):
-                setattr(parent, name, [new if v is old else v for v in value])
-                return True
-    return False
 
 
 def alike(
@@ -118,6 +112,6 @@ def _made_alike(
             return None
         swaps.append((target, copy.deepcopy(made[which].node)))
     for old, new in swaps:
-        if not _swap(clone, old, new):
+        if not swap_node(clone, old, new):
             return None
     return clone

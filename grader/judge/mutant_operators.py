@@ -45,6 +45,19 @@ def code_of(node: ast.AST) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
+def swap_node(root: ast.AST, old: ast.AST, new: ast.AST) -> bool:
+    """Put `new` where `old` is among `root`'s descendants; False when it is not there."""
+    for parent in ast.walk(root):
+        for name, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, name, new)
+                return True
+            if isinstance(value, list) and any(v is old for v in value):
+                setattr(parent, name, [new if v is old else v for v in value])
+                return True
+    return False
+
+
 def _transposed(node: ast.expr) -> ast.expr:
     return ast.Attribute(value=node, attr="T", ctx=ast.Load())
 

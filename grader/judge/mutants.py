@@ -27,6 +27,7 @@ from grader.judge.mutant_operators import (
     result_transposed,
     returned_locals,
     siblings,
+    swap_node,
 )
 from grader.judge.mutant_places import locate_pattern
 from grader.judge.static import find_function, integer_globals
@@ -59,16 +60,7 @@ def defined_functions(solution: Submission) -> frozenset[str]:
 def _with(function: ast.FunctionDef, index: int, new: ast.AST) -> ast.FunctionDef:
     """A copy of `function` with its `index`-th node (in ast.walk order) replaced."""
     clone = copy.deepcopy(function)
-    nodes = list(ast.walk(clone))
-    old = nodes[index]
-    for parent in nodes:
-        for name, value in ast.iter_fields(parent):
-            if value is old:
-                setattr(parent, name, copy.deepcopy(new))
-                return clone
-            if isinstance(value, list) and any(v is old for v in value):
-                setattr(parent, name, [copy.deepcopy(new) if v is old else v for v in value])
-                return clone
+    swap_node(clone, list(ast.walk(clone))[index], copy.deepcopy(new))
     return clone
 
 
