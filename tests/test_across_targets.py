@@ -83,7 +83,10 @@ def test_qk_mistakes_are_named_in_the_scaled_function(
         path = notebook(students.cells(**{SCALED: source}), name=mistake)
         result = target(grade_path(path, config), SCALED)
         assert result.mistakes == (mistake,)
-        assert "(a mistake shared with `self_attention`)" in result.messages[1]
+        assert (
+            "(a mistake the course lists for `self_attention`, made here in this function's "
+            "own code)" in result.messages[1]
+        )
         assert "(cell 8, line 5)" in result.messages[1]
 
 
@@ -105,4 +108,7 @@ def test_a_callee_mistake_made_inline_is_named(config: Config, tmp_path: Path) -
     assert target(report, "softmax").status == "passed"
     result = target(report, "scaled_dot_product_attention")
     assert result.mistakes == ("softmax_wrong_axis",)
-    assert "(a mistake shared with `softmax`)" in result.messages[1]
+    assert (
+        "(a mistake the course lists for `softmax`, made here in this function's own code)"
+        in result.messages[1]
+    )

@@ -228,7 +228,10 @@ def _first_mutant(
 def _borrowed(fingerprint: Fingerprint) -> Mistake:
     """A callee's catalogued mistake, said of the caller that makes it in its own code."""
     mistake = fingerprint.mistake
-    message = f"{mistake.message} (a mistake shared with `{fingerprint.via}`)"
+    message = (
+        f"{mistake.message} (a mistake the course lists for `{fingerprint.via}`, made here "
+        "in this function's own code)"
+    )
     return replace(mistake, target=fingerprint.via or mistake.target, message=message)
 
 

@@ -219,5 +219,8 @@ def _mistake(
     """The carried mistake: the catalogue's words, said of `target`, with its own variant."""
     function = f"{PREFIX}{number}"
     source = f"def {function}({_parameters(node)}):\n    return {body}\n"
-    message = f"{mistake.message} (a mistake shared with `{origin}`)"
+    message = (
+        f"{mistake.message} (a mistake the course lists for `{origin}`, made here in this "
+        "function's own code)"
+    )
     return replace(mistake, target=target, message=message, function=function, source=source)
