@@ -50,7 +50,7 @@ MASKED = [
     ("softmax_overflow", "softmax", ["softmax_overflow"], 4, 2),
     ("softmax_wrong_axis", "softmax", ["softmax_wrong_axis"], 4, 3),
     ("mutates_input", "softmax", ["mutates_input"], 4, 2),
-    ("scale_missing", "scaled_dot_product_attention", ["scale_missing"], 5, 1),
+    ("scale_missing", "scaled_dot_product_attention", ["scale_missing"], 5, 3),
     ("scale_wrong_dim", "scaled_dot_product_attention", ["scale_wrong_dim"], 5, 3),
     ("mask_after_softmax", "scaled_dot_product_attention", ["mask_after_softmax"], 5, 6),
     ("mask_truthiness", "scaled_dot_product_attention", ["mask_truthiness"], 5, 4),

@@ -8,8 +8,9 @@ fingerprints come from running the course's own code in a sandboxed child, like 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grader.course.cases import CaseSet
 from grader.course.config import AssignmentSpec
@@ -17,7 +18,8 @@ from grader.judge.derived import derived_fingerprints
 from grader.judge.fingerprints import Fingerprint, catalogue_for, compute_fingerprints
 from grader.judge.lazy_prints import LazyPrints
 from grader.judge.pair_store import Prints
-from grader.judge.reference import Reference, compute_references
+from grader.judge.reference import Reference, compute_references, load_solution
+from grader.judge.static import find_function
 from grader.run.workers import Workers
 
 
@@ -33,6 +35,23 @@ class Expected:
 
 
 _EXPECTED: dict[tuple[str, str], Expected] = {}
+
+
+def placed(assignment: AssignmentSpec, prints: list[Fingerprint]) -> list[Fingerprint]:
+    """The catalogue's fingerprints with each mistake's variant place after the course's
+    pattern (variant_places.py), made from the solution's function it changes."""
+    from grader.judge.variant_places import with_place
+
+    solution = load_solution(assignment)
+    functions: dict[str, ast.FunctionDef | None] = {}
+    out = []
+    for print_ in prints:
+        target = print_.mistake.target
+        if target not in functions:
+            found = find_function(solution, target)
+            functions[target] = found.node if found else None
+        out.append(replace(print_, mistake=with_place(print_.mistake, functions[target])))
+    return out
 
 
 def build_expected(assignment: AssignmentSpec, case_set: CaseSet, workers: Workers) -> Expected:
@@ -53,7 +72,8 @@ def build_expected(assignment: AssignmentSpec, case_set: CaseSet, workers: Worke
 
         def both(name: str) -> list[Fingerprint]:
             found = derived[name]
-            return Prints([*fingerprints[name], *found], getattr(found, "pairs", None))
+            own = placed(assignment, fingerprints[name])
+            return Prints([*own, *found], getattr(found, "pairs", None))
 
         _EXPECTED[key] = Expected(references, probes, LazyPrints(fingerprints, both))
     return _EXPECTED[key]
