@@ -133,6 +133,28 @@ def test_missing_config_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.yaml")
 
 
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "2026-02-30T23:59:00+01:00",
+        "2026-03-01T25:00:00+01:00",
+        "2026-03-32",
+        "2026-03-01T23:59:00+25:00",
+    ],
+)
+def test_a_date_that_does_not_exist_is_one_line_with_its_line(tmp_path: Path, moment: str) -> None:
+    """Unquoted, YAML makes a date of it itself, and one that cannot be is its ValueError
+    (a traceback, exit 3, in every command): now a config error naming the line."""
+    path = tmp_path / "config.yaml"
+    path.write_text(f"version: 1\nassignments:\n  a:\n    due: {moment}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(
+        f"{path}: line 4: {moment} is not a date and time that exists ("
+    )
+    assert info.value.exit_code == 2
+
+
 def test_invalid_yaml_gives_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"not valid YAML at line 2, column \d+"):
         load_config(write(tmp_path, "version: 1\nassignments: a: b\n"))

@@ -225,8 +225,37 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML{at}: {problem}") from None
     except RecursionError:
         raise ConfigError(f"{path}: nested deeper than YAML can read") from None
+    except (ValueError, OverflowError) as exc:  # a date that does not exist: 2026-02-30
+        raise ConfigError(f"{path}: {_no_such_time(text, exc)}") from None
     _refuse_unbounded(raw, path)
     return raw
+
+
+def _no_such_time(text: str, error: Exception) -> str:
+    """Which unquoted date or time of the text YAML could not make (`2026-02-30`, an hour
+    of 25), and where; the error's own words when none is found."""
+    import yaml
+
+    loader = _loader()(text)
+    try:
+        todo = [loader.get_single_node()]
+        while todo:
+            node = todo.pop(0)
+            if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":timestamp"):
+                try:
+                    loader.construct_yaml_timestamp(node)
+                except (ValueError, OverflowError) as exc:
+                    line = node.start_mark.line + 1
+                    return f"line {line}: {node.value} is not a date and time that exists ({exc})"
+            elif isinstance(node, yaml.SequenceNode):
+                todo.extend(node.value)
+            elif isinstance(node, yaml.MappingNode):
+                todo.extend(n for pair in node.value for n in pair)
+    except yaml.YAMLError:
+        pass
+    finally:
+        loader.dispose()
+    return f"a value YAML cannot read ({error})"
 
 
 # A course's config is a few kilobytes and a few thousand values at most; aliases (*name)
