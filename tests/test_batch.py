@@ -105,7 +105,10 @@ def test_outputs_csv_feedback_and_gradebook(config: Config, klass: Path, tmp_pat
     zoe = next(r for r in table if r["student"] == "zoe")
     assert "invalid JSON" in zoe["problem"]
     pages = sorted(p.stem for p in (out / "feedback").glob("*.html"))
-    assert pages == sorted(p.stem for p in DEMO.glob("*.ipynb") if p.stem != "zoe")
+    assert pages == sorted(p.stem for p in DEMO.glob("*.ipynb"))
+    # zoe's page says why hers has no grade, and the 0 every other output gives
+    said = (out / "feedback" / "zoe.html").read_text()
+    assert "invalid JSON" in said and "self_attention: 0 / 10 points" in said
     page = (out / "feedback" / "bruno.html").read_text()
     assert "scale_discarded" in page and 'class="here"' in page
     assert "return np.transpose(X_prime)" in page  # their own code, around the line

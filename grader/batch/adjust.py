@@ -241,8 +241,8 @@ def refresh(
         write_grades(rows, [t.name for t in spec.targets], spec_total(spec), out / "grades.csv")
     ]
     for row in rows:
-        if row.student in students and row.report is not None:
-            written.append(page(out, row, clashing))
+        if row.student in students and (row.report is not None or row.adjusted() is not None):
+            written.append(page(out, row, clashing, spec))
     written.append(write_report(out, spec.id, database))
     return written
 
@@ -252,10 +252,18 @@ def spec_total(spec: AssignmentSpec) -> float:
     return sum(t.points for t in spec.targets)
 
 
-def page(out: Path, row: Standing, clashing: frozenset[str] = frozenset()) -> Path:
+def page(
+    out: Path,
+    row: Standing,
+    clashing: frozenset[str] = frozenset(),
+    spec: AssignmentSpec | None = None,
+) -> Path:
     """A student's feedback page again, with their own code when the notebook is still there
-    (`clashing`: the class's names one only in case, escape.twins)."""
-    assert row.report is not None
+    (`clashing`: the class's names one only in case, escape.twins); for a student without a
+    graded notebook, its problem and the instructor's points and words (`spec` needed)."""
+    if row.report is None:
+        assert spec is not None
+        return write_feedback(out, row.student, row.stand_in(spec), None, row.adjusted(), clashing)
     submission = _submission(Path(row.report.submission))
     return write_feedback(out, row.student, row.report, submission, row.adjusted(), clashing)
 

@@ -79,6 +79,13 @@ def with_standings(summary: ClassSummary, rows: list[Standing], roster: bool) ->
     students = tuple(
         (s, Points(by_id[s].total, p.max_score) if s in by_id else p) for s, p in summary.students
     )
+    # a student who handed in nothing but was given points by hand is graded, by the
+    # instructor: counted in the scores as the exports count them, not listed as absent
+    listed = {s for s, _ in students}
+    by_hand = [r for r in rows if r.problem == NO_SUBMISSION and r.overrides]
+    students += tuple(
+        (r.student, Points(r.total, summary.max_score)) for r in by_hand if r.student not in listed
+    )
     notes = tuple(
         (row.student, line)
         for row in rows
@@ -92,7 +99,9 @@ def with_standings(summary: ClassSummary, rows: list[Standing], roster: bool) ->
     unreadable = summary.unreadable
     if roster:
         unreadable = tuple(pair for pair in unreadable if pair[0] in by_id)
-        absent = tuple((r.student, r.problem) for r in rows if r.problem == NO_SUBMISSION)
+        absent = tuple(
+            (r.student, r.problem) for r in rows if r.problem == NO_SUBMISSION and not r.overrides
+        )
         failing = tuple(pair for pair in failing if pair[0] in by_id) + absent
     return replace(
         summary,

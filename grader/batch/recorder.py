@@ -115,10 +115,7 @@ class Recorder:
         """The instructor's overrides and comments for a student's feedback page."""
         if self.book is None:
             return None
-        aid = report.assignment
-        if aid not in self.notes:
-            self.notes[aid] = (overrides(self.book, aid), comments(self.book, aid))
-        overridden, commented = self.notes[aid]
+        overridden, commented = self._notes(report.assignment)
         return Standing(
             student,
             report,
@@ -138,6 +135,42 @@ class Recorder:
         else:
             write_feedback(self.out, student, report, submission, adjusted)
 
+    def _problem_page(self, entry: Entry) -> None:
+        """The page of a student whose notebook could not be graded: the problem, 0 points
+        (or the instructor's), in place of the page of a notebook graded before it (which
+        showed its old points while every other output said 0)."""
+        assert self.out is not None
+        spec = self.config.assignments.get(self.assignment) if self.config else None
+        if spec is None:  # no assignment to say the points of: no page, and no stale one
+            page = self.out / "feedback" / f"{safe_name(entry.student, self.clashing)}.html"
+            page.unlink(missing_ok=True)
+            return
+        overridden, commented = self._notes(spec.id)
+        row = Standing(
+            entry.student,
+            None,
+            entry.problem,
+            overrides=tuple(overridden.get(entry.student, ())),
+            comments=tuple(commented.get(entry.student, ())),
+            problem_file=str(entry.path),
+        )
+        report = row.stand_in(spec)
+        try:
+            self._page(entry.student, report, None, row.adjusted())
+        except Exception:  # the problem is recorded; one page must not stop all
+            log_fault(self.out, replace(entry, fault=traceback.format_exc()))
+
+    def _notes(self, assignment: str) -> tuple[dict[str, list[Override]], dict[str, list[Comment]]]:
+        """The assignment's overrides and comments by student, read once per batch."""
+        if self.book is None:
+            return {}, {}
+        if assignment not in self.notes:
+            self.notes[assignment] = (
+                overrides(self.book, assignment),
+                comments(self.book, assignment),
+            )
+        return self.notes[assignment]
+
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
         """Record a finished entry (one of several notebooks: once the kept one is known)."""
         if base_of(entry.student) in self.groups:
@@ -154,6 +187,8 @@ class Recorder:
             self.batch.lost.append(entry.student)
         if entry.report is None and self.book is not None and entry.path:
             self.book.record_problem(entry.student, self.assignment, entry.path, entry.problem)
+        if entry.report is None and self.out is not None and entry.path:
+            self._problem_page(entry)
         if entry.report is not None and new and self.book is not None and entry.path:
             content = self.hashes[entry.student]
             self.book.record(entry.student, entry.path, content, self.settings, entry.report)

@@ -16,13 +16,14 @@ from grader.batch.gradebook import Gradebook
 from grader.batch.lateness import stored_late
 from grader.batch.records import TOTAL, Comment, Override, comments, overrides, stored_roster
 from grader.batch.roster import Student
+from grader.course.config import AssignmentSpec
 from grader.course.deadline import Late
 from grader.judge.aggregate import scores_only
 from grader.render.feedback import Adjusted
 from grader.render.formats import GRADES_FORMATS
 from grader.render.grades import Grades
 from grader.render.whole_file import write_text
-from grader.report import Report
+from grader.report import Report, TargetResult
 
 NO_SUBMISSION = "no submission"
 
@@ -96,6 +97,18 @@ class Standing:
         if self.late is None or (self.late.minutes <= 0 and "modification" not in self.late.note):
             return ""
         return self.late.note
+
+    def stand_in(self, spec: AssignmentSpec) -> Report:
+        """For a student without a graded notebook (one that could not be read, or none):
+        a report of 0 points on every function, its problem said, for their feedback page,
+        which then shows the same total as every other output (the instructor's, if set)."""
+        said = (
+            "not graded: no notebook was handed in"
+            if self.problem == NO_SUBMISSION
+            else "not graded: the notebook could not be read (see the problem below)"
+        )
+        targets = tuple(TargetResult(t.name, "error", 0.0, t.points, (said,)) for t in spec.targets)
+        return Report(spec.id, self.problem_file, targets, errors=(self.shown_problem,))
 
     def adjusted(self) -> Adjusted | None:
         """What the feedback page shows of the instructor's changes (None: nothing changed)."""
