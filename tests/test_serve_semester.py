@@ -14,11 +14,18 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from grader.batch.gradebook import Gradebook
 from grader.course.config import Config, load_config
 from grader.report import Finding, Report, TargetResult
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
-from grader.serve.semester import HIDDEN_LATER, graded_view, public_report, public_target
+from grader.serve.semester import (
+    HIDDEN_LATER,
+    graded_view,
+    public_report,
+    public_target,
+    record_late,
+)
 from grader.serve.store import Store
 
 from conftest import repo_config_raw
@@ -67,7 +74,8 @@ class Served:
         self.store = Store(tmp_path / "out")
         self.tokens = issue(self.store)
         self.app = make_app(Service(self.store, Limits(min_interval=0), None, config=config))
-        received = time.time()
+        self.config = config
+        self.received = received = time.time()
         self.upload = self.store.accept("alice", "alice.ipynb", b"{}")
         assert self.upload is not None and self.store.claim(1)
         spec = config.assignment("self_attention")
@@ -208,6 +216,36 @@ def test_an_instructors_override_and_comment_reach_only_that_student(served: Ser
     assert tried.status_code == 403
     bob, _ = served.client("bob")
     assert bob.get(f"/submissions/{served.upload}").status_code == 404
+
+
+def test_a_feedback_page_says_the_total_an_override_makes(served: Served) -> None:
+    """The page kept from grading shows the grader's points; an override later put only its
+    own line above them (r40: "softmax set to 2.5" over a page of 0 / 1): the total that
+    counts now comes first, as the exports have it (late penalty applied)."""
+    # the gradebook holds the upload's report and lateness, as grading.py records them
+    book = Gradebook(served.store.gradebook())
+    try:
+        book.record("alice", Path("alice.ipynb"), "content", "settings", served.report)
+        spec = served.config.assignment("self_attention")
+        record_late(book, served.config.path.parent, "alice", spec, served.received + 3600)
+        book.flush()
+    finally:
+        book.close()
+    instructor, _ = served.client("ada")
+    student, _ = served.client("alice")
+    before = student.get(f"/submissions/{served.upload}").text
+    assert "Your grade for this assignment is now" not in before  # nothing changed by hand
+    page = instructor.get("/class/students/alice").text
+    form = {"csrf": csrf(page), "assignment": "self_attention", "target": "softmax"}
+    sent = instructor.post("/class/students/alice/adjust", data={**form, "points": "2.5"})
+    assert sent.status_code == 303
+    full = served.report
+    others = sum(t.score for t in full.targets if t.name != "softmax")
+    total = round((others + 2.5) * 0.8, 6)  # a day and an hour late: 20%
+    shown = student.get(f"/submissions/{served.upload}").text
+    said = f"Your grade for this assignment is now {total:g} of {full.max_score:g} points"
+    assert said in shown
+    assert shown.index(said) < shown.index("softmax set to 2.5 by ada")
 
 
 def test_pages_show_the_points_that_count_after_the_late_penalty(served: Served) -> None:

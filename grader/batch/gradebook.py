@@ -250,6 +250,16 @@ class Gradebook:
         for row in rows:
             yield row[0], Report.from_dict(json.loads(row[1]))
 
+    def latest_of(self, student: str, assignment: str) -> Report | None:
+        """One student's most recently graded submission of an assignment (None: none)."""
+        self.flush()
+        row = self.db.execute(
+            "SELECT report FROM submissions WHERE student = ? AND assignment = ?"
+            " ORDER BY graded_at DESC LIMIT 1",
+            (student, assignment),
+        ).fetchone()
+        return None if row is None else Report.from_dict(json.loads(row[0]))
+
     def names(self) -> set[str]:
         """Every student the gradebook knows, graded or not: the class whose page names
         must not clash (see render/escape.twins)."""

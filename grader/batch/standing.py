@@ -179,6 +179,21 @@ def from_gradebook(
     )
 
 
+def one_standing(book: Gradebook, student: str, assignment: str) -> Standing:
+    """Where one student stands, as the gradebook's view of the class has them (their
+    latest graded submission, or 0 when a newer one could not be graded), read without the
+    rest of the class."""
+    report = (
+        None if student in book.not_graded_of(assignment) else book.latest_of(student, assignment)
+    )
+    return Standing(
+        student,
+        report,
+        overrides=tuple(overrides(book, assignment).get(student, ())),
+        late=stored_late(book, assignment).get(student) if report is not None else None,
+    )
+
+
 Result = tuple[str, Report | None, str]  # (student, report or None, problem)
 
 

@@ -27,6 +27,7 @@ from grader.batch.records import (
     overrides,
     set_override,
 )
+from grader.batch.standing import Standing, one_standing
 from grader.course.config import AssignmentSpec
 from grader.course.deadline import Late, LatePolicy
 from grader.course.notebook import Submission
@@ -187,6 +188,8 @@ def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> li
         book = Gradebook(gradebook)
         try:
             found = [o.describe() for o in overrides(book, assignment).get(student, [])]
+            if found:  # the points below are the grader's: say what counts
+                found.insert(0, _stands_at(one_standing(book, student, assignment)))
             return found + [c.describe() for c in comments(book, assignment).get(student, [])]
         finally:
             book.close()
@@ -194,6 +197,15 @@ def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> li
         if not locked_out(exc):
             raise
         return [NOTES_BUSY]
+
+
+def _stands_at(row: Standing) -> str:
+    """The line that puts an overridden total above a page of autograded points."""
+    of = f" of {row.report.max_score:g}" if row.report is not None else ""
+    return (
+        f"Your grade for this assignment is now {row.total:g}{of} points, "
+        "with your instructor's changes below; the points further down are the grader's own."
+    )
 
 
 NOTES_BUSY = "(your instructor's notes cannot be read just now: reload this page in a minute)"
