@@ -5,6 +5,7 @@ every extension was silently dropped and the late penalty recorded."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -84,10 +85,19 @@ def test_a_late_upload_reads_the_extensions_once(
     app, store, tokens = _service(config, tmp_path)
     with TestClient(app, follow_redirects=False) as student:
         form = sign_in(student, tokens["alice"])
+        reads.clear()  # the home page reads them too, for the student's own due date
         sent = {"notebook": ("alice.ipynb", SOLUTION)}
         where = student.post("/upload", data={"csrf": form}, files=sent).headers["location"]
         assert wait_graded(student, where) == "graded"
         view = store.view(int(where.rsplit("/", 1)[1]))
         assert view is not None and view.late_percent == 0  # the extension counted
-    assert reads == [config.path.parent]  # the class page's problem, the page, the gradebook
+        # the class page's problem, the page, the gradebook: one read for the upload
+        assert reads == [config.path.parent]
+        # the due date the student is shown is theirs: moved by the 48 h (r40: it said the
+        # class's, already past, beside "on time (with an extension of 48 h)")
+        spec = config.assignment("self_attention")
+        assert spec.late is not None
+        theirs = (spec.late.due + timedelta(hours=48)).isoformat(sep=" ", timespec="minutes")
+        home = student.get("/").text
+        assert f"due {theirs} (with your extension of 48 h)" in home
     store.close()

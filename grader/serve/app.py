@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from grader.batch.lateness import matched_hours
 from grader.serve.checks import refusal, uploaded_name
 from grader.serve.headers import SecurityHeaders
 from grader.serve.instructor import instructor_routes
@@ -36,7 +37,7 @@ from grader.serve.pages import (
     signed_in_as,
     when,
 )
-from grader.serve.semester import describe_policy, instructor_notes, notes_html
+from grader.serve.semester import describe_policy, instructor_notes, notes_html, read_extensions
 from grader.serve.service import Denied as Denied
 from grader.serve.service import Service as Service
 from grader.serve.store import Person, Session
@@ -69,20 +70,22 @@ def _student_page(
         error=error,
         limits=service.limits,
         attempts=attempts,
-        deadlines=_deadlines(service),
+        deadlines=_deadlines(service, person.id),
         **history(service, person.id, service.released()),
     )
 
 
-def _deadlines(service: Service) -> list[tuple[str, str]]:
-    """Each assignment with a due date: its title and the date with the late policy."""
+def _deadlines(service: Service, student: str) -> list[tuple[str, str]]:
+    """Each assignment with a due date: its title and the date with the late policy, moved
+    by the student's extension (read now, as each upload reads it)."""
     if service.config is None:
         return []
-    found = []
-    for spec in service.config.assignments.values():
-        if spec.late is not None:
-            found.append((spec.title or spec.id, describe_policy(spec.late)))
-    return found
+    policies = [s for s in service.config.assignments.values() if s.late is not None]
+    if not policies:
+        return []
+    hours = read_extensions(service.config.path.parent).hours
+    extension = matched_hours(hours, [student]).get(student, 0.0)
+    return [(s.title or s.id, describe_policy(s.late, extension)) for s in policies if s.late]
 
 
 async def login(request: Request) -> Response:

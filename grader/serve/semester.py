@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from grader.batch.adjust import Change, check_totals
@@ -85,15 +85,19 @@ def public_report(report: Report) -> Report:
     return replace(report, targets=targets, notes=(*report.notes, HIDDEN_LATER))
 
 
-def describe_policy(policy: LatePolicy) -> str:
-    """An assignment's deadline and late policy in one line, as the student's page shows it."""
-    said = [f"due {policy.due.isoformat(sep=' ', timespec='minutes')}"]
+def describe_policy(policy: LatePolicy, extension_hours: float = 0.0) -> str:
+    """An assignment's deadline and late policy in one line, as the student's page shows it:
+    with a student's extension, their own due date and cut-off (as their uploads are charged)."""
+    extra = timedelta(hours=extension_hours)
+    said = [f"due {(policy.due + extra).isoformat(sep=' ', timespec='minutes')}"]
+    if extension_hours:
+        said[0] += f" (with your extension of {extension_hours:g} h)"
     if policy.grace_minutes:
         said.append(f"{policy.grace_minutes:g} min of grace")
     if policy.percent:
         said.append(f"then {policy.percent:g}% off per {policy.per} late, at most {policy.cap:g}%")
     if policy.cutoff is not None:
-        said.append(f"0 after {policy.cutoff.isoformat(sep=' ', timespec='minutes')}")
+        said.append(f"0 after {(policy.cutoff + extra).isoformat(sep=' ', timespec='minutes')}")
     return "; ".join(said)
 
 
