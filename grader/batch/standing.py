@@ -179,17 +179,19 @@ def from_gradebook(
     )
 
 
-def one_standing(book: Gradebook, student: str, assignment: str) -> Standing:
+def one_standing(
+    book: Gradebook, student: str, assignment: str, mine: Sequence[Override] | None = None
+) -> Standing:
     """Where one student stands, as the gradebook's view of the class has them (their
     latest graded submission, or 0 when a newer one could not be graded), read without the
-    rest of the class."""
+    rest of the class (`mine`: their overrides, when the caller has read them)."""
     report = (
         None if student in book.not_graded_of(assignment) else book.latest_of(student, assignment)
     )
     return Standing(
         student,
         report,
-        overrides=tuple(overrides(book, assignment).get(student, ())),
+        overrides=tuple(overrides(book, assignment).get(student, ()) if mine is None else mine),
         late=stored_late(book, assignment).get(student) if report is not None else None,
     )
 

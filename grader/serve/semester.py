@@ -191,9 +191,10 @@ def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> li
     try:
         book = Gradebook(gradebook)
         try:
-            found = [o.describe() for o in overrides(book, assignment).get(student, [])]
+            mine = overrides(book, assignment).get(student, [])
+            found = [o.describe() for o in mine]
             if found:  # the points below are the grader's: say what counts
-                found.insert(0, _stands_at(one_standing(book, student, assignment)))
+                found.insert(0, _stands_at(one_standing(book, student, assignment, mine)))
             return found + [c.describe() for c in comments(book, assignment).get(student, [])]
         finally:
             book.close()
