@@ -150,6 +150,14 @@ class _Sampler:
             return False
         return self.left > 0 and abs(interval - self.step) < 5e-7
 
+    def stale(self) -> bool:
+        """Whether the SIGALRM just come is a tick of this timer that the kernel delivered
+        just before `arm(0)` disarmed it: nothing is armed and no alarm of the notebook's is
+        kept (it would be its own, to end the process)."""
+        return (
+            self.left == 0 and not self.theirs[0] and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+        )
+
     def most_seen(self) -> dict[str, int]:
         """The place sampled most often (the latest of equals), as cell and line."""
         if not self.seen:
@@ -165,6 +173,8 @@ _SAMPLER = _Sampler()
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:
+    if _SAMPLER.stale():
+        return
     if not _SAMPLER.ours():
         end_by(signum)  # the notebook's own alarm, at its default action: it ends the process
     where = stuck_at(frame)
@@ -202,11 +212,41 @@ def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> 
 
 
 def _error(exc: BaseException, cell: int | None = None) -> dict[str, Any]:
+    """What the frame says of an exception the notebook's code raised; called with the time
+    limit's timer disarmed (its message may run the notebook's code: `_message`)."""
     return {
         "type": type_name(exc),
-        "message": str(exc)[:MAX_TEXT],
-        "where": _student_line(exc.__traceback__, cell),
+        "message": _message(exc),
+        # Read as BaseException keeps it: a class of the notebook's may redefine the name.
+        "where": _student_line(_TRACEBACK.__get__(exc, BaseException), cell),
     }
+
+
+_TRACEBACK = BaseException.__dict__["__traceback__"]
+
+# How long an exception's own __str__ may take: it is the notebook's code, and may loop.
+# A class whose __str__ ran past it once is not read again (each case would pay it anew).
+MESSAGE_LIMIT = 0.2
+_UNREADABLE: set[type] = set()
+
+
+def _message(exc: BaseException) -> str:
+    """str(exc), under a time limit of its own and never raising: an exception class of the
+    notebook's may define a __str__ that loops or fails, and neither may end the process
+    (the other cells and functions are still to be graded)."""
+    cls = type(exc)
+    if cls in _UNREADABLE:
+        return f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
+    _SAMPLER.arm(MESSAGE_LIMIT)
+    try:
+        return str(exc)[:MAX_TEXT]
+    except TimeLimitReached:
+        _UNREADABLE.add(cls)
+        return f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
+    except BaseException as failed:  # anything the notebook's __str__ raises
+        return f"(its message could not be read: str() raised {type_name(failed)})"
+    finally:
+        _SAMPLER.arm(0)
 
 
 def _bounded(value: Any) -> Any:
@@ -270,15 +310,20 @@ class Runner:
             self.send(header)
             return
         try:
-            self.timed(self.cell_limit)
-            exec(code, self.namespace)
+            try:
+                self.timed(self.cell_limit)
+                exec(code, self.namespace)
+            finally:
+                # Before the error is read: the limit ending while a deep traceback is
+                # walked, or while the notebook's own __str__ runs, would escape from the
+                # handler below and end the process (every function of the notebook lost).
+                # Ending here, it replaces the cell's exception: the limit was reached.
+                self.timed(0)
         except TimeLimitReached as stop:
             where = stop.where or {"cell": cell.index}
             header["error"] = {"type": "TimeLimit", "message": "", "where": where}
         except BaseException as exc:  # student code may raise anything, SystemExit included
             header["error"] = _error(exc, cell.index)
-        finally:
-            self.timed(0)
         header["scalar_fixes"] = self.shim.take()
         self.send(header)
 
@@ -288,9 +333,11 @@ class Runner:
         args = case.fresh_args()
         values: dict[str, Any] = {}
         try:
-            self.timed(self.call_limit)
-            value = fn(*args)
-            self.timed(0)
+            try:
+                self.timed(self.call_limit)
+                value = fn(*args)
+            finally:
+                self.timed(0)  # before the error is read, as in run_cell
             header["status"] = "ok"
             if case.probe or case.index == self.probe_base.get(case.target):
                 header["digest"] = digest(_bounded(value))
@@ -304,7 +351,6 @@ class Runner:
             header["status"] = "timeout"
             header["error"] = {"type": "TimeLimit", "message": "", "where": stop.where}
         except BaseException as exc:
-            self.timed(0)
             header["status"] = "error"
             header["error"] = _error(exc)
         header["scalar_fixes"] = self.shim.take()
