@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from grader.batch.gradebook import Gradebook
+from grader.batch.records import stored_roster
 from grader.batch.roster import Student
 from grader.cli import main
 from grader.course.config import load_config
@@ -214,3 +215,30 @@ def test_the_served_class_exports_every_roster_student_even_one_who_never_upload
     assert list(rows) == ["alice", "bob"]  # the roster's order, alice's account's spelling
     assert float(rows["alice"]["total"]) == sum(t.max_score for t in targets) > 0
     assert rows["alice"]["name"] == "Alice L." and rows["bob"]["problem"] == "no submission"
+
+
+def _roster_ids(out: Path) -> list[str]:
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        return [s.id for s in stored_roster(book) or []]
+    finally:
+        book.close()
+
+
+def test_a_token_for_one_student_from_a_partial_file_keeps_the_class(tmp_path: Path) -> None:
+    # `--roster new.csv --student dave` replaced the class's roster with new.csv: every
+    # graded student left out of it vanished from the exports, exit 0, nothing said.
+    out = tmp_path / "out"
+    whole, new = tmp_path / "roster.csv", tmp_path / "new.csv"
+    whole.write_text("id,name\nalice,Alice\nbob,Bob\ncarol,Carol\n")
+    new.write_text("id,name\ndave,Dave\nBOB,Bob B.\n")
+    assert _tokens(out, "--roster", str(whole)) == (0, "")
+    code, said = _tokens(out, "--roster", str(new), "--student", "dave")
+    assert (code, said) == (0, "")
+    assert _roster_ids(out) == ["alice", "bob", "carol", "dave"]  # added to, bob's row renewed
+    # Without --student the file is the class: whom it leaves out is said, by name.
+    code, said = _tokens(out, "--roster", str(new))
+    assert code == 0
+    assert _roster_ids(out) == ["dave", "bob"]
+    assert "the class's roster now leaves out 2 students it had (alice, carol)" in said, said
+    assert "their uploads are kept" in said

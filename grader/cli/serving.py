@@ -210,7 +210,8 @@ def serve_command(
     metavar="ID",
     multiple=True,
     help="With --roster: issue for this roster student only (repeat); the others' tokens "
-    "stay as they are.",
+    "stay as they are, and the file's students are added to the class's roster, no one "
+    "taken off it.",
 )
 @click.option(
     "--revoke",
@@ -241,7 +242,9 @@ def serve_tokens(
       grader serve tokens --revoke alice                  # a leaked link stops working
       grader serve tokens --roster roster.csv --student alice > alice.csv   # her new one
     A revoked person has no token until one is issued for them again (--roster issues one
-    for every roster student, --student for those named). Exit codes: 2 an unknown id.
+    for every roster student, --student for those named). --roster without --student also
+    makes the file the class's roster (the report and exports list it; those it leaves out
+    are named). Exit codes: 2 an unknown id.
     """
     with _needs_serve_extra():
         from grader.serve.server import issue_tokens, revoke_tokens

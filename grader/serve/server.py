@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from grader.batch.gradebook import Gradebook
-from grader.batch.records import save_roster
+from grader.batch.records import MOST_NAMED, save_roster, stored_roster
 from grader.course import cache_prune
 from grader.course.config import Config, Mode
 from grader.errors import UsageError
@@ -164,7 +164,7 @@ def issue_tokens(
             if folded(name) in ids or (known is not None and known.role != "instructor"):
                 raise UsageError(f"{name} is a student, not an instructor: give another id")
         if roster is not None:  # the class the exports cover; first: a gradebook that
-            _keep_roster(store, everyone)  # cannot be written stops this before any token
+            _keep_roster(store, everyone, grow=bool(only))  # cannot be written stops this
         issued = [(s, t, "student") for s, t in store.issue(students, "student")]
         issued += [(s, t, "instructor") for s, t in store.issue(staff, "instructor")]
     finally:
@@ -186,19 +186,38 @@ def revoke_tokens(out: Path, ids: Sequence[str], database: str | None = None) ->
         store.close()
 
 
-def _keep_roster(store: Store, roster: list[Student]) -> None:
+def _keep_roster(store: Store, roster: list[Student], grow: bool = False) -> None:
     """The roster, each id spelled as its account's, as the served class's gradebook's: its
     report and exports (`grader report`, `grader export --results OUT`) then cover exactly
-    the roster, a student who never uploaded with "no submission", as a batch's do."""
+    the roster, a student who never uploaded with "no submission", as a batch's do.
+    `grow` (tokens for some students only): the file's students are added to the class's
+    roster, or their rows replaced, and no one is taken off it (a file of the new students
+    alone must not cut the class). Otherwise the file is the class: those it leaves out
+    are named on standard error (their uploads stay; a roster naming them brings them back)."""
     kept = []
     for student in roster:
         account = store.person(student.id)
         kept.append(replace(student, id=account.id) if account is not None else student)
     book = Gradebook(store.gradebook())
     try:
+        before = stored_roster(book) or []
+        if grow:
+            given = {folded(s.id): s for s in kept}
+            kept = [given.pop(folded(s.id), s) for s in before] + list(given.values())
         save_roster(book, kept)
     finally:
         book.close()
+    left = {folded(s.id) for s in kept}
+    dropped = [s.id for s in before if folded(s.id) not in left]
+    if dropped:
+        named = ", ".join(dropped[:MOST_NAMED]) + (", …" if len(dropped) > MOST_NAMED else "")
+        print(
+            f"note: the class's roster now leaves out {len(dropped)} student"
+            f"{'s' if len(dropped) > 1 else ''} it had ({named}): the report and exports "
+            "no longer list them; their uploads are kept, and a --roster naming them again "
+            "brings them back (--student ID issues one student's token and keeps the class)",
+            file=sys.stderr,
+        )
 
 
 def _students(students: list[Student], only: Sequence[str] = ()) -> list[Student]:
