@@ -13,9 +13,11 @@ from pathlib import Path
 from grader.batch.classreport import write_report
 from grader.batch.database import shown
 from grader.batch.entries import Batch, Entry
-from grader.batch.grades_csv import write_csv
+from grader.batch.grades_csv import class_standings, write_csv
+from grader.batch.standing import Standing
 from grader.course.config import AssignmentSpec, Config
 from grader.errors import NothingGraded, UsageError
+from grader.render.table import Counted, Table
 from grader.render.whole_file import sweep
 
 
@@ -73,13 +75,39 @@ def class_outcome(
     return ClassOutcome(config.assignment(aid), as_assignment(batch.entries, aid), others)
 
 
+def class_rows(
+    outcome: ClassOutcome, out: Path | None, batch: Batch, database: str | None = None
+) -> list[Standing]:
+    """Each student's standing: this batch's entries, and with a gradebook (OUT or
+    `database`) everyone it holds, its overrides and late penalties applied."""
+    return class_standings(outcome.entries, outcome.spec, out, batch.roster, database)
+
+
+def class_table(rows: Sequence[Standing], spec: AssignmentSpec) -> Table:
+    """The terminal's table of the standings: the points that count, as grades.csv's."""
+    counted = {}
+    for row in rows:
+        late, overridden = row.penalty > 0, bool(row.overrides)
+        if late or overridden:
+            points = {o.target: o.points for o in row.overrides if o.target}
+            counted[row.student] = Counted(points, row.total, late, overridden)
+    names = [t.name for t in spec.targets]
+    table_rows = [(r.student, r.report, r.problem) for r in rows]
+    return Table(table_rows, names, counted, sum(t.points for t in spec.targets))
+
+
 def write_outputs(
-    outcome: ClassOutcome, out: Path, batch: Batch, database: str | None = None
+    outcome: ClassOutcome,
+    out: Path,
+    batch: Batch,
+    database: str | None = None,
+    rows: Sequence[Standing] | None = None,
 ) -> list[Path | str]:
     """OUT/grades.csv and OUT/report.html for the outcome (the gradebook and feedback pages
     are written while grading); what was written, the gradebook included (`database`, a
-    PostgreSQL URL, shown without its password)."""
-    grades = write_csv(outcome.entries, outcome.spec, out, batch.roster, database)
+    PostgreSQL URL, shown without its password). `rows`: its standings (`class_rows`), when
+    the caller has read them."""
+    grades = write_csv(outcome.entries, outcome.spec, out, batch.roster, database, rows)
     gradebook = shown(database) if database else out / "gradebook.sqlite"
     for folder in (out, out / "feedback"):  # what a grader killed mid-write left there
         sweep(folder)

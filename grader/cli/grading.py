@@ -173,9 +173,15 @@ def grade(
     from grader.batch.database import shown
     from grader.batch.grade import grade_batch
     from grader.batch.lateness import read_submitted_at
-    from grader.batch.outcome import also_held, class_outcome, exit_status, write_outputs
+    from grader.batch.outcome import (
+        also_held,
+        class_outcome,
+        class_rows,
+        class_table,
+        exit_status,
+        write_outputs,
+    )
     from grader.batch.progress import Progress
-    from grader.render.table import Table
 
     config = _course(config_path, submissions)
     given = read_submitted_at(submitted_at) if submitted_at is not None else None
@@ -238,8 +244,10 @@ def grade(
         for line in batch.unmatched:
             click.echo(f"  {one_line(line)}", err=True)
         raise
-    rows = [(e.student, e.report, e.problem) for e in outcome.entries]
-    click.echo(TABLE_FORMATS["text"].render(Table(rows, [t.name for t in outcome.spec.targets])))
+    # The points that count (late penalties, overrides), and with --out every student the
+    # gradebook holds, as grades.csv has them: not this batch's autograded points alone.
+    rows = class_rows(outcome, out, batch, database)
+    click.echo(TABLE_FORMATS["text"].render(class_table(rows, outcome.spec)))
     for line in batch.unmatched:
         click.echo(f"  {one_line(line)}", err=True)
     for line in batch.warnings:
@@ -268,7 +276,7 @@ def grade(
         f"{batch.seconds:.2f} s"
     )
     if out is not None:
-        written = write_outputs(outcome, out, batch, database)
+        written = write_outputs(outcome, out, batch, database, rows)
         click.echo(f"wrote {', '.join(map(str, written))}, {out / 'feedback'}/")
         if held := also_held(out, outcome.spec.id, database):
             aid, named, db = outcome.spec.id, ", ".join(held), " --db URL" * bool(database)
