@@ -167,7 +167,9 @@ def test_clear_messages_for_limits(fast_config: Config, tmp_path: Path) -> None:
     loop = grade_path(attack(tmp_path, "loop_at_top_level"), fast_config, "self_attention")
     assert any("time limit" in e for e in loop.errors)
     spin = grade_path(attack(tmp_path, "loop_inside_a_function"), fast_config, "self_attention")
-    assert any("stopped answering for 2 s" in e for e in spin.errors), spin.errors
+    # It catches the exception that stops it, again and again: the child ends it, and says so.
+    said = "went on catching the exception that stops it at the time limit"
+    assert any(said in e for e in spin.errors), spin.errors
 
 
 def test_deep_recursion_is_the_calls_error(config: Config, tmp_path: Path) -> None:

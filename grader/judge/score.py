@@ -90,10 +90,16 @@ def describe_error(error: Mapping[str, Any]) -> str:
     message = clean_text(error.get("message", ""), 300)
     where = location_of(error)
     at = f" ({where.describe()})" if where else ""
-    if kind == "TimeLimit":
-        return f"did not finish within the time limit{at}"
+    if kind == "TimeLimit":  # a message: how it was stopped (the child's CAUGHT)
+        return f"did not finish within the time limit{at}" + (f"; {message}" if message else "")
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         return f"does not parse: {kind}: {message}{at}"
+    if kind == "Unencodable":  # the child could not read the value (grader/run/child.py)
+        why = f" ({message})" if message else ""
+        return (
+            f"gave a value the grader cannot read{why}: return NumPy arrays, numbers, or "
+            "lists and tuples of them"
+        )
     text = f"raised {exception_text(error)}{at}"
     if kind == "TypeError" and ZERO_DIM_MESSAGE in message:
         text += f". {NUMPY_HINT}"
@@ -139,7 +145,9 @@ def judge_case(
     if answer.status == "timeout":
         raw = answer.error
         stuck = location_of(raw) if isinstance(raw, dict) else None
-        return CaseOutcome("timeout", "did not finish within the per-call time limit", stuck)
+        said = clean_text(raw.get("message", ""), 300) if isinstance(raw, dict) else ""
+        text = "did not finish within the per-call time limit" + (f"; {said}" if said else "")
+        return CaseOutcome("timeout", text, stuck)
     if answer.status != "ok":
         raw_error = answer.error
         error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}

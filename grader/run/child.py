@@ -25,7 +25,14 @@ from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
 from grader.run.recursion import cap_recursion_limit
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
-from grader.run.wire import MAX_ELEMENTS, MAX_TEXT, digest, encode_frame, type_name
+from grader.run.wire import (
+    MAX_ELEMENTS,
+    MAX_TEXT,
+    digest,
+    encode_frame,
+    plain_text,
+    type_name,
+)
 
 MAX_OUTPUT = 8192
 FLUSH_SECONDS = 0.2
@@ -52,8 +59,11 @@ class _CappedOutput:
         self.size = 0
 
     def write(self, text: str) -> int:
+        # An exact str: a subclass of the notebook's may slice or measure itself as it
+        # likes, and what is kept is joined by the grader, outside any time limit.
+        text = plain_text(text if issubclass(type(text), str) else str(text))
         if self.size < MAX_OUTPUT:
-            self.kept.append(str(text)[: MAX_OUTPUT - self.size])
+            self.kept.append(text[: MAX_OUTPUT - self.size])
         self.size += len(text)
         return len(text)
 
@@ -96,6 +106,11 @@ def _compile(cell: CodeCell) -> CodeType:
 # or jump instead of the line that takes the time.
 SAMPLES = 8
 SAMPLED = 0.2
+# Past the limit, its exception is raised again at each tick (SAMPLED / SAMPLES of the
+# limit) while the notebook's code goes on catching it; after GIVE_UP ticks the process
+# ends with CAUGHT_EXIT (the parent says why), as no exception can stop such code.
+GIVE_UP = SAMPLES
+CAUGHT_EXIT = 71  # grader/run/sandbox.py's CAUGHT_LIMIT
 
 
 class _Sampler:
@@ -104,7 +119,8 @@ class _Sampler:
 
     def __init__(self) -> None:
         self.seen: list[tuple[int, int]] = []
-        self.left = 0
+        self.left = 0  # alarms before the limit; below 0: ticks after it, the code going on
+        self.armed = False
         self.step = 0.0
         self.theirs: tuple[float, float] = (0.0, 0.0)  # when due (monotonic), and its interval
 
@@ -112,7 +128,8 @@ class _Sampler:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
         where the alarm stops the code (0 disarms, and gives the notebook back its alarm)."""
         self.seen.clear()
-        mine, step, self.left, first = self.left > 0, self.step, 0, 0.0
+        mine, step, self.left, first = self.armed, self.step, 0, 0.0
+        self.armed = seconds > 0
         if seconds > 0:
             self.left = SAMPLES + 1
             # Whole microseconds (what the timer keeps), never none: `ours` knows it by them.
@@ -148,15 +165,14 @@ class _Sampler:
         due = self.theirs[0]
         if due and time.monotonic() >= due - 1e-3:
             return False
-        return self.left > 0 and abs(interval - self.step) < 5e-7
+        return self.armed and abs(interval - self.step) < 5e-7
 
     def stale(self) -> bool:
         """Whether the SIGALRM just come is a tick of this timer that the kernel delivered
         just before `arm(0)` disarmed it: nothing is armed and no alarm of the notebook's is
         kept (it would be its own, to end the process)."""
-        return (
-            self.left == 0 and not self.theirs[0] and signal.getitimer(signal.ITIMER_REAL)[0] == 0
-        )
+        idle = signal.getitimer(signal.ITIMER_REAL)[0] == 0
+        return not self.armed and not self.theirs[0] and idle
 
     def most_seen(self) -> dict[str, int]:
         """The place sampled most often (the latest of equals), as cell and line."""
@@ -181,9 +197,15 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     if where:
         _SAMPLER.seen.append((where["cell"], where["line"]))
     _SAMPLER.left -= 1
-    if _SAMPLER.left > 0:
-        return  # a sample before the limit: the code goes on
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    if _SAMPLER.left > 0 or not where:
+        # A sample before the limit: the code goes on. Or the grader's own code, past the
+        # limit (the exception has left the notebook's code, and is being read): never
+        # interrupted, it disarms the timer next.
+        return
+    if _SAMPLER.left <= -GIVE_UP:
+        os._exit(CAUGHT_EXIT)
+    # The timer keeps its step: code that catches this exception and goes on is stopped
+    # again at the next tick, and ended after GIVE_UP of them.
     raise TimeLimitReached(_SAMPLER.most_seen() or where)
 
 
@@ -227,7 +249,7 @@ _TRACEBACK = BaseException.__dict__["__traceback__"]
 # How long an exception's own __str__ may take: it is the notebook's code, and may loop.
 # A class whose __str__ ran past it once is not read again (each case would pay it anew).
 MESSAGE_LIMIT = 0.2
-_UNREADABLE: set[type] = set()
+_UNREADABLE: dict[int, type] = {}
 
 
 def _message(exc: BaseException) -> str:
@@ -235,18 +257,36 @@ def _message(exc: BaseException) -> str:
     notebook's may define a __str__ that loops or fails, and neither may end the process
     (the other cells and functions are still to be graded)."""
     cls = type(exc)
-    if cls in _UNREADABLE:
+    if id(cls) in _UNREADABLE:  # by id: a metaclass of the notebook's may define __hash__
         return f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
     _SAMPLER.arm(MESSAGE_LIMIT)
     try:
-        return str(exc)[:MAX_TEXT]
+        return plain_text(str(exc))[:MAX_TEXT]
     except TimeLimitReached:
-        _UNREADABLE.add(cls)
+        _UNREADABLE[id(cls)] = cls  # kept: its id is not another class's while it lives
         return f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
     except BaseException as failed:  # anything the notebook's __str__ raises
         return f"(its message could not be read: str() raised {type_name(failed)})"
     finally:
         _SAMPLER.arm(0)
+
+
+# What a TimeLimit error says when the code caught the exception that stops it and went on.
+CAUGHT = (
+    "its code caught the exception that stops it at the time limit (a bare `except:` or "
+    "`except BaseException:`) and went on"
+)
+
+# How long reading a result may take (its digest, its encoding, the last __del__): a value
+# of the notebook's may run its own code then (a list subclass's __iter__, an array-like's
+# __array__), and may loop or raise; the grader's own reading takes milliseconds.
+READ_LIMIT = 1.0
+
+
+def _unencodable(header: dict[str, Any], why: str) -> None:
+    """The case's frame when its value could not be read: said so and why, with none of it."""
+    header.pop("digest", None)
+    header.update(status="error", error={"type": "Unencodable", "message": why, "where": {}})
 
 
 def _bounded(value: Any) -> Any:
@@ -295,6 +335,15 @@ class Runner:
         shortly before (0 disarms it)."""
         _SAMPLER.arm(seconds)
 
+    def untimed(self) -> dict[str, Any] | None:
+        """Disarm the limit's timer: the TimeLimit error to report when the limit ran out
+        and the code went on all the same (it caught the exception that stops it: a bare
+        `except:` or `except BaseException:`), else None."""
+        caught = _SAMPLER.armed and _SAMPLER.left <= 0
+        where = _SAMPLER.most_seen() if caught else {}
+        self.timed(0)
+        return {"type": "TimeLimit", "message": CAUGHT, "where": where} if caught else None
+
     def run_cell(self, cell: CodeCell) -> None:
         """Run one cell within the cell time limit and send its frame: any parse error, exception or
         timeout, and the scalar fixes made."""
@@ -309,6 +358,7 @@ class Runner:
             header["error"] = {"type": type_name(exc), "message": msg, "where": where}
             self.send(header)
             return
+        caught = None
         try:
             try:
                 self.timed(self.cell_limit)
@@ -318,49 +368,74 @@ class Runner:
                 # walked, or while the notebook's own __str__ runs, would escape from the
                 # handler below and end the process (every function of the notebook lost).
                 # Ending here, it replaces the cell's exception: the limit was reached.
-                self.timed(0)
+                caught = self.untimed()
         except TimeLimitReached as stop:
             where = stop.where or {"cell": cell.index}
             header["error"] = {"type": "TimeLimit", "message": "", "where": where}
         except BaseException as exc:  # student code may raise anything, SystemExit included
-            header["error"] = _error(exc, cell.index)
+            header["error"] = caught or _error(exc, cell.index)
+        else:
+            if caught is not None:
+                header["error"] = caught
         header["scalar_fixes"] = self.shim.take()
         self.send(header)
 
     def run_case(self, fn: Any, case: Case) -> bool:
         """Call one case; False when the target timed out and its other cases are pointless."""
         header: dict[str, Any] = {"kind": "result", "target": case.target, "case": case.index}
-        args = case.fresh_args()
-        values: dict[str, Any] = {}
+        args: Any = case.fresh_args()
+        value: Any = None
+        values: Any = None
+        caught = None
         try:
             try:
                 self.timed(self.call_limit)
                 value = fn(*args)
             finally:
-                self.timed(0)  # before the error is read, as in run_cell
-            header["status"] = "ok"
-            if case.probe or case.index == self.probe_base.get(case.target):
-                header["digest"] = digest(_bounded(value))
-            if not case.probe:
-                # Whole: the encoder sends an array too large for the parent as its size
-                # ("ndarray of N numbers (too large to send)"), never its numbers.
-                values["value"] = value
-                # The inputs as the call left them: the grader judges whether it changed any.
-                values["args"] = list(args)
+                caught = self.untimed()  # before the error is read, as in run_cell
+            header["status"] = "ok" if caught is None else "timeout"
+            if caught is not None:
+                header["error"] = caught
         except TimeLimitReached as stop:
             header["status"] = "timeout"
             header["error"] = {"type": "TimeLimit", "message": "", "where": stop.where}
         except BaseException as exc:
-            header["status"] = "error"
-            header["error"] = _error(exc)
+            header["status"] = "error" if caught is None else "timeout"
+            header["error"] = caught or _error(exc)
         header["scalar_fixes"] = self.shim.take()
-        try:
-            self.send(header, values)
-        except (TypeError, ValueError, OverflowError, RecursionError):
-            # The return value would not encode (e.g. a self-referencing list): say so instead.
-            header.update(status="error", error={"type": "Unencodable", "message": "", "where": {}})
+        if header["status"] != "ok":
             self.send(header)
-        return bool(header["status"] != "timeout")
+            return bool(header["status"] != "timeout")
+        sent, why = False, ""
+        try:
+            try:
+                self.timed(READ_LIMIT)  # reading it may run the notebook's code
+                if case.probe or case.index == self.probe_base.get(case.target):
+                    header["digest"] = digest(_bounded(value))
+                # Whole: the encoder sends an array too large for the parent as its size
+                # ("ndarray of N numbers (too large to send)"), never its numbers; with
+                # the inputs as the call left them (the grader judges whether it changed any).
+                values = {} if case.probe else {"value": value, "args": list(args)}
+                self.send(header, values)
+                sent = True
+            finally:
+                # The last references: a __del__ of the notebook's runs here, in the limit
+                # (Python swallows what it raises, the limit's exception included).
+                value = args = values = None
+        except TimeLimitReached:
+            why = f"reading it took longer than {READ_LIMIT:g} s"
+        except BaseException as exc:
+            why = f"reading it raised {type_name(exc)}"
+        finally:
+            if self.untimed() is not None and not why:
+                sent, why = False, f"reading it took longer than {READ_LIMIT:g} s"
+                self.pending.pop()  # its frame was queued before the __del__ that ran on
+        if not sent:
+            _unencodable(header, why)
+            self.send(header)
+        # A value that took too long to read once would again: the target's other cases
+        # are not called (each would cost the limit), as after a call's time limit.
+        return not why.startswith("reading it took")
 
     def run_variable(self, name: str) -> None:
         """Send a top-level variable's value as the result of case 0, "missing" when it is not
@@ -368,11 +443,21 @@ class Runner:
         if name not in self.namespace:
             self.send({"kind": "missing", "target": name, "found": "absent"})
             return
-        header = {"kind": "result", "target": name, "case": 0, "status": "ok"}
+        header: dict[str, Any] = {"kind": "result", "target": name, "case": 0, "status": "ok"}
+        sent, why = False, ""
         try:
-            self.send(header, {"value": _bounded(self.namespace[name])})
-        except (TypeError, ValueError, OverflowError, RecursionError):
-            header.update(status="error", error={"type": "Unencodable", "message": "", "where": {}})
+            try:
+                self.timed(READ_LIMIT)  # reading it may run the notebook's code, as in run_case
+                self.send(header, {"value": _bounded(self.namespace[name])})
+                sent = True
+            finally:
+                self.timed(0)
+        except TimeLimitReached:
+            why = f"reading it took longer than {READ_LIMIT:g} s"
+        except BaseException as exc:
+            why = f"reading it raised {type_name(exc)}"
+        if not sent:
+            _unencodable(header, why)
             self.send(header)
 
     def run_target(self, name: str, cases: Sequence[Case]) -> None:
@@ -384,7 +469,10 @@ class Runner:
         if cases and cases[0].variable:
             self.run_variable(name)
             return
-        fn = self.namespace.get(name)
+        try:  # a key of the notebook's in its globals may compare itself with the name
+            fn = self.namespace.get(name)
+        except BaseException:
+            fn = None
         if not callable(fn):
             kind = "absent" if fn is None and name not in self.namespace else type_name(fn)
             self.send({"kind": "missing", "target": name, "found": kind})

@@ -26,6 +26,9 @@ from grader.run.wire import FrameReader, Value, WireError, encode_frame
 
 SANDBOX_FAILED = 72
 FILES_FAILED = 73
+# The child's exit when the notebook's code went on catching the exception that stops it
+# at a time limit (grader/run/child.py's CAUGHT_EXIT).
+CAUGHT_LIMIT = 71
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
 OPEN_FILES_LIMIT = 64
@@ -417,6 +420,12 @@ def _describe_exit(
         return (
             "files_fault",
             "the course's data files could not be put in the notebook's folder (a grader fault)",
+        )
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == CAUGHT_LIMIT and set_up:
+        return "time_limit", (
+            "the notebook's code went on catching the exception that stops it at the time "
+            "limit (a bare `except:` or `except BaseException:` in a loop), so its process "
+            "was ended"
         )
     if os.WIFEXITED(status):
         return "exited", f"the notebook's process exited early (exit code {os.WEXITSTATUS(status)})"

@@ -137,8 +137,15 @@ _TYPE_NAME = type.__dict__["__name__"]
 def type_name(obj: Any) -> str:
     """The name of the object's class as Python itself keeps it: a metaclass of the
     student's may make `__name__` return anything (a list holding itself, an object
-    whose str() raises), and what crosses must be a plain string."""
-    return str(_TYPE_NAME.__get__(type(obj), type))
+    whose str() raises), and what crosses must be a plain string (`plain_text`: the name
+    kept may be a str subclass of the notebook's)."""
+    return plain_text(_TYPE_NAME.__get__(type(obj), type))
+
+
+def plain_text(text: str) -> str:
+    """`text` as an exact str, without running any code of a str subclass's (its own
+    __str__, __getitem__ or __len__): str's own __str__ copies the characters."""
+    return text if type(text) is str else str.__str__(text)
 
 
 def _array_node(shape: tuple[int, ...], at: int) -> str:

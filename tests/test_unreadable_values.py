@@ -1,0 +1,140 @@
+"""A value the notebook hands the grader may run the notebook's own code when it is read (a
+list subclass's __iter__, a __del__, a str subclass written to stdout, an exception class
+with a metaclass): what loops or raises there costs the function that returned it, never
+the process and with it every other function of the notebook. And a function that catches
+the exception that stops it at its time limit, and goes on, is told so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.course.config import Config
+from grader.engine import grade_path
+from grader.report import Report
+
+import students
+from conftest import write_notebook
+
+RETURN = "    return all_queries, all_keys, all_values"
+
+
+def returning(value: str, defined: str) -> str:
+    """qkv_loop, right but for what it returns, after the class it needs."""
+    assert RETURN in students.QKV_LOOP
+    return defined + "\n" + students.QKV_LOOP.replace(RETURN, f"    return {value}")
+
+
+def graded(config: Config, tmp_path: Path, *extra: str, **functions: str) -> Report:
+    # Without the cell that uses the functions: its own run of them is another matter.
+    cells = students.cells(**functions)[:-1]
+    path = write_notebook(tmp_path / "s.ipynb", [*cells, *extra])
+    return grade_path(path, config, "self_attention", sandbox="none")
+
+
+def only_lost(report: Report, name: str) -> str:
+    """The messages of `name`, the one function without its points (the others have all)."""
+    lost = [t for t in report.targets if t.score < t.max_score]
+    assert [t.name for t in lost] == [name], [(t.name, t.messages) for t in lost]
+    assert not any("exited early" in e or "time limit" in e for e in report.errors), report.errors
+    return " ".join(lost[0].messages)
+
+
+ITER_RAISES = """\
+class Listed(list):
+    def __iter__(self):
+        raise KeyError("boom")"""
+
+ITER_LOOPS = """\
+class Listed(list):
+    def __iter__(self):
+        while True:
+            pass"""
+
+DEL_LOOPS = """\
+class Held:
+    def __del__(self):
+        while True:
+            pass"""
+
+
+@pytest.mark.parametrize(
+    ("defined", "value", "said"),
+    [
+        (ITER_RAISES, "Listed(all_queries)", "(reading it raised KeyError)"),
+        (ITER_LOOPS, "Listed(all_queries)", "(reading it took longer than 1 s)"),
+        (DEL_LOOPS, "Held()", "(reading it took longer than 1 s)"),
+    ],
+)
+def test_a_value_that_cannot_be_read_costs_its_function_alone(
+    fast_config: Config, tmp_path: Path, defined: str, value: str, said: str
+) -> None:
+    report = graded(fast_config, tmp_path, qkv_loop=returning(value, defined))
+    text = only_lost(report, "qkv_loop")
+    assert f"gave a value the grader cannot read {said}" in text or said in text, text
+
+
+def test_a_str_subclass_written_to_stdout_is_kept_as_plain_text(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    written = """\
+import sys
+class Odd(str):
+    def __getitem__(self, index):
+        return 5
+    def __len__(self):
+        raise KeyError("boom")
+sys.stdout.write(Odd("hello"))"""
+    report = graded(fast_config, tmp_path, written)
+    assert report.score == report.max_score and not report.errors, report.errors
+
+
+@pytest.mark.parametrize(
+    "defined",
+    [
+        # A metaclass whose __hash__ raises: the grader's note of unreadable classes.
+        "class M(type):\n    def __hash__(cls):\n        raise KeyError('boom')\n"
+        "class Err(Exception, metaclass=M):\n    pass",
+        # A class name that is a str subclass whose str() raises.
+        "class Name(str):\n    def __str__(self):\n        raise KeyError('boom')\n"
+        "class Err(Exception):\n    pass\nErr.__name__ = Name('Err')",
+    ],
+)
+def test_an_exception_of_an_odd_class_is_its_cells_error(
+    fast_config: Config, tmp_path: Path, defined: str
+) -> None:
+    report = graded(fast_config, tmp_path, defined, "raise Err('stop')")
+    assert len(report.errors) == 1 and "raised Err" in report.errors[0], report.errors
+    assert report.score == report.max_score
+
+
+def test_a_function_that_catches_its_time_limit_and_goes_on_is_told_so(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    swallowing = students.SOFTMAX.replace(
+        "    items_out =",
+        "    try:\n        while True:\n            pass\n    except BaseException:\n"
+        "        pass\n    items_out =",
+    )
+    report = graded(fast_config, tmp_path, softmax=swallowing)
+    softmax = next(t for t in report.targets if t.name == "softmax")
+    assert softmax.status == "timeout" and softmax.score == 0, softmax
+    text = " ".join(softmax.messages)
+    assert "caught the exception that stops it at the time limit" in text, text
+
+
+def test_code_that_goes_on_catching_its_time_limit_is_ended_and_told_why(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    retrying = students.SOFTMAX.replace(
+        "    items_out =",
+        "    while True:\n        try:\n            time.sleep(0.01)\n"
+        "        except:\n            pass\n    items_out =",
+    )
+    report = graded(fast_config, tmp_path, "import time", softmax=retrying)
+    said = "went on catching the exception that stops it at the time limit"
+    assert any(said in e for e in report.errors), report.errors
+    softmax = next(t for t in report.targets if t.name == "softmax")
+    assert softmax.status == "timeout" and softmax.score == 0, softmax
+    assert next(t for t in report.targets if t.name == "qkv_loop").score > 0  # graded before
