@@ -1,11 +1,14 @@
 """A value the notebook hands the grader may run the notebook's own code when it is read (a
 list subclass's __iter__, a __del__, a str subclass written to stdout, an exception class
 with a metaclass): what loops or raises there costs the function that returned it, never
-the process and with it every other function of the notebook. And a function that catches
-the exception that stops it at its time limit, and goes on, is told so."""
+the process and with it every other function of the notebook (exit code 70). So does an
+exception whose message loops or fails, or the time limit ending while an error is read.
+And a function that catches the exception that stops it at its time limit, and goes on, is
+told so."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,22 @@ from conftest import write_notebook
 
 RETURN = "    return all_queries, all_keys, all_values"
 
+LOOPING_STR = """\
+class Stuck(Exception):
+    def __str__(self):
+        while True:
+            pass"""
+
+FAILING_STR = """\
+class Broken(Exception):
+    def __str__(self):
+        raise ValueError("not today")"""
+
+# The class redefines __traceback__: where the error is comes from the exception itself.
+FALSE_TRACEBACK = """\
+class Liar(Exception):
+    __traceback__ = property(lambda self: 1 / 0)"""
+
 
 def returning(value: str, defined: str) -> str:
     """qkv_loop, right but for what it returns, after the class it needs."""
@@ -26,9 +45,12 @@ def returning(value: str, defined: str) -> str:
     return defined + "\n" + students.QKV_LOOP.replace(RETURN, f"    return {value}")
 
 
-def graded(config: Config, tmp_path: Path, *extra: str, **functions: str) -> Report:
-    # Without the cell that uses the functions: its own run of them is another matter.
-    cells = students.cells(**functions)[:-1]
+def graded(
+    config: Config, tmp_path: Path, *extra: str, use: bool = False, **functions: str
+) -> Report:
+    """Graded; without the cell that uses the functions unless `use` (its own run of them
+    is another matter)."""
+    cells = students.cells(**functions)[: None if use else -1]
     path = write_notebook(tmp_path / "s.ipynb", [*cells, *extra])
     return grade_path(path, config, "self_attention", sandbox="none")
 
@@ -138,3 +160,39 @@ def test_code_that_goes_on_catching_its_time_limit_is_ended_and_told_why(
     softmax = next(t for t in report.targets if t.name == "softmax")
     assert softmax.status == "timeout" and softmax.score == 0, softmax
     assert next(t for t in report.targets if t.name == "qkv_loop").score > 0  # graded before
+
+
+@pytest.mark.parametrize(
+    ("defined", "raised", "said"),
+    [
+        (LOOPING_STR, "Stuck", "its message could not be read: str() ran past 0.2 s"),
+        (FAILING_STR, "Broken", "its message could not be read: str() raised ValueError"),
+        (FALSE_TRACEBACK, "Liar", "raised Liar (cell"),
+    ],
+)
+def test_a_cell_whose_exception_cannot_be_read_is_that_cells_error(
+    fast_config: Config, tmp_path: Path, defined: str, raised: str, said: str
+) -> None:
+    report = graded(fast_config, tmp_path, defined, f"x = 1\nraise {raised}()", use=True)
+    assert len(report.errors) == 1, report.errors
+    # The last cell's error, placed on its line 2 (the `raise`).
+    assert re.fullmatch(rf"cell (\d+): raised {raised}.*\(cell \1, line 2\)", report.errors[0])
+    assert said in report.errors[0]
+    assert report.score == report.max_score  # every function is graded as ever
+
+
+def test_a_function_whose_exception_cannot_be_read_fails_alone(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    softmax = students.SOFTMAX.replace(
+        "def softmax(items_in):", "def softmax(items_in):\n    raise Stuck()"
+    )
+    report = graded(fast_config, tmp_path, use=True, softmax=LOOPING_STR + "\n" + softmax)
+    by_name = {t.name: t for t in report.targets}
+    assert by_name["softmax"].status == "error", by_name["softmax"]
+    assert by_name["softmax"].score == 0
+    text = " ".join(by_name["softmax"].messages)
+    assert "Stuck" in text and "str() ran past" in text, text
+    others = [t for t in report.targets if t.name not in ("softmax", "attention_loop")]
+    assert others and all(t.score == t.max_score for t in others), others
+    assert not any("exited early" in e for e in report.errors), report.errors
