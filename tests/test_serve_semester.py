@@ -5,6 +5,7 @@ TestClient, with uploads graded by hand (tests/test_serve_grading.py grades for 
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from collections.abc import Iterator
@@ -216,6 +217,30 @@ def test_an_instructors_override_and_comment_reach_only_that_student(served: Ser
     assert tried.status_code == 403
     bob, _ = served.client("bob")
     assert bob.get(f"/submissions/{served.upload}").status_code == 404
+
+
+def test_the_instructor_sees_the_overrides_in_force_and_clears_one(served: Served) -> None:
+    # r40: the form could set an override but not take one back, and the student's page
+    # for the instructor did not list the overrides in force.
+    instructor, _ = served.client("ada")
+    page = instructor.get("/class/students/alice").text
+    assert 'id="in-force"' not in page
+    form = {"csrf": csrf(page), "assignment": "self_attention", "target": "softmax"}
+    sent = instructor.post("/class/students/alice/adjust", data={**form, "points": "2.5"})
+    assert sent.status_code == 303
+    page = instructor.get("/class/students/alice").text
+    assert 'id="in-force"' in page and "self_attention: softmax set to 2.5 by ada" in page
+    cleared = instructor.post("/class/students/alice/adjust", data={**form, "clear": "1"})
+    assert cleared.status_code == 303
+    page = instructor.get("/class/students/alice").text
+    assert "softmax set to 2.5" not in page
+    student, _ = served.client("alice")
+    assert "softmax set to 2.5" not in student.get(f"/submissions/{served.upload}").text
+    again = instructor.post("/class/students/alice/adjust", data={**form, "clear": "1"})
+    assert again.status_code == 400
+    assert "alice has no override of softmax in self_attention to clear" in html.unescape(
+        again.text
+    )
 
 
 def test_a_feedback_page_says_the_total_an_override_makes(served: Served) -> None:

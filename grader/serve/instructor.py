@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from grader.errors import UsageError
 from grader.serve.pages import counted, form_of, history, page, signed_in
-from grader.serve.semester import adjust
+from grader.serve.semester import adjust, clear, in_force
 from grader.serve.service import Denied, Service
 
 
@@ -72,12 +72,16 @@ async def student_history(request: Request) -> Response:
     student = service.store.person(request.path_params["student"])
     if student is None or student.role != "student":
         raise Denied(404, "There is no such student.")
+    assignments = _graded_assignments(service, student.id)
     return page(
         "person.html.j2",
         session=session,
         title=student.id,
         student=student,
-        assignments=_graded_assignments(service, student.id),
+        assignments=assignments,
+        in_force=await run_in_threadpool(
+            in_force, service.store.gradebook(), student.id, assignments
+        ),
         targets=_targets(service),
         adjust_url=f"/class/students/{quote(student.id, safe='')}/adjust",
         **history(service, student.id, True),
@@ -112,6 +116,8 @@ async def adjust_student(request: Request) -> Response:
     values = {
         k: str(form.get(k) or "").strip() for k in ("assignment", "target", "points", "comment")
     }
+    if form.get("clear") == "1":  # the form's second button: the grader's points count again
+        return await _clear(service, student.id, values)
     problem = _adjust_problem(service, student.id, values)
     if problem:
         raise Denied(400, problem)
@@ -130,6 +136,22 @@ async def adjust_student(request: Request) -> Response:
     except UsageError as refused:  # a total that would be no finite number
         raise Denied(400, str(refused)) from None
     return RedirectResponse(f"/class/students/{quote(student.id, safe='')}", 303)
+
+
+async def _clear(service: Service, student: str, values: dict[str, str]) -> Response:
+    """Remove an override (the assignment's and target's of the form), as `grader override
+    --clear` does; a 400 page when there is none to clear."""
+    if values["assignment"] not in _graded_assignments(service, student):
+        raise Denied(400, "Choose an assignment this student has a graded upload of.")
+    found = await run_in_threadpool(
+        clear, service.store.gradebook(), student, values["assignment"], values["target"]
+    )
+    if not found:
+        what = values["target"] or "the total"
+        raise Denied(
+            400, f"{student} has no override of {what} in {values['assignment']} to clear."
+        )
+    return RedirectResponse(f"/class/students/{quote(student, safe='')}", 303)
 
 
 MOST_COMMENT = 2000

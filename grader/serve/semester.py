@@ -23,6 +23,7 @@ from grader.batch.records import (
     Comment,
     Override,
     add_comment,
+    clear_override,
     comments,
     overrides,
     set_override,
@@ -244,5 +245,33 @@ def adjust(
             check_totals(book, assignment, [Change(student, target, points)])
             override = Override(student, assignment, target, points, text, by, time.time())
             set_override(book, override)
+    finally:
+        book.close()
+
+
+def in_force(gradebook: Path | str, student: str, assignments: list[str]) -> list[str]:
+    """The overrides and comments in force for a student, one line each with its
+    assignment, for the instructor's page of that student (what the form may clear)."""
+    if isinstance(gradebook, Path) and not gradebook.is_file():
+        return []
+    book = Gradebook(gradebook)
+    try:
+        lines = []
+        for assignment in assignments:
+            mine = overrides(book, assignment).get(student, [])
+            lines += [f"{assignment}: {o.describe()}" for o in mine]
+            lines += [
+                f"{assignment}: {c.describe()}" for c in comments(book, assignment).get(student, [])
+            ]
+        return lines
+    finally:
+        book.close()
+
+
+def clear(gradebook: Path | str, student: str, assignment: str, target: str) -> bool:
+    """Remove the override of `target` ("" the total): whether there was one."""
+    book = Gradebook(gradebook)
+    try:
+        return clear_override(book, student, assignment, target)
     finally:
         book.close()
