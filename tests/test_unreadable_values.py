@@ -196,3 +196,38 @@ def test_a_function_whose_exception_cannot_be_read_fails_alone(
     others = [t for t in report.targets if t.name not in ("softmax", "attention_loop")]
     assert others and all(t.score == t.max_score for t in others), others
     assert not any("exited early" in e for e in report.errors), report.errors
+
+
+def test_a_function_from_outside_the_cells_is_stopped_at_its_limit(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # Defined by exec (as one imported from a %%writefile module is): none of its frames is
+    # a cell's, and the limit must still stop it, costing it alone.
+    endless = "exec('def qkv_loop(*args):\\n    while True:\\n        pass\\n')"
+    report = graded(fast_config, tmp_path, qkv_loop=endless)
+    qkv = next(t for t in report.targets if t.name == "qkv_loop")
+    assert qkv.status == "timeout", qkv
+    assert report.score == report.max_score - qkv.max_score, report.targets
+
+
+def test_a_finite_loop_that_catches_the_limit_costs_its_cell_alone(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    retries = (
+        "import time\nfor i in range(30):\n    try:\n        time.sleep(0.05)\n"
+        "    except:\n        pass"
+    )
+    report = graded(fast_config, tmp_path, retries)
+    assert report.score == report.max_score
+    assert len(report.errors) == 1 and "caught the exception that stops it" in report.errors[0]
+
+
+def test_the_notebooks_own_alarm_between_cells_still_ends_it(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # Its one-shot timer comes due while the grader compiles the next (large) cell, with
+    # the limit's timer stopped: a SIGALRM at its default action, as in Jupyter.
+    large = "x = [" + ", ".join(["1"] * 200_000) + "]"
+    alarm = "import signal\nsignal.setitimer(signal.ITIMER_REAL, 0.05)"
+    report = graded(fast_config, tmp_path, alarm, large)
+    assert any("crashed (SIGALRM)" in e for e in report.errors), report.errors

@@ -37,6 +37,7 @@ class Counted:
 
     @property
     def marks(self) -> str:
+        """The letters after the total: L late, O overridden."""
         return "L" * self.late + "O" * self.overridden
 
 

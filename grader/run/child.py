@@ -21,6 +21,7 @@ import numpy as np
 
 from grader.course.cases import Case, probe_base
 from grader.course.notebook import CodeCell
+from grader.run import student_call, wire
 from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
 from grader.run.recursion import cap_recursion_limit
@@ -109,7 +110,10 @@ SAMPLED = 0.2
 # Past the limit, its exception is raised again at each tick (SAMPLED / SAMPLES of the
 # limit) while the notebook's code goes on catching it; after GIVE_UP ticks the process
 # ends with CAUGHT_EXIT (the parent says why), as no exception can stop such code.
-GIVE_UP = SAMPLES
+GIVE_UP = 3 * SAMPLES  # 0.6 of the limit: a finite loop of such retries mostly ends first
+# A SIGALRM this soon after this timer was stopped is a tick of it the kernel delivered just
+# before, not the notebook's own alarm (seconds).
+STALE = 0.005
 CAUGHT_EXIT = 71  # grader/run/sandbox.py's CAUGHT_LIMIT
 
 
@@ -121,6 +125,8 @@ class _Sampler:
         self.seen: list[tuple[int, int]] = []
         self.left = 0  # alarms before the limit; below 0: ticks after it, the code going on
         self.armed = False
+        self.over = 0  # the limit's exception raised again in the notebook's code, past it
+        self.disarmed = 0.0  # when arm(0) last stopped this timer while it ran (monotonic)
         self.step = 0.0
         self.theirs: tuple[float, float] = (0.0, 0.0)  # when due (monotonic), and its interval
 
@@ -129,13 +135,15 @@ class _Sampler:
         where the alarm stops the code (0 disarms, and gives the notebook back its alarm)."""
         self.seen.clear()
         mine, step, self.left, first = self.armed, self.step, 0, 0.0
-        self.armed = seconds > 0
+        self.armed, self.over = seconds > 0, 0
         if seconds > 0:
             self.left = SAMPLES + 1
             # Whole microseconds (what the timer keeps), never none: `ours` knows it by them.
             self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
             first = max(seconds - self.step * SAMPLES, 1e-6)
         old = signal.setitimer(signal.ITIMER_REAL, first, self.step if first else 0)
+        if mine and not seconds:
+            self.disarmed = time.monotonic()
         if old[0] > 0 and not (mine and abs(old[1] - step) < 5e-7):
             self.theirs = (time.monotonic() + old[0], old[1])  # set by a cell, not yet due
         elif mine and old[0] == 0:
@@ -171,8 +179,9 @@ class _Sampler:
         """Whether the SIGALRM just come is a tick of this timer that the kernel delivered
         just before `arm(0)` disarmed it: nothing is armed and no alarm of the notebook's is
         kept (it would be its own, to end the process)."""
-        idle = signal.getitimer(signal.ITIMER_REAL)[0] == 0
-        return not self.armed and not self.theirs[0] and idle
+        if self.armed or self.theirs[0] or time.monotonic() - self.disarmed > STALE:
+            return False
+        return signal.getitimer(signal.ITIMER_REAL)[0] == 0
 
     def most_seen(self) -> dict[str, int]:
         """The place sampled most often (the latest of equals), as cell and line."""
@@ -197,12 +206,13 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     if where:
         _SAMPLER.seen.append((where["cell"], where["line"]))
     _SAMPLER.left -= 1
-    if _SAMPLER.left > 0 or not where:
-        # A sample before the limit: the code goes on. Or the grader's own code, past the
-        # limit (the exception has left the notebook's code, and is being read): never
-        # interrupted, it disarms the timer next.
+    if _SAMPLER.left > 0 or (frame is not None and frame.f_code.co_filename == __file__):
+        # A sample before the limit: the code goes on. Or this module's own code, past the
+        # limit (the exception has left the notebook's code and is being read): never
+        # interrupted there, it disarms the timer next.
         return
-    if _SAMPLER.left <= -GIVE_UP:
+    _SAMPLER.over += 1
+    if _SAMPLER.over > GIVE_UP:
         os._exit(CAUGHT_EXIT)
     # The timer keeps its step: code that catches this exception and goes on is stopped
     # again at the next tick, and ended after GIVE_UP of them.
@@ -281,6 +291,17 @@ CAUGHT = (
 # of the notebook's may run its own code then (a list subclass's __iter__, an array-like's
 # __array__), and may loop or raise; the grader's own reading takes milliseconds.
 READ_LIMIT = 1.0
+
+
+def _read_failure(exc: BaseException) -> str:
+    """Why a value could not be read: the encoder's own refusal (too large, nested too
+    deeply, a list holding itself), or what the notebook's code raised while it was read."""
+    tb = _TRACEBACK.__get__(exc, BaseException)
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or tb.tb_frame.f_code.co_filename == wire.__file__:
+        return "it is too large, or nested too deeply, to send"
+    return f"reading it raised {type_name(exc)}"
 
 
 def _unencodable(header: dict[str, Any], why: str) -> None:
@@ -362,7 +383,7 @@ class Runner:
         try:
             try:
                 self.timed(self.cell_limit)
-                exec(code, self.namespace)
+                student_call.run_cell(code, self.namespace)
             finally:
                 # Before the error is read: the limit ending while a deep traceback is
                 # walked, or while the notebook's own __str__ runs, would escape from the
@@ -390,7 +411,7 @@ class Runner:
         try:
             try:
                 self.timed(self.call_limit)
-                value = fn(*args)
+                value = student_call.call(fn, args)
             finally:
                 caught = self.untimed()  # before the error is read, as in run_cell
             header["status"] = "ok" if caught is None else "timeout"
@@ -425,7 +446,7 @@ class Runner:
         except TimeLimitReached:
             why = f"reading it took longer than {READ_LIMIT:g} s"
         except BaseException as exc:
-            why = f"reading it raised {type_name(exc)}"
+            why = _read_failure(exc)
         finally:
             if self.untimed() is not None and not why:
                 sent, why = False, f"reading it took longer than {READ_LIMIT:g} s"
@@ -455,7 +476,7 @@ class Runner:
         except TimeLimitReached:
             why = f"reading it took longer than {READ_LIMIT:g} s"
         except BaseException as exc:
-            why = f"reading it raised {type_name(exc)}"
+            why = _read_failure(exc)
         if not sent:
             _unencodable(header, why)
             self.send(header)
@@ -470,11 +491,11 @@ class Runner:
             self.run_variable(name)
             return
         try:  # a key of the notebook's in its globals may compare itself with the name
-            fn = self.namespace.get(name)
+            fn, there = self.namespace.get(name), name in self.namespace
         except BaseException:
-            fn = None
+            fn, there = None, False
         if not callable(fn):
-            kind = "absent" if fn is None and name not in self.namespace else type_name(fn)
+            kind = "absent" if fn is None and not there else type_name(fn)
             self.send({"kind": "missing", "target": name, "found": kind})
             return
         for case in cases:
