@@ -13,7 +13,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
@@ -259,6 +259,7 @@ _TRACEBACK = BaseException.__dict__["__traceback__"]
 # How long an exception's own __str__ may take: it is the notebook's code, and may loop.
 # A class whose __str__ ran past it once is not read again (each case would pay it anew).
 MESSAGE_LIMIT = 0.2
+MESSAGE_TOO_LONG = f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
 _UNREADABLE: dict[int, type] = {}
 
 
@@ -268,13 +269,13 @@ def _message(exc: BaseException) -> str:
     (the other cells and functions are still to be graded)."""
     cls = type(exc)
     if id(cls) in _UNREADABLE:  # by id: a metaclass of the notebook's may define __hash__
-        return f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
+        return MESSAGE_TOO_LONG
     _SAMPLER.arm(MESSAGE_LIMIT)
     try:
         return plain_text(str(exc))[:MAX_TEXT]
     except TimeLimitReached:
         _UNREADABLE[id(cls)] = cls  # kept: its id is not another class's while it lives
-        return f"(its message could not be read: str() ran past {MESSAGE_LIMIT} s)"
+        return MESSAGE_TOO_LONG
     except BaseException as failed:  # anything the notebook's __str__ raises
         return f"(its message could not be read: str() raised {type_name(failed)})"
     finally:
@@ -291,6 +292,7 @@ CAUGHT = (
 # of the notebook's may run its own code then (a list subclass's __iter__, an array-like's
 # __array__), and may loop or raise; the grader's own reading takes milliseconds.
 READ_LIMIT = 1.0
+READ_TOO_LONG = f"reading it took longer than {READ_LIMIT:g} s"
 
 
 def _read_failure(exc: BaseException) -> str:
@@ -406,7 +408,6 @@ class Runner:
         header: dict[str, Any] = {"kind": "result", "target": case.target, "case": case.index}
         args: Any = case.fresh_args()
         value: Any = None
-        values: Any = None
         caught = None
         try:
             try:
@@ -427,36 +428,53 @@ class Runner:
         if header["status"] != "ok":
             self.send(header)
             return bool(header["status"] != "timeout")
-        sent, why = False, ""
+        digested = case.probe or case.index == self.probe_base.get(case.target)
+
+        def read(held: dict[str, Any]) -> dict[str, Any]:
+            if digested:
+                header["digest"] = digest(_bounded(held["value"]))
+            # Whole: the encoder sends an array too large for the parent as its size
+            # ("ndarray of N numbers (too large to send)"), never its numbers; with the
+            # inputs as the call left them (the grader judges whether it changed any).
+            return {} if case.probe else {"value": held["value"], "args": list(held["args"])}
+
+        held = {"value": value, "args": args}
+        value = args = None  # `deliver` holds the last references, and drops them in its limit
+        why = self.deliver(header, read, held)
+        # A value that took too long to read once would again: the target's other cases
+        # are not called (each would cost the limit), as after a call's time limit.
+        return why != READ_TOO_LONG
+
+    def deliver(
+        self,
+        header: dict[str, Any],
+        read: Callable[[dict[str, Any]], dict[str, Any]],
+        held: dict[str, Any],
+    ) -> str:
+        """Queue a result frame with the values `read` makes of `held` (the last references
+        to the notebook's objects), under READ_LIMIT: reading may run the notebook's code (a
+        list subclass's __iter__, an array-like's __array__, a __del__ when `held` is
+        dropped), which may loop or raise. What cannot be read is sent as Unencodable, and
+        why is returned ("" when the values were sent)."""
+        why = ""
         try:
             try:
-                self.timed(READ_LIMIT)  # reading it may run the notebook's code
-                if case.probe or case.index == self.probe_base.get(case.target):
-                    header["digest"] = digest(_bounded(value))
-                # Whole: the encoder sends an array too large for the parent as its size
-                # ("ndarray of N numbers (too large to send)"), never its numbers; with
-                # the inputs as the call left them (the grader judges whether it changed any).
-                values = {} if case.probe else {"value": value, "args": list(args)}
-                self.send(header, values)
-                sent = True
+                self.timed(READ_LIMIT)
+                self.send(header, read(held))
             finally:
-                # The last references: a __del__ of the notebook's runs here, in the limit
-                # (Python swallows what it raises, the limit's exception included).
-                value = args = values = None
+                held.clear()  # a __del__ runs here, in the limit (Python swallows what it raises)
         except TimeLimitReached:
-            why = f"reading it took longer than {READ_LIMIT:g} s"
+            why = READ_TOO_LONG
         except BaseException as exc:
             why = _read_failure(exc)
         finally:
-            if self.untimed() is not None and not why:
-                sent, why = False, f"reading it took longer than {READ_LIMIT:g} s"
-                self.pending.pop()  # its frame was queued before the __del__ that ran on
-        if not sent:
+            if self.untimed() is not None and not why:  # the limit ran out in a __del__
+                why = READ_TOO_LONG
+                self.pending.pop()  # its frame was queued before that __del__ ran on
+        if why:
             _unencodable(header, why)
             self.send(header)
-        # A value that took too long to read once would again: the target's other cases
-        # are not called (each would cost the limit), as after a call's time limit.
-        return not why.startswith("reading it took")
+        return why
 
     def run_variable(self, name: str) -> None:
         """Send a top-level variable's value as the result of case 0, "missing" when it is not
@@ -465,21 +483,7 @@ class Runner:
             self.send({"kind": "missing", "target": name, "found": "absent"})
             return
         header: dict[str, Any] = {"kind": "result", "target": name, "case": 0, "status": "ok"}
-        sent, why = False, ""
-        try:
-            try:
-                self.timed(READ_LIMIT)  # reading it may run the notebook's code, as in run_case
-                self.send(header, {"value": _bounded(self.namespace[name])})
-                sent = True
-            finally:
-                self.timed(0)
-        except TimeLimitReached:
-            why = f"reading it took longer than {READ_LIMIT:g} s"
-        except BaseException as exc:
-            why = _read_failure(exc)
-        if not sent:
-            _unencodable(header, why)
-            self.send(header)
+        self.deliver(header, lambda _: {"value": _bounded(self.namespace[name])}, {})
 
     def run_target(self, name: str, cases: Sequence[Case]) -> None:
         """Call one target on its cases, sending a result frame for each (a variable target is read,

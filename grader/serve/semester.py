@@ -254,18 +254,20 @@ def in_force(gradebook: Path | str, student: str, assignments: list[str]) -> lis
     assignment, for the instructor's page of that student (what the form may clear)."""
     if isinstance(gradebook, Path) and not gradebook.is_file():
         return []
-    book = Gradebook(gradebook)
     try:
-        lines = []
-        for assignment in assignments:
-            mine = overrides(book, assignment).get(student, [])
-            lines += [f"{assignment}: {o.describe()}" for o in mine]
-            lines += [
-                f"{assignment}: {c.describe()}" for c in comments(book, assignment).get(student, [])
-            ]
-        return lines
-    finally:
-        book.close()
+        book = Gradebook(gradebook)
+        try:
+            lines = []
+            for aid in assignments:
+                lines += [f"{aid}: {o.describe()}" for o in overrides(book, aid).get(student, [])]
+                lines += [f"{aid}: {c.describe()}" for c in comments(book, aid).get(student, [])]
+            return lines
+        finally:
+            book.close()
+    except Exception as exc:  # another program holds it locked: the page, without them
+        if not locked_out(exc):
+            raise
+        return [NOTES_BUSY]
 
 
 def clear(gradebook: Path | str, student: str, assignment: str, target: str) -> bool:
