@@ -266,6 +266,36 @@ def test_zip_export(config: Config, tmp_path: Path) -> None:
     assert any("brunob_102: 2 submissions" in p for p in batch.problems)
 
 
+def test_a_zips_notebooks_are_named_as_its_members(config: Config, tmp_path: Path) -> None:
+    """The folder a .zip is unpacked into is gone once the batch ends: a problem, the
+    gradebook and every output name each notebook as `archive.zip/member`, never by it."""
+    import zipfile
+
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(DEMO / "ada.ipynb", "export/adalovelace_101_9001_attention.ipynb")
+        bundle.writestr("export/brunob_102_9002_attention.ipynb", "{ cut off")
+    member = f"{archive}/export/brunob_102_9002_attention.ipynb"
+    graded = f"{archive}/export/adalovelace_101_9001_attention.ipynb"
+    batch = grade_batch(archive, config, None, "self_attention")
+    assert [(e.student, e.problem.split(": ")[0]) for e in batch.entries if not e.report] == [
+        ("brunob_102", member)
+    ]
+    assert [e.report.submission for e in batch.entries if e.report] == [graded]
+    out = tmp_path / "out"
+    command = ["grade", str(archive), "--out", str(out), "-a", "self_attention"]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1, result.output
+    assert f"{member}: not a Jupyter notebook" in result.output
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        stored = [*db.execute("SELECT path FROM submissions")]
+        stored += db.execute("SELECT path FROM ungraded")
+    assert sorted(path for (path,) in stored) == sorted([member, graded])
+    written = [out / "grades.csv", out / "report.html", *out.glob("feedback/*.html")]
+    assert member in (out / "grades.csv").read_text(encoding="utf-8")
+    assert [p for p in written if "grader-batch-" in p.read_text(encoding="utf-8")] == []
+
+
 @pytest.mark.slow
 def test_without_kept_reports_entries_hold_scores_only(
     config: Config, klass: Path, tmp_path: Path

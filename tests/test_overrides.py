@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,33 @@ def test_an_override_shows_beside_the_autograded_value_and_survives_a_regrade(
     assert done.exit_code == 0 and done.stdout.startswith("1 override cleared\n")
     cleared = grades(out)["bruno"]
     assert float(cleared["total"]) == auto_total and cleared["overrides"] == ""
+
+
+def test_an_override_on_a_class_graded_from_a_zip_keeps_the_students_code(
+    tmp_path: Path,
+) -> None:
+    """A .zip's notebooks are read again from the archive (`archive.zip/member`) when their
+    pages are written again: the page keeps the student's code. The archive gone, the page
+    is written without it."""
+    course = tmp_path / "course"
+    write_fast_course(course)
+    write_notebook(tmp_path / "bruno.ipynb", students.cells(**{TARGET: students.SCALE_HARDCODED}))
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(tmp_path / "bruno.ipynb", "brunob_102_9002_attention.ipynb")
+    out = tmp_path / "out"
+    command = ["grade", str(archive), "--course", str(course), "-a", "self_attention"]
+    assert run(*command, "--out", str(out)).exit_code == 0
+    page = out / "feedback" / "brunob_102.html"
+    assert "<pre>" in page.read_text(encoding="utf-8")
+    where = ["--results", str(out), "--course", str(course)]
+    assert run("override", "brunob_102", TARGET, "--points", "1", *where).exit_code == 0
+    said = page.read_text(encoding="utf-8")
+    assert "(autograded " in said and "<pre>" in said
+    archive.unlink()
+    assert run("override", "brunob_102", TARGET, "--points", "2", *where).exit_code == 0
+    said = page.read_text(encoding="utf-8")
+    assert "set to 2 by" in said and "<pre>" not in said
 
 
 @pytest.mark.slow

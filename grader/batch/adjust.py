@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from grader.batch.records import (
 from grader.batch.standing import Standing, from_gradebook, write_grades
 from grader.batch.tables import csv_rows
 from grader.course.config import AssignmentSpec, Config
-from grader.course.notebook import Submission, load_submission
+from grader.course.notebook import MAX_BYTES, Submission, load_submission
 from grader.errors import UsageError
 from grader.render.escape import folded, twins
 from grader.render.feedback import write_feedback
@@ -269,7 +270,17 @@ def page(
 
 
 def _submission(path: Path) -> Submission | None:
+    """The graded notebook, read again; one graded from a .zip (named `archive.zip/member`)
+    is read from the archive while it is still there."""
     try:
+        if not path.exists():
+            archive = next((p for p in path.parents if p.suffix == ".zip" and p.is_file()), None)
+            if archive is not None:
+                with zipfile.ZipFile(archive) as bundle:
+                    info = bundle.getinfo(path.relative_to(archive).as_posix())
+                    if info.file_size > MAX_BYTES:
+                        return None
+                    return load_submission(path, bundle.read(info))
         return load_submission(path)
     except Exception:  # gone, or unreadable now: the page is written without the code
         return None

@@ -34,7 +34,7 @@ from grader.batch.recorder import Recorder
 from grader.batch.records import carry_records, recorded_students, save_roster, stored_roster
 from grader.batch.roster import course_roster, match
 from grader.batch.standing import NO_SUBMISSION
-from grader.batch.submissions import content_hash, file_hash, find_submissions
+from grader.batch.submissions import UNPACKED, content_hash, file_hash, find_submissions
 from grader.course.cases import CaseSet, build_cases
 from grader.course.config import AssignmentSpec, Config, Mode
 from grader.course.locate import is_bundle
@@ -97,6 +97,8 @@ def grade_batch(
         unpacked = tempfile.TemporaryDirectory(prefix="grader-batch-") if zipped else None
         with unpacked or contextlib.nullcontext():
             scratch = Path(unpacked.name) if unpacked else None
+            if scratch is not None:
+                recorder.unpacked = (scratch / UNPACKED, source)
             exercises = [a.exercise for a in config.assignments.values() if a.exercise]
             untouched = {file_hash(path) for path in exercises if path.is_file()}
             best = any(spec.keep == "best" for spec in specs)

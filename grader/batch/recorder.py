@@ -54,6 +54,24 @@ class Recorder:
     kept: dict[str, str] = field(default_factory=dict)  # which notebook was kept, and why
     clashing: frozenset[str] = frozenset()  # names one only in case (render/escape.twins)
     assignment: str = ""  # what the batch grades as (--assignment, settled, the only one)
+    # a .zip's: the folder it was unpacked into, and the archive; each notebook from it is
+    # named `archive.zip/member` in every output (the folder is gone once the batch ends)
+    unpacked: tuple[Path, Path] | None = None
+
+    def _as_handed_in(self, entry: Entry) -> Entry:
+        """`entry` with a notebook unpacked from a .zip named as the zip's member, in its
+        path, its problem and its report, instead of by the scratch folder's path."""
+        if self.unpacked is None or entry.path is None:
+            return entry
+        folder, archive = self.unpacked
+        if not entry.path.is_relative_to(folder):
+            return entry
+        named = archive / entry.path.relative_to(folder)
+        problem = entry.problem.replace(str(entry.path), str(named))
+        report = entry.report
+        if report is not None and report.submission == str(entry.path):
+            report = replace(report, submission=str(named))
+        return replace(entry, path=named, problem=problem, report=report)
 
     def late(self, student: str, report: Report, save: bool = True) -> Late | None:
         """The lateness of a student's submission under its assignment's policy, stored in
@@ -173,6 +191,7 @@ class Recorder:
 
     def add(self, entry: Entry, submission: Submission | None = None, new: bool = True) -> None:
         """Record a finished entry (one of several notebooks: once the kept one is known)."""
+        entry = self._as_handed_in(entry)
         if base_of(entry.student) in self.groups:
             held = self._held(entry, submission, new)
             if held is None:

@@ -304,7 +304,7 @@ def unpack(archive: Path, scratch: Path, zone: tzinfo | None = None) -> tuple[Pa
     skipped with a line, and every other entry is unpacked: one bad entry never stops a class.
     Each file keeps its entry's time, a local time read in `zone` (the course's), else in
     this machine's. Returns the folder of submissions and those lines."""
-    target = scratch / "unpacked"
+    target = scratch / UNPACKED
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     try:
@@ -328,6 +328,7 @@ def unpack(archive: Path, scratch: Path, zone: tzinfo | None = None) -> tuple[Pa
     return target, problems
 
 
+UNPACKED = "unpacked"  # the folder of the scratch folder a .zip is unpacked into
 OUTSIDE = "a path out of the zip's folder (absolute, or with ..): not unpacked; skipped"
 
 
