@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
+import re
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -53,6 +55,29 @@ def test_the_penalty_counts_started_periods_after_the_grace_up_to_the_cap() -> N
     assert cut.percent == 100 and cut.apply(7.0) == 0 and "cut-off" in cut.note
     daily = LatePolicy(DUE, percent=5, per="day")
     assert lateness(daily, DUE + timedelta(hours=25)).percent == 2 * daily.percent
+
+
+UNIT_SECONDS = {"day": 86400, "days": 86400, "h": 3600, "min": 60, "s": 1}
+
+
+@pytest.mark.parametrize("per", ["hour", "day"])
+def test_the_time_said_late_never_reads_as_fewer_periods_than_are_charged(per: str) -> None:
+    """A note said "3.0 h after the due date" beside "4 hours × 10%" (it was 3 h 1 min):
+    the time said, read back, now starts as many periods as the penalty charges."""
+    policy = LatePolicy(DUE, percent=1, per=per, cap=100)  # type: ignore[arg-type]
+    period = 3600 if per == "hour" else 86400
+    for whole in (1, 2, 3, 47, 49, 71):
+        for seconds in (-1, -0.4, 0, 0.3, 1, 59, 61, 3599):
+            at = DUE + timedelta(seconds=whole * 3600 + seconds)
+            late = lateness(policy, at)
+            said = re.search(r", (.+?) after the due date", late.note)
+            assert said, late.note
+            parts = said.group(1).split()
+            shown = sum(
+                int(n) * UNIT_SECONDS[u] for n, u in zip(parts[::2], parts[1::2], strict=True)
+            )
+            assert math.ceil(shown / period) == late.percent, late.note
+    assert ", 3 h 1 min after" in lateness(policy, DUE + timedelta(hours=3, minutes=1)).note
 
 
 def test_an_extension_moves_the_due_date_and_the_cut_off() -> None:

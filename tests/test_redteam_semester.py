@@ -267,7 +267,7 @@ def test_a_roster_giving_one_lms_id_to_two_students_is_refused(tmp_path: Path) -
 def test_a_submission_seconds_late_says_how_many_seconds() -> None:
     # One second late cost a started hour, and the note said "0 min after the due date".
     policy = LatePolicy(DUE, percent=10, per="hour")
-    for seconds, shown in ((1, "1 s"), (0.2, "1 s"), (59, "59 s"), (61, "1 min")):
+    for seconds, shown in ((1, "1 s"), (0.2, "1 s"), (59, "59 s"), (61, "1 min 1 s")):
         late = lateness(policy, DUE + timedelta(seconds=seconds))
         assert late.percent == 10
         assert f", {shown} after the due date: late penalty 10%" in late.note

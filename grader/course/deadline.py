@@ -66,7 +66,7 @@ def lateness(policy: LatePolicy, submitted: datetime, extension_hours: float = 0
     if seconds <= 0:
         return Late(0.0, 0.0, f"handed in {stamp}, on time{moved}")
     minutes = seconds / 60
-    late = f"handed in {stamp}, {_duration(minutes)} after the due date{moved}"
+    late = f"handed in {stamp}, {_duration(minutes, policy.per)} after the due date{moved}"
     if policy.cutoff is not None and submitted > policy.cutoff + extra:
         return Late(minutes, 100.0, f"{late}: after the cut-off, the score is 0")
     if minutes <= policy.grace_minutes:
@@ -94,11 +94,17 @@ def _periods(policy: LatePolicy, due: datetime, submitted: datetime, seconds: fl
     return max(1, math.ceil((local - deadline).total_seconds() / PER_SECONDS["day"]))
 
 
-def _duration(minutes: float) -> str:
-    if minutes < 1:  # "0 min after the due date: late penalty 10%" read as a bug
-        return f"{max(1, round(minutes * 60))} s"
-    if minutes < 120:
-        return f"{minutes:.0f} min"
-    if minutes < 48 * 60:
-        return f"{minutes / 60:.1f} h"
-    return f"{minutes / 1440:.1f} days"
+def _duration(minutes: float, per: Per = "day") -> str:
+    """How long after the due date, in its two largest units that are not zero, each part
+    rounded down and a started second counted: "1 s", "3 h 30 s", "2 days 4 h" (never days
+    under a penalty per hour). Never a rounded "3.0 h" beside a penalty for 4 started hours
+    (it was 3 h 1 min): a whole number of periods is said only when it is exact."""
+    left = math.ceil(round(minutes * 60, 6))  # "0 min after the due date" read as a bug
+    parts = []
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        count, left = divmod(left, size)
+        if count and (unit != "day" or (count >= 2 and per == "day")):
+            parts.append(f"{count} {unit}{'s' * (unit == 'day' and count > 1)}")
+        elif count:  # a day and some hours: said in hours, as "30 h"
+            left += count * size
+    return " ".join(parts[:2]) or "1 s"
