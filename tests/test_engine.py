@@ -260,6 +260,31 @@ def test_unrecognisable_notebook_is_a_usage_error(
     assert "(no metadata, and the names it defines" in str(caught.value)
 
 
+def test_names_that_several_assignments_have_alike_single_none_out(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    """A notebook defining only `softmax` was graded as masked_attention, the assignment
+    with the fewest targets of the three that grade a `softmax`; it is not told now, and the
+    error names them. A name of one assignment alone still singles it out."""
+    lone = students.SETUP + "\n" + students.SOFTMAX
+    having = sorted(
+        a.id for a in config.assignments.values() if any(t.name == "softmax" for t in a.targets)
+    )
+    assert len(having) == 3
+    with pytest.raises(UsageError, match="cannot tell which assignment") as caught:
+        grade_path(notebook([lone]), config)
+    where = f"{having[0]}, {having[1]} and {having[2]} alike"
+    assert f"the one name it defines that an assignment grades, `softmax`, is in {where}" in str(
+        caught.value
+    )
+    mask = "import numpy as np\ndef causal_mask(L):\n    return np.tril(np.ones((L, L), bool))"
+    report = grade_path(notebook([lone, mask]), config)
+    assert report.assignment == "masked_attention"
+    # The complete set of an assignment's targets singles it out among those that have more.
+    report = grade_path(notebook(students.cells()), config)
+    assert report.assignment == "self_attention"
+
+
 def test_metadata_naming_no_assignment_of_the_course_is_said_so(
     config: Config, tmp_path: Path
 ) -> None:

@@ -37,16 +37,33 @@ def choose_assignment(
     scored = sorted(((fit(a), a.id) for a in config.assignments.values()), reverse=True)
     best, best_id = scored[0]
     tied = [aid for score, aid in scored if score == best]
-    if best[2] == 0 or len(tied) > 1:
+    # Names that another assignment has all of too (a lone `softmax`) single out the one
+    # with fewer targets only when they are all of its targets.
+    matched = defined & {t.name for t in config.assignments[best_id].targets}
+    alike = [
+        a.id
+        for a in config.assignments.values()
+        if a.id != best_id and matched <= {t.name for t in a.targets}
+    ]
+    if best[2] == 0 or len(tied) > 1 or (alike and best[0] < 1):
         candidates = ", ".join(sorted(config.assignments))
         metadata = (
             f"its metadata names {hint!a}, which this course does not have"
             if hint
             else "no metadata"
         )
+        why = "the names it defines do not single one out"
+        if best[2] and not len(tied) > 1:  # one tied only in the names it has
+            where = ", ".join(sorted([best_id, *alike])[:-1]) + f" and {max([best_id, *alike])}"
+            names = ", ".join(f"`{n}`" for n in sorted(matched))
+            why = (
+                f"the one name it defines that an assignment grades, {names}, is in {where} alike"
+                if len(matched) == 1
+                else f"the names it defines that an assignment grades ({names}) are all in "
+                f"{where} alike"
+            )
         raise UsageError(
-            f"{submission.path}: cannot tell which assignment this is "
-            f"({metadata}, and the names it defines do not single one out); "
+            f"{submission.path}: cannot tell which assignment this is ({metadata}, and {why}); "
             f"{PASS_ASSIGNMENT}, one of: {candidates}"
         )
     return config.assignments[best_id], f"assignment '{best_id}' (from the names it defines)"
