@@ -13,9 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from grader.batch.gradebook import Gradebook
+from grader.batch.records import save_roster
+from grader.batch.roster import Student as RosterStudent
+from grader.cli import main
 from grader.course.config import Config, load_config
 from grader.report import Finding, Report, TargetResult
 from grader.serve.app import Service, make_app
@@ -27,6 +31,7 @@ from grader.serve.semester import (
     public_target,
     record_late,
 )
+from grader.serve.server import hold
 from grader.serve.store import Store
 
 from conftest import repo_config_raw
@@ -203,6 +208,10 @@ def test_an_instructors_override_and_comment_reach_only_that_student(served: Ser
     for bad in ({"points": "-1"}, {"points": "lots"}, {"target": "nope", "points": "1"}, {}):
         answer = instructor.post("/class/students/alice/adjust", data={**form, "points": "", **bad})
         assert answer.status_code == 400, bad
+        # r40: a form filled wrongly was titled "Not allowed", as if the instructor had no right
+        assert "<h1>Not done</h1>" in answer.text and "Not allowed" not in answer.text
+    negative = instructor.post("/class/students/alice/adjust", data={**form, "points": "-1"})
+    assert "points are a number at least 0" in html.unescape(negative.text)
     # Points as a person writes them: float() also took `1_000`, `1e308` (twice: an infinite
     # total) and ` inf`; and the form's 2,000-character comment limit is held here too.
     for points in ("1_000", "1e308", "inf", "0x10", "1.5.0"):
@@ -214,7 +223,7 @@ def test_an_instructors_override_and_comment_reach_only_that_student(served: Ser
     # A student cannot set points, for themselves or anyone.
     mine = csrf(student.get("/").text)
     tried = student.post("/class/students/alice/adjust", data={**form, "csrf": mine, "points": "9"})
-    assert tried.status_code == 403
+    assert tried.status_code == 403 and "<h1>Not allowed</h1>" in tried.text
     bob, _ = served.client("bob")
     assert bob.get(f"/submissions/{served.upload}").status_code == 404
 
@@ -301,3 +310,49 @@ def test_a_course_without_hidden_cases_says_so_and_offers_no_release(tmp_path: P
         assert "(public cases)" not in home and 'id="hidden-later"' not in home
     finally:
         served.store.close()
+
+
+def test_grader_override_on_a_served_folder_writes_no_files_that_go_stale(
+    served: Served, tmp_path: Path
+) -> None:
+    """r40: `grader override` on a service's folder wrote grades.csv, report.html and a
+    feedback page there, stale at the next upload (the service's pages read the gradebook),
+    and told of a student not on its roster to run `grader grade`."""
+    out = tmp_path / "out"
+    lock = hold(out, None)
+    assert lock is not None
+    book = Gradebook(served.store.gradebook())  # as the service's grading records an upload
+    book.record("alice", Path("alice.ipynb"), "c0ffee", "settings", served.report)
+    book.flush()
+    book.close()
+    instructor, _ = served.client("ada")
+    page = instructor.get("/class/students/alice").text
+    form = {"csrf": csrf(page), "assignment": "self_attention", "target": "softmax"}
+    assert (
+        instructor.post("/class/students/alice/adjust", data={**form, "points": "1"}).status_code
+        == 303
+    )
+    where = [
+        "-a",
+        "self_attention",
+        "--results",
+        str(out),
+        "--course",
+        str(served.config.path.parent),
+    ]
+    done = CliRunner().invoke(main, ["override", "alice", "softmax", "--points", "2.5", *where])
+    assert done.exit_code == 0, done.output
+    assert f"{out} is a grader serve folder: its pages show this now" in done.output
+    assert not {"grades.csv", "report.html", "feedback"} & {p.name for p in out.iterdir()}
+    student, _ = served.client("alice")
+    assert "softmax set to 2.5 by" in student.get(f"/submissions/{served.upload}").text
+    unknown = CliRunner().invoke(main, ["comment", "zed", "hello", *where])
+    assert unknown.exit_code == 2
+    assert f"zed: no upload of theirs has been graded by the service in {out}" in unknown.output
+    book = Gradebook(served.store.gradebook())
+    save_roster(book, [RosterStudent("alice", "Alice")])  # as `grader serve tokens --roster`
+    book.close()
+    unknown = CliRunner().invoke(main, ["comment", "zed", "hello", *where])
+    assert "zed: no such student on the service's roster (add them" in unknown.output
+    assert "grader grade" not in unknown.output
+    lock.close()

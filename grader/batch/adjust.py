@@ -47,7 +47,16 @@ def open_book(out: Path, database: str | None = None) -> Gradebook:
     return Gradebook(path)
 
 
-def _student(book: Gradebook, student: str) -> str:
+# What `grader serve` keeps in its folder, whatever its database (grader/serve/server.py).
+SERVICE_LOCK = "serve.lock"
+
+
+def served(out: Path) -> bool:
+    """Whether `out` is the folder of a `grader serve` (running or not)."""
+    return (out / SERVICE_LOCK).exists()
+
+
+def _student(book: Gradebook, student: str, out: Path | None = None) -> str:
     """The student meant, as the gradebook spells them: a student of the roster (with one),
     else one the gradebook has seen. An id in another case or Unicode form (`S001` for
     `s001`) is that student when it fits one alone, as the roster matches ids."""
@@ -66,6 +75,14 @@ def _student(book: Gradebook, student: str) -> str:
     where = "on the roster" if roster is not None else "in the gradebook"
     if alike:  # without a roster `Ada.ipynb` and `ada.ipynb` are two students
         raise UsageError(f"{student}: several students {where} ({', '.join(alike)}): give one")
+    if out is not None and served(out):  # a service's class grows by its tokens
+        raise UsageError(
+            f"{student}: no such student on the service's roster (add them to the roster "
+            f"CSV, then `grader serve tokens --roster ROSTER.csv --student {student} "
+            f"--out {out}`)"
+            if roster is not None
+            else f"{student}: no upload of theirs has been graded by the service in {out}"
+        )
     if roster is not None:  # a student added to roster.csv since the last batch, say
         raise UsageError(
             f"{student}: no such student on the roster the gradebook was last graded with "
@@ -146,14 +163,14 @@ def _located(change: Change) -> Iterator[None]:
         raise UsageError(f"{change.where}: {exc}") from None
 
 
-def _as_spelled(book: Gradebook, changes: Sequence[Change]) -> list[Change]:
+def _as_spelled(book: Gradebook, changes: Sequence[Change], out: Path) -> list[Change]:
     """The changes with each student as the gradebook spells them; two that name one
     student's one target (`S001` and `s001`) are refused, as the same line twice is."""
     spelled: list[Change] = []
     seen: dict[tuple[str, str], str] = {}
     for change in changes:
         with _located(change):
-            student = _student(book, change.student)
+            student = _student(book, change.student, out)
             key = (student, change.target)
             if key in seen and seen[key] != change.student:
                 what = f"`{change.target}`" if change.target else "total"
@@ -182,7 +199,7 @@ def apply(
     try:
         aid = book.assignment(assignment)
         spec = config.assignment(aid)
-        changes = _as_spelled(book, changes)
+        changes = _as_spelled(book, changes, out)
         for change in changes:
             with _located(change):
                 _check_target(spec, change.target)
@@ -220,7 +237,7 @@ def comment(
     book = open_book(out, database)
     try:
         name = book.assignment(aid)
-        student = _student(book, student)
+        student = _student(book, student, out)
         add_comment(book, Comment(student, name, text, author, time.time()))
         return refresh(book, out, config.assignment(name), {student}, database)
     finally:
@@ -235,7 +252,10 @@ def refresh(
     database: str | None = None,
 ) -> list[Path]:
     """grades.csv and report.html from the gradebook (`book`, which is `database` when
-    given), and the feedback pages of `students`."""
+    given), and the feedback pages of `students`; none in a `grader serve` folder, whose
+    pages read the gradebook as they are shown (files written there would go stale)."""
+    if served(out):
+        return []
     rows = from_gradebook(book, spec.id)
     clashing = twins(book.names())
     written = [

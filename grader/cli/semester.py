@@ -96,7 +96,19 @@ def override(
         )
     else:
         click.echo(f"{cleared} override{'s' * (cleared != 1)} cleared")
-    click.echo(f"wrote {', '.join(map(str, written))}")
+    _said_written(written, out)
+
+
+def _said_written(written: list[Path], out: Path) -> None:
+    """The files written again; in a `grader serve` folder, none: its pages show the change."""
+    if written:
+        click.echo(f"wrote {', '.join(map(str, written))}")
+    else:
+        click.echo(
+            f"{out} is a grader serve folder: its pages show this now (no grades.csv, "
+            "report.html or feedback page written there; `grader export` and `grader report` "
+            "read its gradebook)"
+        )
 
 
 @main.command("comment")
@@ -128,7 +140,7 @@ def comment_command(
     _database_option(database, out)
     who = author or current_author()
     written = comment(out, config, student, text, who, assignment, database)
-    click.echo(f"wrote {', '.join(map(str, written))}")
+    _said_written(written, out)
 
 
 @main.command("export")

@@ -224,12 +224,16 @@ async def no_icon(request: Request) -> Response:
     return Response(status_code=204)
 
 
+# A refused request's page title: a form filled wrongly is no question of rights.
+TITLES = {400: "Not done", 404: "Not found", 411: "Form refused", 413: "Form refused"}
+
+
 async def _denied(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Denied)
     if exc.status == 401:
         return RedirectResponse("/", 303)
     session = session_of(request)
-    title = "Not found" if exc.status == 404 else "Not allowed"
+    title = TITLES.get(exc.status, "Not allowed")
     return page("message.html.j2", exc.status, session, title=title, message=str(exc))
 
 

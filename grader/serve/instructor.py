@@ -169,6 +169,8 @@ def _adjust_problem(service: Service, student: str, values: dict[str, str]) -> s
         return f"A comment is at most {MOST_COMMENT:,} characters."
     if not values["points"]:
         return "" if values["comment"] else "Give points to set, or a comment."
+    if values["points"].strip().startswith("-"):
+        return f"{values['points']!r}: points are a number at least 0 (e.g. 0, 7 or 7.5)."
     if not POINTS.match(values["points"]):  # float() takes `1_000`, ` inf`, `1e3`
         return f"{values['points']!r} is not a number of points (e.g. 7 or 7.5)."
     points = float(values["points"])
