@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from grader.course.cases import target_cases
+from grader.course.cases import PROBE_OFFSET, probe_base, probe_cases, target_cases
 from grader.course.config import Config, load_config
 from grader.errors import ConfigError
 
@@ -269,3 +269,32 @@ def test_case_builders_named_by_cases_are_never_a_data_file_either(tmp_path: Pat
     raw["assignments"]["a"]["files"] = ["builders.py"]
     with pytest.raises(ConfigError, match=r"files: 'builders.py' is the course's case builders"):
         load_config(write(tmp_path, raw))
+
+
+def test_probes_keep_labels_indices_and_masks_of_their_type(tmp_path: Path) -> None:
+    """r43: the probes (does the output depend on each argument?) added noise to every
+    array, so integer labels and boolean masks became floats and a solution indexing with
+    them raised on a case its author never declared: every command of the course stopped."""
+    args = [
+        {"name": "p", "shape": ["N", "C"]},
+        {"name": "y", "shape": ["N"], "distribution": "integers", "low": 0, "high": "C",
+         "dtype": "int64"},
+        {"name": "keep", "shape": ["N", "C"], "distribution": "uniform", "dtype": "bool"},
+        {"name": "h", "shape": ["N"], "dtype": "float32"},
+    ]  # fmt: skip
+    sizes = [{"N": 5, "C": 3}, {"N": 6, "C": 4}]
+    path = write(tmp_path, one_target({"points": 1, "args": args}, sizes))
+    spec = load_config(path).assignment("a")
+    cases = target_cases(spec.seed, spec.target("f"))
+    base = probe_base(cases)
+    probes = probe_cases(spec.seed, cases)
+    assert [c.index for c in probes] == [PROBE_OFFSET + n for n in range(4)]
+    for probe in probes:
+        p, y, keep, h = probe.args
+        assert y.dtype == np.int64 and keep.dtype == bool and h.dtype == np.float32
+        p[np.arange(len(y)), y] += keep.sum(axis=1) + h  # indexes as a solution would
+    changed = [probe.args[n] for n, probe in enumerate(probes)]
+    assert not np.array_equal(changed[0], base.args[0])
+    assert sorted(changed[1]) == sorted(base.args[1])  # the same labels, shuffled
+    assert np.count_nonzero(changed[2] != base.args[2]) == 1  # one truth value flipped
+    assert not np.array_equal(changed[3], base.args[3])

@@ -133,8 +133,22 @@ def assignment_cases(assignment: AssignmentSpec) -> dict[str, tuple[Case, ...]]:
 
 
 def _perturb(value: Any, rng: Rng) -> Any:
+    """`value` changed a little, of its own type: noise on floating point numbers; integers
+    (labels, indices) shuffled among their places, so each stays a valid index; one truth
+    value of a boolean array flipped. Noise would make floats of them, which no index takes."""
+    if isinstance(value, np.ndarray) and value.dtype == bool:
+        flipped = value.copy()
+        if flipped.size:
+            flipped.flat[int(rng.integers(flipped.size))] ^= True
+        return flipped
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer):
+        shuffled = value.flatten()
+        rng.shuffle(shuffled)
+        return shuffled.reshape(value.shape)
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
+        return (value + rng.standard_normal(value.shape) * 0.5).astype(value.dtype)
     if isinstance(value, np.ndarray):
-        return value + rng.standard_normal(value.shape) * 0.5
+        return value
     if isinstance(value, list | tuple):
         return type(value)(_perturb(v, rng) for v in value)
     if isinstance(value, float):
