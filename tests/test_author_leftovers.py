@@ -224,3 +224,15 @@ def test_an_exercise_without_the_record_is_released_as_before(tmp_path: Path) ->
     args = ["release", "--course", str(course), "--out", str(tmp_path / "handout")]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
+
+
+def test_selftest_names_a_missing_solution_not_the_catalogue(tmp_path: Path) -> None:
+    # r43: "assignments.example.mistakes in config.yaml: … solution notebook not found": the
+    # solution is read with the catalogue, and its absence was blamed on the catalogue's key.
+    course = new_course(tmp_path)
+    solution = course / "solutions" / "standardize.ipynb"
+    solution.unlink()
+    said = refused(["selftest", "--course", str(course)], tmp_path)
+    assert said == (
+        f"Error: {course / 'config.yaml'}: assignments.example.solution: no such file: {solution}"
+    )

@@ -58,7 +58,9 @@ def check_files(config: Config, specs: Iterable[AssignmentSpec]) -> None:
 
 def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
     """The assignment's catalogue, read (not run), each mistake of a function that an
-    assignment sharing the file grades; ConfigError naming the key and the file otherwise."""
+    assignment sharing the file grades; ConfigError naming the key and the file otherwise
+    (a missing solution named as such, not blamed on the catalogue that is read with it)."""
+    check_files(config, [spec])
     mine = spec.mistakes.resolve() if spec.mistakes is not None else None
     graded = {
         target.name
