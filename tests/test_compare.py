@@ -65,6 +65,17 @@ def test_first_differing_entry_is_named() -> None:
     assert "first at index (2, 1): got -1, expected 8" in message
 
 
+def test_no_relative_difference_is_measured_against_an_expected_zero() -> None:
+    # r43: a ReLU's expected zeros gave "max rel difference 2.92e+300" (divided by 1e-300).
+    expected = np.array([[0.0, 2.0], [0.0, 4.0]])
+    only_zeros = np.array([[0.5, 2.0], [-0.25, 4.0]])
+    ok, message = check(expected, only_zeros)
+    assert not ok and "(max abs difference 0.5, where 0 is expected)" in message
+    both = np.array([[0.5, 2.0], [0.0, 5.0]])
+    ok, message = check(expected, both)
+    assert not ok and "(max abs difference 1, max rel difference 0.25)" in message
+
+
 def test_squeeze_accepts_the_allowed_softmax_shapes() -> None:
     weights = np.array([0.2, 0.3, 0.5])
     for got in (weights.reshape(3, 1), weights.reshape(3, 1, 1), list(weights)):
