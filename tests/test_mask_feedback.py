@@ -172,3 +172,25 @@ def test_an_infinity_made_an_integer_outside_an_array_says_nothing_of_arrays(
     result = masked(tmp_path, config, "causal_mask", source)
     assert result.status == "error"
     assert not any("integers cannot hold" in m for m in result.messages), result.messages
+
+
+@pytest.mark.parametrize(
+    ("made", "advised"),
+    [
+        # 0 * -inf: the 0/1 matrix times an infinity the code writes is told it is no mask
+        ("np.triu(np.ones((L, L)), k=1) * -np.inf", True),
+        # NaN where 0 is expected without an infinity in sight: no mask advice (r43: an
+        # entropy's `0 * np.log(0)` was told to "set the entries to -np.inf directly")
+        ("np.triu(np.ones((L, L)), k=1) * np.log(np.tril(np.ones((L, L)), k=-L))", False),
+    ],
+)
+def test_nan_where_zero_is_expected_gets_the_mask_advice_only_with_an_infinity(
+    tmp_path: Path, config: Config, made: str, advised: bool
+) -> None:
+    source = f"def causal_mask(L):\n    return {made}\n"
+    result = masked(tmp_path, config, "causal_mask", source)
+    said = [m for m in result.messages if m.startswith("NaN in ")]
+    assert len(said) == 1 and "where 0 is expected" in said[0], result.messages
+    assert ("does not give a mask" in said[0]) is advised, said
+    if not advised:
+        assert "`0 * np.log(0)` is one" in said[0]

@@ -5,6 +5,7 @@ NumPy's errors in the failing calls mean.
 
 from __future__ import annotations
 
+import ast
 import re
 
 import numpy as np
@@ -55,6 +56,30 @@ def _stored_into(ev: Evidence, place: Location | None) -> bool:
     return bool(line and _STORE.search(line.split("#")[0]))
 
 
+_INFINITY_NAMES = {"inf", "infty", "infinity", "pinf", "ninf"}
+
+
+def _infinities(ev: Evidence) -> bool:
+    """Whether an infinity is in play: the function writes one (`np.inf`, `math.inf`,
+    `float("-inf")`) or an input of a case holds one (an additive mask)."""
+    nodes = ev.function.nodes if ev.function else []
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr.lower() in _INFINITY_NAMES:
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | float):
+            text = str(node.value).strip().lstrip("+-").lower()
+            if text in _INFINITY_NAMES:
+                return True
+    arrays = [arg for case in ev.cases for arg in case.args]
+    while arrays:
+        arg = arrays.pop()
+        if isinstance(arg, list | tuple):
+            arrays.extend(arg)
+        elif isinstance(arg, np.ndarray) and arg.dtype.kind == "f" and np.isinf(arg).any():
+            return True
+    return False
+
+
 def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
     """`base` with what the numbers and the code show said after it (generic relations)."""
     sentences = []
@@ -84,7 +109,8 @@ def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
             sentences += said
             break
     # the whole, else the first item of a pair or list that holds a NaN (an `(out, weights)`)
-    nans = (relations.nan_where_finite(*pair) for pair in [*pairs[:1], *_item_pairs(ev)])
+    infinite = _infinities(ev)
+    nans = (relations.nan_where_finite(*pair, infinite) for pair in [*pairs[:1], *_item_pairs(ev)])
     if nan := next(filter(None, nans), None):
         sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):

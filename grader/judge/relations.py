@@ -272,8 +272,10 @@ def singleton_dimensions(got: np.ndarray, expected: np.ndarray) -> str | None:
     )
 
 
-def nan_where_finite(got: np.ndarray, expected: np.ndarray) -> str | None:
-    """NaN where a finite value is expected, and what usually makes it (`0 * inf`)."""
+def nan_where_finite(got: np.ndarray, expected: np.ndarray, infinities: bool = True) -> str | None:
+    """NaN where a finite value is expected, and what usually makes it (`0 * inf`); the
+    mask's advice only with `infinities` in play (the code writes one, an input holds one),
+    never for an entropy's `0 * np.log(0)`."""
     if got.shape != expected.shape or not np.issubdtype(got.dtype, np.floating):
         return None
     bad = np.isnan(got) & np.isfinite(expected)
@@ -281,15 +283,16 @@ def nan_where_finite(got: np.ndarray, expected: np.ndarray) -> str | None:
         return None
     count = int(bad.sum())
     where = f"{count} entr{'ies' if count > 1 else 'y'}"
-    if np.all(expected[bad] == 0):
+    if np.all(expected[bad] == 0) and infinities:
         return (
             f"NaN in {where} where 0 is expected: `0 * inf` is NaN, so multiplying a matrix "
             "of zeros and ones by an infinity does not give a mask; set the entries to "
             "`-np.inf` directly (or use `np.where`)"
         )
+    expected_there = "0 is" if np.all(expected[bad] == 0) else "a finite value is"
     return (
-        f"NaN in {where} where a finite value is expected: it comes from `0 * inf`, "
-        "`inf - inf` or `0 / 0` in the computation"
+        f"NaN in {where} where {expected_there} expected: it comes from `0 * inf` "
+        "(`0 * np.log(0)` is one), `inf - inf` or `0 / 0` in the computation"
     )
 
 
