@@ -274,3 +274,38 @@ def test_a_factor_equal_to_a_size_in_every_case_is_named() -> None:
     assert (
         size_factor([(3 * vector, vector), (3 * vector, vector)], [{"N": 3}, {"N": 3}], TOL) is None
     )
+
+
+def test_rows_or_columns_are_said_wrong_only_in_a_pattern_every_case_shows() -> None:
+    """r43/r44: the pattern of case 1 alone was said ("only columns 1, 2, 3 differ …, as when
+    a loop or slice stops early" of a leaky ReLU whose wrong negative entries fell there by
+    chance; "look at how column 3 is computed" where each case's last column was wrong)."""
+    from grader.judge.relations import lines_in_every_case
+
+    def last_column_wrong(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+        want = np.arange(rows * cols, dtype=float).reshape(rows, cols) + 1
+        got = want.copy()
+        got[:, -1] = 0
+        return got, want
+
+    tol = TOL
+    sizes = [last_column_wrong(3, 4), last_column_wrong(5, 2), last_column_wrong(2, 6)]
+    assert lines_in_every_case(sizes, tol) == (
+        "only the last column differs in every case; the others are right, "
+        "as when a loop or slice stops early"
+    )
+    assert lines_in_every_case(sizes, tol, looped=False) == (
+        "only the last column differs in every case; the others are right"
+    )
+    # the same columns of cases of one size: case 1's words, which name them
+    same = [last_column_wrong(3, 4), last_column_wrong(5, 4)]
+    said = lines_in_every_case(same, tol)
+    assert said is not None and said.startswith("only columns 3 differ")
+    # wrong in other places in each case: chance, not said
+    chance = [last_column_wrong(3, 4)]
+    want = np.ones((5, 2))
+    got = want.copy()
+    got[1, :] = 0  # rows, not columns
+    chance.append((got, want))
+    assert lines_in_every_case(chance, tol) is None
+    assert lines_in_every_case(chance[:1], tol) is not None  # one case: its own pattern

@@ -182,3 +182,26 @@ def test_a_slip_inside_a_loop_the_reference_writes_as_a_comprehension_is_placed_
     cell = next(c for c in nbformat.read(tmp_path / "student.ipynb", 4).cells if loop in c.source)
     slip = cell.source.splitlines().index("        all_keys.append(omega_k @ x + beta_q)") + 1
     assert said.location is not None and said.location.line == slip
+
+
+def test_a_last_column_left_out_in_every_case_is_said_so_of_every_case(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # r44: "only columns 3 differ …: look at how column 3 is computed" from case 1 alone,
+    # where each case (N = 3, 5, 2, 4) missed its own last column.
+    short = (
+        "def softmax_cols(data_in):\n"
+        "    out = np.zeros_like(data_in)\n"
+        "    for n in range(data_in.shape[1] - 1):\n"
+        "        column = np.exp(data_in[:, n])\n"
+        "        out[:, n] = column / column.sum()\n"
+        "    return out"
+    )
+    report = grade_path(notebook(students.cells(softmax_cols=short)), config)
+    result = next(t for t in report.targets if t.name == "softmax_cols")
+    assert result.status == "failed"
+    assert (
+        "only the last column differs in every case; the others are right, as when a loop or "
+        "slice stops early"
+    ) in result.messages, result.messages
+    assert not any("look at how column" in m for m in result.messages)

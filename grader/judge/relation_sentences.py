@@ -56,6 +56,14 @@ def _stored_into(ev: Evidence, place: Location | None) -> bool:
     return bool(line and _STORE.search(line.split("#")[0]))
 
 
+_LOOPING = (ast.For, ast.While, ast.comprehension, ast.Slice)
+
+
+def _loops_or_slices(ev: Evidence) -> bool:
+    """Whether the function loops or slices: what "a loop or slice stops early" is about."""
+    return ev.function is None or any(isinstance(n, _LOOPING) for n in ev.function.nodes)
+
+
 _INFINITY_NAMES = {"inf", "infty", "infinity", "pinf", "ninf"}
 
 
@@ -115,7 +123,9 @@ def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(nan)
     if pairs and (extra := relations.singleton_dimensions(pairs[0][0], pairs[0][1])):
         sentences.append(extra)
-    lines = relations.differing_lines(*pairs[0], ev.spec.tolerance) if pairs else None
+    tol = ev.spec.tolerance
+    looped = _loops_or_slices(ev)
+    lines = relations.lines_in_every_case(pairs, tol, looped)
     if lines and not totals:
         sentences.append(lines)
         if ev.fixed and relations.rows_as_first(pairs[0][0], pairs[0][1], ev.spec.tolerance):

@@ -200,27 +200,90 @@ def ignored_inputs(
     return f"ignores {', '.join(ignored)}: changing it does not change the output, but it should"
 
 
-def differing_lines(got: np.ndarray, expected: np.ndarray, tol: Tolerance) -> str | None:
-    """For a matrix of the right shape: which rows or columns are wrong, when not all are."""
+def differing_lines(
+    got: np.ndarray, expected: np.ndarray, tol: Tolerance, looped: bool = True
+) -> str | None:
+    """For a matrix of the right shape: which rows or columns are wrong, when not all are;
+    a loop or slice that stops early or starts late is suggested only when `looped` (the
+    function has a loop or a slice)."""
+    found = _wrong_lines(got, expected, tol)
+    if found is None:
+        return None
+    name, lines, count, infinite = found
+    said = f"only {name} {', '.join(map(str, lines))} differ; the others are right"
+    hint = "" if infinite else _suggestion(name, lines, count, looped)
+    if not infinite and _all_as_first(got, name) and lines[0] != 0:
+        first = name[:-1]
+        hint = (
+            f", and every {first} equals {first} 0: what changes from one {first} to the "
+            f"next is not used (an index written as 0, or a value set once before the "
+            f"loop)"
+        )
+    return f"{said}{hint}"
+
+
+def lines_in_every_case(
+    pairs: list[tuple[np.ndarray, np.ndarray]], tol: Tolerance, looped: bool = True
+) -> str | None:
+    """`differing_lines` said of the failing cases together: the first case's words when
+    every case is wrong in the same rows (or columns), or every row is a copy of row 0;
+    "only the last column differs in every case" when the same end of each is wrong in
+    cases of several sizes; None when each case is wrong in its own way, a pattern that is
+    chance (a ReLU's wrong negative entries fell in case 1's last columns)."""
+    if not pairs:
+        return None
+    first = differing_lines(*pairs[0], tol, looped)
+    if first is None or len(pairs) == 1:
+        return first
+    found = [_wrong_lines(got, want, tol) for got, want in pairs]
+    if any(f is None for f in found):
+        return None
+    shapes = [f for f in found if f is not None]
+    name = shapes[0][0]
+    if any(f[0] != name for f in shapes):
+        return None
+    if all(f[1] == shapes[0][1] for f in shapes):
+        return first
+    if any(f[3] for f in shapes):  # a mask's infinities, in places that move with the size
+        return None
+    if all(_all_as_first(got, name) for got, _ in pairs) and all(f[1][0] != 0 for f in shapes):
+        return first
+    counts = {len(f[1]) for f in shapes}
+    single = name[:-1]
+    for end, late in (("last", "stops early"), ("first", "starts late")):
+        if all(_at_end(end, lines, count) for _, lines, count, _ in shapes):
+            what = (
+                f"only the {end} {single} differs"
+                if counts == {1}
+                else f"only the {end} {counts.pop()} {name} differ"
+                if len(counts) == 1
+                else f"only {name} at the {end} differ"
+            )
+            why = f", as when a loop or slice {late}" if looped else ""
+            return f"{what} in every case; the others are right{why}"
+    return None
+
+
+def _at_end(end: str, lines: list[int], count: int) -> bool:
+    if end == "last":
+        return lines == list(range(count - len(lines), count))
+    return lines == list(range(len(lines)))
+
+
+def _wrong_lines(
+    got: np.ndarray, expected: np.ndarray, tol: Tolerance
+) -> tuple[str, list[int], int, bool] | None:
+    """The columns (else the rows) that are wrong when not all are, how many there are, and
+    whether only infinite entries differ (their pattern is the mask's, not a loop's)."""
     if got.ndim != 2 or got.shape != expected.shape:
         return None
     wrong = ~np.isclose(got, expected, rtol=tol.rtol, atol=tol.atol)
     rows = np.flatnonzero(wrong.any(axis=1))
     cols = np.flatnonzero(wrong.any(axis=0))
-    # where only infinite entries differ, their pattern is the mask's, not a loop's
     infinite = bool(np.isinf(expected[wrong]).all())
     for name, lines, count in (("columns", cols, got.shape[1]), ("rows", rows, got.shape[0])):
         if 0 < len(lines) < count:
-            said = f"only {name} {', '.join(map(str, lines))} differ; the others are right"
-            hint = "" if infinite else _suggestion(name, [int(i) for i in lines], count)
-            if not infinite and _all_as_first(got, name) and lines[0] != 0:
-                first = name[:-1]
-                hint = (
-                    f", and every {first} equals {first} 0: what changes from one {first} to the "
-                    f"next is not used (an index written as 0, or a value set once before the "
-                    f"loop)"
-                )
-            return f"{said}{hint}"
+            return name, [int(i) for i in lines], count, infinite
     return None
 
 
@@ -249,10 +312,12 @@ def repeated_items(got_length: int, expected_length: int) -> str | None:
     )
 
 
-def _suggestion(name: str, lines: list[int], count: int) -> str:
+def _suggestion(name: str, lines: list[int], count: int, looped: bool = True) -> str:
     """What a pattern of wrong rows or columns usually means."""
     if len(lines) == 1:
         return f": look at how {name[:-1]} {lines[0]} is computed (an index that is off)"
+    if not looped:
+        return ""
     if lines == list(range(count - len(lines), count)):
         return f": the last {name} are wrong, as when a loop or slice stops early"
     if lines == list(range(len(lines))):
