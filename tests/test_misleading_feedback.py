@@ -467,3 +467,40 @@ def test_the_derived_cache_key_covers_the_mutant_operators(
     derived.cache_key(spec, catalogue_for(spec))
     names = {p.name for p in hashed}
     assert {"mutant_operators.py", "mutants.py", "mutant_places.py"} <= names, names
+
+
+@pytest.mark.parametrize(
+    ("scaling", "named", "line"),
+    [
+        # x / √d / √d is x / d: the code tells which mistake it is, and where
+        (
+            "    d_k = q.shape[-1]\n    scores = q @ k.T\n    scores = scores / d_k\n",
+            "scale_by_d",
+            4,
+        ),
+        (
+            "    scores = q @ k.T / np.sqrt(q.shape[-1])\n"
+            "    scores = scores / np.sqrt(q.shape[-1])\n",
+            "scale_duplicated",
+            2,
+        ),
+    ],
+)
+def test_dividing_by_the_size_is_not_told_as_scaling_twice(
+    tmp_path: Path, config: Config, scaling: str, named: str, line: int
+) -> None:
+    # r44: `q @ k.T / d_k` was told "scales twice: `q @ k.T / np.sqrt(q.shape[-1])` again
+    # (computing `scores`)", quoting code the student never wrote, at another line.
+    source = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        f"{scaling}"
+        "    if mask is not None:\n"
+        "        scores = scores + mask\n"
+        "    attention = softmax(scores)\n"
+        "    return attention @ v, attention\n"
+    )
+    result = masked(tmp_path, config, "scaled_dot_product_attention", source)
+    assert result.status == "failed" and result.mistakes == (named,), result.messages
+    assert result.location is not None and result.location.line == line, result.location
+    quoted = any("np.sqrt(q.shape[-1])` again" in m for m in result.messages)
+    assert quoted is (named == "scale_duplicated"), result.messages  # their own code only

@@ -24,7 +24,7 @@ from grader.judge.compare import agrees, stack
 from grader.judge.diagnosis_data import Diagnosis as Diagnosis
 from grader.judge.diagnosis_data import Evidence as Evidence
 from grader.judge.fingerprints import Fingerprint
-from grader.judge.mutant_vetting import contradicted, loop_dropped
+from grader.judge.mutant_vetting import as_in_code, contradicted, loop_dropped
 from grader.judge.normalisers import CHAINS, TRANSPOSED, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
 from grader.judge.normalisers import Answer as Answer
@@ -220,6 +220,7 @@ def _first_mutant(
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
                 named = [first, *(m for m in fingerprint.also if m.id != first.id)]
+                named = [as_in_code(ev, m) for m in named]
                 kept = [m for m in named if not contradicted(ev, m)]
                 return _static_only(ev, list(ids), kept or named)
     return None

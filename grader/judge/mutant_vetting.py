@@ -9,15 +9,53 @@ the student's source text; runs nothing.
 
 from __future__ import annotations
 
+import ast
 import re
+from dataclasses import replace
 
 from grader.course.mistakes import Mistake
 from grader.judge.diagnosis_data import Evidence
+from grader.judge.mutant_operators import is_root
+from grader.judge.shown import KIND_WORDS
 
 
 def contradicted(ev: Evidence, mistake: Mistake) -> bool:
     """Whether the student's code shows that a matched mutant's mistake is not theirs."""
     return _term_kept(ev, mistake) or _no_global(ev, mistake)
+
+
+# Mutants of one scaling that give the same numbers: x / √d / √d is x / d; where each is
+# looked for in the student's code (placement.locate), as the course's catalogue does.
+_SAME_SCALING = ("scale_duplicated", "scale_by_d")
+_SCALING_LINE = {"scale_duplicated": r"sqrt|\*\*\s*0?\.5", "scale_by_d": r"/"}
+
+
+def as_in_code(ev: Evidence, mistake: Mistake) -> Mistake:
+    """A matched mutant's mistake as the student's code makes it, where two mutants give the
+    same numbers: scaling twice by a square root where the function takes two roots, else
+    dividing by a size instead of its root (r44: "scales twice: `q @ k.T /
+    np.sqrt(q.shape[-1])` again", code the student never wrote, of `q @ k.T / d_k`). The
+    other's words are its kind's, which quote no code."""
+    if mistake.id not in _SAME_SCALING or ev.function is None:
+        return mistake
+    roots = sum(
+        bool(
+            is_root(node)  # type: ignore[arg-type]
+            or (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Pow)
+                and isinstance(node.right, ast.Constant)
+                and node.right.value == 0.5
+            )
+        )
+        for node in ev.function.nodes
+    )
+    made = _SAME_SCALING[0] if roots >= 2 else _SAME_SCALING[1]
+    if made == mistake.id:
+        return mistake
+    return replace(
+        mistake, id=made, message=KIND_WORDS[made], locate=_SCALING_LINE[made], static=None
+    )
 
 
 def _no_global(ev: Evidence, mistake: Mistake) -> bool:
