@@ -212,6 +212,29 @@ def test_infinite_loop_at_top_level_stops_that_cell_only(
     assert any("cell 3" in e and "time limit" in e for e in report.errors)
 
 
+@pytest.mark.slow
+def test_demo_cells_that_spend_the_notebooks_time_leave_the_functions_theirs(
+    fast_config: Config, notebook: NotebookFactory
+) -> None:
+    """r44: five `while True:` demo cells after right functions ran each to the cell limit
+    (1 s), past the submission's (4 s): the process was killed and every function lost,
+    each "timed out" at its own `def`. The cells together now take at most 3/4 of it; the
+    cells after are not run (said so), and the functions are called in what is left."""
+    cells = students.cells()
+    cells[-1:-1] = ["while True:\n    pass"] * 5
+    report = grade(fast_config, notebook(cells))
+    assert {t.status for t in report.targets} == {"passed"}, report.errors
+    loops = [e for e in report.errors if "time limit" in e or "not run" in e]
+    assert len(loops) == 6, report.errors  # the five loops, and the usage cell after them
+    timed = [e for e in loops if "did not finish within the time limit" in e]
+    skipped = [e for e in loops if ": not run: the notebook's cells had used the time" in e]
+    assert timed and skipped and len(timed) + len(skipped) == 6
+    first = int(loops[0].split()[1].rstrip(":"))  # the first loop's cell, timed out
+    assert loops[0].startswith(f"cell {first}: did not finish")
+    assert skipped[-1].startswith(f"cell {first + 5}: not run")  # the usage cell
+    assert "the notebook's cells had used the time they may take together" in timed[-1]
+
+
 def test_process_exit_inside_a_function_errors_the_unanswered_targets(
     config: Config, notebook: NotebookFactory
 ) -> None:

@@ -84,13 +84,20 @@ def test_a_child_that_goes_silent_is_stopped(fast_config: Config, tmp_path: Path
 
 
 def test_whole_submission_deadline_kills_and_reports(fast_config: Config, tmp_path: Path) -> None:
-    # Cells that each stay within their limit, but not together: the overall deadline holds.
-    cells = ["import time\ntime.sleep(0.8)"] * 8
+    # Cells that each stay within their limit, but not together: they stop at their share
+    # of the submission's time (3 of its 4 s; the later cells are not run), and calls that
+    # each stay within theirs, but not together with the cells: the overall deadline holds.
+    slow = "import time\ndef softmax(x):\n    time.sleep(0.45)\n    return x"
+    cells = [slow, *["import time\ntime.sleep(0.8)"] * 8]
     started = time.monotonic()
     _, run = run_cells(fast_config, tmp_path, cells)
     assert time.monotonic() - started < 6
     assert run.timed_out and not run.went_silent
     assert "did not finish within the 4 s time limit" in run.exit_description
+    errors = [head.get("error") or {} for head, _ in run.frames if head["kind"] == "cell"]
+    kinds = [error.get("type") for error in errors]
+    assert kinds[:4] == [None] * 4 and kinds[-1] == "NotRun" and len(kinds) == 9, kinds
+    assert any(head["kind"] == "result" for head, _ in run.frames)  # calls were made
 
 
 def test_child_works_in_a_private_directory_of_its_own(config: Config, tmp_path: Path) -> None:

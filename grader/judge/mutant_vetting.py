@@ -15,7 +15,6 @@ from dataclasses import replace
 
 from grader.course.mistakes import Mistake
 from grader.judge.diagnosis_data import Evidence
-from grader.judge.mutant_operators import is_root
 from grader.judge.shown import KIND_WORDS
 
 
@@ -30,6 +29,16 @@ _SAME_SCALING = ("scale_duplicated", "scale_by_d")
 _SCALING_LINE = {"scale_duplicated": r"sqrt|\*\*\s*0?\.5", "scale_by_d": r"/"}
 
 
+def _is_root(node: ast.AST) -> bool:
+    """A call of `sqrt` (np.sqrt, math.sqrt, a bare sqrt), as mutant_operators.is_root
+    (not imported here: `grader check` loads no mutant maker)."""
+    if not isinstance(node, ast.Call):
+        return False
+    callee = node.func
+    name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+    return name == "sqrt"
+
+
 def as_in_code(ev: Evidence, mistake: Mistake) -> Mistake:
     """A matched mutant's mistake as the student's code makes it, where two mutants give the
     same numbers: scaling twice by a square root where the function takes two roots, else
@@ -40,7 +49,7 @@ def as_in_code(ev: Evidence, mistake: Mistake) -> Mistake:
         return mistake
     roots = sum(
         bool(
-            is_root(node)  # type: ignore[arg-type]
+            _is_root(node)
             or (
                 isinstance(node, ast.BinOp)
                 and isinstance(node.op, ast.Pow)

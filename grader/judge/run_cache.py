@@ -142,8 +142,9 @@ def _plain(value: Value) -> Any:
 
 def _timed_out(header: dict[str, Any]) -> bool:
     error = header.get("error")
+    # a cell not run because the cells' time together was spent (child.NOT_RUN) is timing too
     return header.get("status") == "timeout" or (
-        isinstance(error, dict) and error.get("type") == "TimeLimit"
+        isinstance(error, dict) and error.get("type") in ("TimeLimit", "NotRun")
     )
 
 

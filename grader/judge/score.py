@@ -92,6 +92,8 @@ def describe_error(error: Mapping[str, Any]) -> str:
     at = f" ({where.describe()})" if where else ""
     if kind == "TimeLimit":  # a message: how it was stopped (the child's CAUGHT)
         return f"did not finish within the time limit{at}" + (f"; {message}" if message else "")
+    if kind == "NotRun":  # the cells' time together was spent (grader/run/child.py)
+        return f"not run: {message}" if message else "not run"
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         return f"does not parse: {kind}: {message}{at}"
     if kind == "Unencodable":  # the child could not read the value (grader/run/child.py)

@@ -367,10 +367,14 @@ class Runner:
         self.timed(0)
         return {"type": "TimeLimit", "message": CAUGHT, "where": where} if caught else None
 
-    def run_cell(self, cell: CodeCell) -> None:
+    def run_cell(self, cell: CodeCell, left: float | None = None) -> None:
         """Run one cell within the cell time limit and send its frame: any parse error, exception or
-        timeout, and the scalar fixes made."""
+        timeout, and the scalar fixes made. `left`: what is left of the cells' time together
+        (cells_budget), when less than a cell's limit: the cell gets that, and a limit
+        reached says so."""
         header: dict[str, Any] = {"kind": "cell", "cell": cell.index}
+        limit = self.cell_limit if left is None else min(self.cell_limit, left)
+        cut = "" if limit >= self.cell_limit else BUDGET_SPENT
         try:
             code = compile_cell(cell)
         # A cell nested too deeply to compile (RecursionError, or MemoryError) is that
@@ -384,7 +388,7 @@ class Runner:
         caught = None
         try:
             try:
-                self.timed(self.cell_limit)
+                self.timed(limit)
                 student_call.run_cell(code, self.namespace)
             finally:
                 # Before the error is read: the limit ending while a deep traceback is
@@ -394,7 +398,7 @@ class Runner:
                 caught = self.untimed()
         except TimeLimitReached as stop:
             where = stop.where or {"cell": cell.index}
-            header["error"] = {"type": "TimeLimit", "message": "", "where": where}
+            header["error"] = {"type": "TimeLimit", "message": cut, "where": where}
         except BaseException as exc:  # student code may raise anything, SystemExit included
             header["error"] = caught or _error(exc, cell.index)
         else:
@@ -402,6 +406,11 @@ class Runner:
                 header["error"] = caught
         header["scalar_fixes"] = self.shim.take()
         self.send(header)
+
+    def skip_cell(self, cell: CodeCell) -> None:
+        """Send a cell's frame saying it was not run: the cells' time together was spent."""
+        error = {"type": NOT_RUN, "message": BUDGET_SPENT, "where": {"cell": cell.index}}
+        self.send({"kind": "cell", "cell": cell.index, "error": error, "scalar_fixes": []})
 
     def run_case(self, fn: Any, case: Case) -> bool:
         """Call one case; False when the target timed out and its other cases are pointless."""
@@ -523,14 +532,34 @@ def _same_random_numbers() -> None:
     np.random.seed(RANDOM_SEED)
 
 
+# The notebook's cells together may take this share of the submission's time limit: what
+# is left is the functions' to be called in. Demo cells that each run to the cell limit
+# (a `while True:` of a plot) would otherwise spend it all, and every function was lost.
+CELLS_SHARE = 0.75
+NOT_RUN = "NotRun"  # a cell's error type: the cells' time together was spent before it
+BUDGET_SPENT = (
+    "the notebook's cells had used the time they may take together "
+    f"({CELLS_SHARE:.0%} of the submission's limit; the rest is for calling its functions)"
+)
+
+
+def cells_budget(submission: float, cell_limit: float) -> float:
+    """Seconds the cells may take together: CELLS_SHARE of the submission's limit, and at
+    least one cell's limit."""
+    return max(submission * CELLS_SHARE, cell_limit)
+
+
 def serve(
     cells: Sequence[CodeCell],
     plan: Sequence[tuple[str, Sequence[Case]]],
     write_fd: int,
     cell_limit: float,
     call_limit: float,
+    budget: float | None = None,
 ) -> None:
-    """Run the whole submission and exit the process; never returns."""
+    """Run the whole submission and exit the process; never returns. `budget`: the seconds
+    the cells may take together (cells_budget); a cell after it is spent is not run (its
+    frame says so) and the functions are called all the same."""
     code = 0
     try:
         runner = Runner(write_fd, cell_limit, call_limit)
@@ -541,8 +570,13 @@ def serve(
         if "grader" in sys.modules:
             sys.modules["grader"].check = _check_while_grading  # type: ignore[attr-defined]
         sys.stdout = sys.stderr = runner.out
+        started = time.monotonic()
         for cell in cells:
-            runner.run_cell(cell)
+            left = None if budget is None else budget - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                runner.skip_cell(cell)
+            else:
+                runner.run_cell(cell, left if left is not None and left < cell_limit else None)
             runner.flush()
         runner.send({"kind": "cells_done", "output": "".join(runner.out.kept)})
         for name, cases in plan:

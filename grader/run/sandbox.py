@@ -251,7 +251,7 @@ class Child:
                 os.setsid()
                 cells, plan = _take_job(payload_size, plan)
                 os.write(write_fd, STARTED)
-                from grader.run.child import serve
+                from grader.run.child import cells_budget, serve
 
                 workdir = self.workdir
                 if isolated:
@@ -276,7 +276,8 @@ class Child:
                 if isolated:
                     default_signals.take_default_actions(write_fd)
                 os.write(write_fd, SET_UP)
-                serve(cells, plan, write_fd, limits.cell, limits.call)
+                budget = cells_budget(limits.submission, limits.cell)
+                serve(cells, plan, write_fd, limits.cell, limits.call, budget)
             finally:
                 os._exit(71)
         os.close(write_fd)
