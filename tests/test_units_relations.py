@@ -89,7 +89,7 @@ def test_ignored_inputs_names_the_arguments_that_should_matter() -> None:
     )
     assert ignored_inputs(("q", "k", "v"), {1}, base, probes) is None
     assert ignored_inputs(("q", "k", "v"), {0, 2}, base, probes) == (
-        "ignores `q`, `v`: changing it does not change the output, but it should"
+        "ignores `q`, `v`: changing any of them does not change the output, but it should"
     )
 
 

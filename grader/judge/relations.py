@@ -197,7 +197,8 @@ def ignored_inputs(
             ignored.append(f"`{parameters[position]}`")
     if not ignored:
         return None
-    return f"ignores {', '.join(ignored)}: changing it does not change the output, but it should"
+    it = "it" if len(ignored) == 1 else "any of them"
+    return f"ignores {', '.join(ignored)}: changing {it} does not change the output, but it should"
 
 
 def differing_lines(
