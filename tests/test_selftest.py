@@ -66,3 +66,28 @@ def test_selftest_command_exit_codes(tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["selftest", "--config", str(only_d4_config(tmp_path))])
     assert bad.exit_code == 1
     assert "FAILED" in bad.output
+
+
+@pytest.mark.slow
+def test_a_catalogue_variant_that_fails_to_run_is_told_with_its_error(tmp_path: Path) -> None:
+    # r43: a variant with a typo (a NameError) was "diagnosed as nothing, not exactly …",
+    # its error never named.
+    raw = repo_config_raw()
+    spec = raw["assignments"]["self_attention"]
+    catalogue = Path(spec["mistakes"]).read_text(encoding="utf-8")
+    broken = catalogue.replace(
+        "    all_queries = [omega_q @ x for x in all_x]\n",
+        "    all_queries = [omega_q @ x for x in all_xs]\n",
+        1,
+    )
+    assert broken != catalogue
+    (tmp_path / "mistakes.py").write_text(broken, encoding="utf-8")
+    spec["mistakes"] = str(tmp_path / "mistakes.py")
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(raw))
+    result = run_selftest(load_config(path).assignment("self_attention"))
+    assert not result.ok
+    said = [p for p in result.problems if p.startswith("qkv_loop / missing_bias: ")]
+    assert len(said) == 1, result.problems
+    assert "the variant itself fails to run (" in said[0]
+    assert "raised NameError: name 'all_xs' is not defined" in said[0]

@@ -157,8 +157,14 @@ def _check_variant(
     status = "caught" if verdict.status != "passed" else "NOT CAUGHT"
     named = ", ".join(verdict.mistakes) or "nothing"
     result.lines.append(f"{label:<55} {status}, diagnosed as {named}; margin {margin:.3g}×")
+    raised = [m for m in verdict.messages if "raised " in m] if verdict.status == "error" else []
     if verdict.status == "passed":
         result.problems.append(f"{label}: the variant passes the checks")
+    elif raised and verdict.mistakes != (mistake.id,):  # a typo in the catalogue, most likely
+        result.problems.append(
+            f"{label}: the variant itself fails to run ({raised[0]}); a catalogued mistake "
+            "must return the wrong value it stands for"
+        )
     elif verdict.mistakes != (mistake.id,):
         result.problems.append(f"{label}: diagnosed as {named}, not exactly {mistake.id}")
     for other in others:
