@@ -91,7 +91,7 @@ SANDBOX_OPTION = click.option(
 
 
 ASSIGNMENT_OPTION = click.option(
-    "--assignment", "-a", default=None, help="Assignment id, e.g. self_attention."
+    "--assignment", "-a", default=None, help="Assignment id (a key of config.yaml's assignments)."
 )
 
 
@@ -194,7 +194,8 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="attention-grader")
 def main() -> None:
-    """Grade self-attention notebooks: fast, isolated, and specific about what went wrong.
+    """Grade students' Jupyter notebooks against a course's reference solutions: fast,
+    isolated, and specific about what went wrong (the bundled course: self-attention).
 
     \b
     Examples:
