@@ -235,6 +235,25 @@ def test_demo_cells_that_spend_the_notebooks_time_leave_the_functions_theirs(
     assert "the notebook's cells had used the time they may take together" in timed[-1]
 
 
+@pytest.mark.slow
+def test_a_function_never_called_before_the_notebooks_time_ran_out_is_not_said_stuck(
+    fast_config: Config, notebook: NotebookFactory
+) -> None:
+    """r44: every function the notebook's deadline left uncalled was told "When its time ran
+    out it was at cell 7, line 1": its own `def` line, where no code is ever stuck."""
+    slow = students.QKV_LOOP.replace("    all_queries", "    time.sleep(0.45)\n    all_queries", 1)
+    assert slow != students.QKV_LOOP
+    cells = students.cells(qkv_loop="import time\n" + slow)
+    cells[-1:-1] = ["import time\ntime.sleep(2.5)"]
+    report = grade(fast_config, notebook(cells))
+    uncalled = [t for t in report.targets if t.status == "timeout" and t.name != "qkv_loop"]
+    assert uncalled, [(t.name, t.status) for t in report.targets]
+    for result in uncalled:
+        assert not any("when its time ran out it was at" in m.lower() for m in result.messages), (
+            result.messages
+        )
+
+
 def test_process_exit_inside_a_function_errors_the_unanswered_targets(
     config: Config, notebook: NotebookFactory
 ) -> None:

@@ -48,6 +48,18 @@ def enclosing_loop(submission: Submission, where: Location) -> tuple[str, Locati
     return keyword, Location(where.cell, found.lineno)
 
 
+def _a_def_line(submission: Submission, where: Location) -> bool:
+    """Whether the line is a `def` line (or a decorator's) of a top-level function."""
+    tree = submission.tree(where.cell)
+    return tree is not None and any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        <= where.line
+        <= (node.body[0].lineno - 1 if node.body else node.lineno)
+        for node in tree.body
+    )
+
+
 def function_at(submission: Submission, where: Location) -> str | None:
     """The name of the top-level function whose body holds this line, if any."""
     tree = submission.tree(where.cell)
@@ -81,7 +93,9 @@ def explain_timeouts(
 
 def _explained(result: TargetResult, submission: Submission) -> TargetResult:
     where = checked(submission, result.location) if result.status == "timeout" else None
-    if where is None:
+    if where is None or _a_def_line(submission, where):
+        # No code is ever stuck on a `def` line: the place is where the function is defined
+        # (one never called before the notebook's time ran out), not where it was.
         return result
     owner = function_at(submission, where)
     stuck = stuck_words(submission, where)
