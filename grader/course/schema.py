@@ -46,7 +46,10 @@ _TIME_LIMIT = {
     "properties": {
         "submission": {
             **_POSITIVE,
-            "description": "The whole notebook: every cell and every call (built-in default 20).",
+            "description": "The whole notebook: every cell and every call (built-in default "
+            "20). The cells together may take 3/4 of it (at least one `cell` limit); a cell "
+            "after that share is spent is not run (its line says so) and the functions are "
+            "called in what is left.",
         },
         "cell": {**_POSITIVE, "description": "One code cell (built-in default 5)."},
         "call": {
