@@ -11,7 +11,7 @@ instructor always sees the whole page.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -187,19 +187,29 @@ def record_late(
 def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> list[str]:
     """The overrides and comments on a student's assignment, one line each, from the served
     class's gradebook (`Store.gradebook`: OUT's SQLite file, or the PostgreSQL database)."""
+
+    def read(book: Gradebook) -> list[str]:
+        mine = overrides(book, assignment).get(student, [])
+        found = [o.describe() for o in mine]
+        if found:  # the points below are the grader's: say what counts
+            found.insert(0, _stands_at(one_standing(book, student, assignment, mine)))
+        return found + [c.describe() for c in comments(book, assignment).get(student, [])]
+
+    return _notes(gradebook, read)
+
+
+def _notes(gradebook: Path | str, read: Callable[[Gradebook], list[str]]) -> list[str]:
+    """What `read` finds in the served class's gradebook: nothing when it has none yet, and
+    NOTES_BUSY when another program holds it locked (the page is shown without them)."""
     if isinstance(gradebook, Path) and not gradebook.is_file():
         return []
     try:
         book = Gradebook(gradebook)
         try:
-            mine = overrides(book, assignment).get(student, [])
-            found = [o.describe() for o in mine]
-            if found:  # the points below are the grader's: say what counts
-                found.insert(0, _stands_at(one_standing(book, student, assignment, mine)))
-            return found + [c.describe() for c in comments(book, assignment).get(student, [])]
+            return read(book)
         finally:
             book.close()
-    except Exception as exc:  # another program holds it locked: the page, without them
+    except Exception as exc:
         if not locked_out(exc):
             raise
         return [NOTES_BUSY]
@@ -252,22 +262,15 @@ def adjust(
 def in_force(gradebook: Path | str, student: str, assignments: list[str]) -> list[str]:
     """The overrides and comments in force for a student, one line each with its
     assignment, for the instructor's page of that student (what the form may clear)."""
-    if isinstance(gradebook, Path) and not gradebook.is_file():
-        return []
-    try:
-        book = Gradebook(gradebook)
-        try:
-            lines = []
-            for aid in assignments:
-                lines += [f"{aid}: {o.describe()}" for o in overrides(book, aid).get(student, [])]
-                lines += [f"{aid}: {c.describe()}" for c in comments(book, aid).get(student, [])]
-            return lines
-        finally:
-            book.close()
-    except Exception as exc:  # another program holds it locked: the page, without them
-        if not locked_out(exc):
-            raise
-        return [NOTES_BUSY]
+
+    def read(book: Gradebook) -> list[str]:
+        lines = []
+        for aid in assignments:
+            lines += [f"{aid}: {o.describe()}" for o in overrides(book, aid).get(student, [])]
+            lines += [f"{aid}: {c.describe()}" for c in comments(book, aid).get(student, [])]
+        return lines
+
+    return _notes(gradebook, read)
 
 
 def clear(gradebook: Path | str, student: str, assignment: str, target: str) -> bool:
