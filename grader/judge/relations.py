@@ -266,6 +266,7 @@ def lines_in_every_case(
 
 
 def _at_end(end: str, lines: list[int], count: int) -> bool:
+    """Whether `lines` (sorted) are the last (or first) of `count`, without a gap."""
     if end == "last":
         return lines == list(range(count - len(lines), count))
     return lines == list(range(len(lines)))
@@ -319,10 +320,9 @@ def _suggestion(name: str, lines: list[int], count: int, looped: bool = True) ->
         return f": look at how {name[:-1]} {lines[0]} is computed (an index that is off)"
     if not looped:
         return ""
-    if lines == list(range(count - len(lines), count)):
-        return f": the last {name} are wrong, as when a loop or slice stops early"
-    if lines == list(range(len(lines))):
-        return f": the first {name} are wrong, as when a loop or slice starts late"
+    for end, late in (("last", "stops early"), ("first", "starts late")):
+        if _at_end(end, lines, count):
+            return f": the {end} {name} are wrong, as when a loop or slice {late}"
     return ""
 
 
