@@ -435,3 +435,31 @@ def test_a_course_named_by_the_folder_of_the_graded_notebook_is_refused(
     with pytest.raises(ConfigError, match="never supplies its course"):
         refuse_beside(course, notebook, "--course DIR")
     assert ignored_configs(course, notebook, "--course DIR") == []
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys without a word: a second `points:` under one
+    target would silently win. The config says where both are."""
+    text = (REPO / "config.yaml").read_text()
+    text = text.replace("cases: cases.py", f"cases: {REPO / 'cases.py'}")
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("points:"))
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines.insert(at + 1, f"{indent}points: 5\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, "".join(lines)))
+    message = str(info.value)
+    assert f"at line {at + 2}, column {len(indent) + 1}" in message
+    assert f"`points` is given twice (line {at + 1} and here)" in message
+    assert "\n" not in message
+
+
+def test_merge_keys_and_equal_keys_in_different_mappings_are_still_read(tmp_path: Path) -> None:
+    text = (
+        "defaults: &d {points: 1, inputs: x}\none: {<<: *d, points: 2}\ntwo: {<<: *d, points: 3}\n"
+    )
+    from grader.course.config import parse_yaml
+
+    raw = parse_yaml(text, tmp_path / "config.yaml")
+    assert raw["one"] == {"points": 2, "inputs": "x"}
+    assert raw["two"]["points"] == 3

@@ -41,7 +41,24 @@ def _loader() -> Any:
     import yaml
 
     class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-        """The safe loader, with the float resolver below."""
+        """The safe loader, with the float resolver below, refusing a key given twice in one
+        mapping (YAML keeps the last silently: a second `points:` would win unseen)."""
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            first: dict[tuple[str, str], int] = {}
+            for key, _ in node.value:
+                if not isinstance(key, yaml.ScalarNode) or key.tag.endswith(":merge"):
+                    continue
+                if (key.tag, key.value) in first:
+                    seen = first[key.tag, key.value]
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"`{key.value}` is given twice (line {seen} and here)",
+                        key.start_mark,
+                    )
+                first[key.tag, key.value] = key.start_mark.line + 1
+            return super().construct_mapping(node, deep)
 
     Loader.add_implicit_resolver(
         "tag:yaml.org,2002:float",
