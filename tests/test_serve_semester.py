@@ -296,6 +296,18 @@ def test_pages_show_the_points_that_count_after_the_late_penalty(served: Served)
     assert "time from the moment grader serve received the upload" in history
 
 
+def test_the_class_page_and_histories_name_the_assignment_of_each_upload(
+    served: Served,
+) -> None:
+    # A service serving several assignments showed a last score without saying of which.
+    instructor, _ = served.client("ada")
+    cell = '<td class="assignment">self_attention</td>'
+    assert cell in instructor.get("/class").text
+    assert cell in instructor.get("/class/students/alice").text
+    student, _ = served.client("alice")
+    assert cell in student.get("/").text
+
+
 def test_a_course_without_hidden_cases_says_so_and_offers_no_release(tmp_path: Path) -> None:
     config = course(tmp_path)
     raw = repo_config_raw()  # the bundled course: every case public

@@ -46,6 +46,7 @@ async def class_view(request: Request) -> Response:
         links=links,
         latest=latest,
         scores=scores,
+        assignment_of=service.store.assignments(),
         hidden=service.hidden(),
         attempts=service.store.attempt_counts(),
         counts=service.store.counts(),

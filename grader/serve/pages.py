@@ -127,7 +127,14 @@ def history(service: Service, student: str, whole: bool) -> dict[str, Any]:
         scores[u.id] = counted(score, most, view.late_percent if view else 0.0)
     late = {i: v.late_note for i, v in views.items() if v.late_note}
     partial = not whole and service.hidden()
-    return {"uploads": uploads, "scores": scores, "late": late, "partial": partial}
+    assignment_of = {i: v.assignment for i, v in views.items()}
+    return {
+        "uploads": uploads,
+        "scores": scores,
+        "late": late,
+        "partial": partial,
+        "assignment_of": assignment_of,
+    }
 
 
 def counted(score: float, most: float, late_percent: float) -> tuple[float, float, float | None]:

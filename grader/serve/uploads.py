@@ -311,6 +311,12 @@ class Uploads(Connected):
             ).fetchall()
         return {row[1]: upload_of(row) for row in rows}
 
+    def assignments(self) -> dict[int, str]:
+        """The assignment of each graded upload (those with a view), by upload id."""
+        with self.lock:
+            rows = self.db.execute("SELECT upload, assignment FROM views")
+            return {int(r[0]): str(r[1]) for r in rows}
+
     def late_percents(self) -> dict[int, float]:
         """The late penalty (percent) of each graded upload that has one, by upload id."""
         with self.lock:
