@@ -180,3 +180,34 @@ def test_the_autograder_grades_only_in_the_sandbox_unless_the_course_says(
     assert "grades only inside the sandbox" not in chosen.stderr
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
         assert yaml.safe_load(archive.read("config.yaml"))["sandbox"] == "auto"
+
+
+def test_the_autograder_says_gradescope_charges_lateness_not_the_config(tmp_path: Path) -> None:
+    # `grader check` on Gradescope charges no lateness: the config's `due:` and `late:` were
+    # carried into the zip as if they counted, and nothing said they did not.
+    course = tmp_path / "course"
+    shutil.copytree(REPO / "solutions", course / "solutions")
+    shutil.copy(REPO / "cases.py", course / "cases.py")
+    raw = yaml.safe_load((REPO / "config.yaml").read_text())
+    raw["time_zone"] = "Europe/Berlin"
+    raw["assignments"]["self_attention"]["due"] = "2026-12-01T23:59:00+01:00"
+    raw["assignments"]["self_attention"]["late"] = {"percent": 10, "per": "day"}
+    for spec in raw["assignments"].values():
+        spec.pop("exercise", None)
+    (course / "config.yaml").write_text(yaml.safe_dump(raw))
+
+    def export(assignment: str, out: Path) -> str:
+        result = CliRunner().invoke(
+            main,
+            ["export-gradescope", "--course", str(course), "--assignment", assignment,
+             "--out", str(out)],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        return result.stderr
+
+    said = export("self_attention", tmp_path / "late.zip")
+    assert "note: the assignment's `due:` and `late:` are not in the autograder" in said
+    with zipfile.ZipFile(tmp_path / "late.zip") as archive:
+        bundled = yaml.safe_load(archive.read("config.yaml"))["assignments"]["self_attention"]
+    assert "due" not in bundled and "late" not in bundled
+    assert "`due:`" not in export("masked_attention", tmp_path / "other.zip")

@@ -73,6 +73,9 @@ def _course_config(config: Config, assignment_id: str) -> str:
     spec = dict(raw_config["assignments"][assignment_id])
     spec["solution"] = f"solutions/{assignment.solution.name}"
     spec.pop("exercise", None)
+    # Gradescope runs `grader check`, which charges no lateness: its own late policy does.
+    spec.pop("due", None)
+    spec.pop("late", None)
     if assignment.mistakes is not None:
         spec["mistakes"] = f"solutions/{assignment.mistakes.name}"
     bundle_config = {
@@ -94,6 +97,13 @@ UNSANDBOXED_NOTE = (
     "cannot make one, every result is 0 with the reason. `sandbox: auto` in config.yaml "
     "grades there with process limits alone, where a notebook can forge its own grade "
     "(docs/ci.md, 'Whose grade CI can forge')"
+)
+
+
+LATE_NOTE = (
+    "the assignment's `due:` and `late:` are not in the autograder: Gradescope charges "
+    "lateness by its own settings, so set the due date and late policy on the assignment's "
+    "Gradescope page"
 )
 
 

@@ -47,13 +47,17 @@ def export_gradescope_command(assignment: str, config_path: Path | None, out: Pa
     course's config.yaml says `sandbox: auto` (docs/ci.md).
     Example:  grader export-gradescope --assignment masked_attention --out masked.zip
     """
-    from grader.author.export import UNSANDBOXED_NOTE, export_gradescope
+    from grader.author.export import LATE_NOTE, UNSANDBOXED_NOTE, export_gradescope
 
     config = _whole_course(config_path, "export-gradescope")
     _output_file(out)
     click.echo(f"wrote {shown_path(export_gradescope(config, assignment, out))}")
+    notes = []
     if not config.sandbox_named:  # export sets `sandbox: required` in the bundle
-        _tell_notes([UNSANDBOXED_NOTE])
+        notes.append(UNSANDBOXED_NOTE)
+    if config.assignment(assignment).late is not None:
+        notes.append(LATE_NOTE)
+    _tell_notes(notes)
 
 
 @main.command("template")
