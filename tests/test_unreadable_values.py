@@ -146,6 +146,27 @@ def test_a_function_that_catches_its_time_limit_and_goes_on_is_told_so(
     assert "caught the exception that stops it at the time limit" in text, text
 
 
+def test_a_function_that_catches_its_time_limit_and_raises_its_own_error_is_told_both(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # Said before: "caught the exception … and went on", which it had not, its own error
+    # dropped; and the cases not called after it: "no answer from the notebook".
+    giving_up = students.SOFTMAX.replace(
+        "    items_out =",
+        "    try:\n        while True:\n            pass\n    except BaseException:\n"
+        "        raise ValueError('gave up waiting')\n    items_out =",
+    )
+    report = graded(fast_config, tmp_path, softmax=giving_up)
+    softmax = next(t for t in report.targets if t.name == "softmax")
+    assert softmax.status == "timeout" and softmax.score == 0, softmax
+    text = "\n".join(softmax.messages)
+    assert "caught the exception that stops it at the time limit (a bare" in text, text
+    assert "and raised ValueError: gave up waiting instead" in text, text
+    assert "went on" not in text and "no answer" not in text, text
+    later = "cases 2, 3, 4, 5, 6: not called: case 1 ran out of the per-call time limit"
+    assert later in text, text
+
+
 def test_code_that_goes_on_catching_its_time_limit_is_ended_and_told_why(
     fast_config: Config, tmp_path: Path
 ) -> None:

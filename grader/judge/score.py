@@ -182,10 +182,24 @@ def judge_cases(
         if flat is not None and all_pass(flat, got, spec.tolerance):
             done = zip(cases, answered, strict=True)
             return [_judged(spec, c, reference, a.values, PASS) for c, a in done]
+    # The child calls no more cases of a target after one ran out of its time (each would
+    # take the whole limit again): those say so, not that the notebook gave no answer.
+    ran_out = next((i for i, a in enumerate(answers) if a and a.status == "timeout"), len(cases))
     return [
-        judge_case(spec, case, reference, answer, unanswered, over_time)
-        for case, answer in zip(cases, answers, strict=True)
+        CaseOutcome("timeout", not_called(cases[ran_out].index + 1))
+        if answer is None and i > ran_out
+        else judge_case(spec, case, reference, answer, unanswered, over_time)
+        for i, (case, answer) in enumerate(zip(cases, answers, strict=True))
     ]
+
+
+def not_called(case: int) -> str:
+    """What a case says that the child did not call, case `case` (counted from 1) having
+    run out of time."""
+    return (
+        f"not called: case {case} ran out of the per-call time limit, and each further call "
+        "could take all of it again"
+    )
 
 
 def _judged(

@@ -288,6 +288,19 @@ CAUGHT = (
     "`except BaseException:`) and went on"
 )
 
+
+def _caught_then(
+    caught: dict[str, Any], exc: BaseException, cell: int | None = None
+) -> dict[str, Any]:
+    """The TimeLimit error of code that caught the exception that stops it and then raised
+    an error of its own (`except BaseException: raise ValueError(...)`): the limit is what
+    ended it, and its own error is said too (without it, the message said it "went on")."""
+    own = _error(exc, cell)
+    raised = f"{own['type']}: {own['message']}" if own["message"] else own["type"]
+    message = CAUGHT.removesuffix(" and went on") + f" and raised {raised} instead"
+    return {**caught, "message": message}
+
+
 # How long reading a result may take (its digest, its encoding, the last __del__): a value
 # of the notebook's may run its own code then (a list subclass's __iter__, an array-like's
 # __array__), and may loop or raise; the grader's own reading takes milliseconds.
@@ -400,7 +413,9 @@ class Runner:
             where = stop.where or {"cell": cell.index}
             header["error"] = {"type": "TimeLimit", "message": cut, "where": where}
         except BaseException as exc:  # student code may raise anything, SystemExit included
-            header["error"] = caught or _error(exc, cell.index)
+            header["error"] = (
+                _caught_then(caught, exc, cell.index) if caught else _error(exc, cell.index)
+            )
         else:
             if caught is not None:
                 header["error"] = caught
@@ -432,7 +447,7 @@ class Runner:
             header["error"] = {"type": "TimeLimit", "message": "", "where": stop.where}
         except BaseException as exc:
             header["status"] = "error" if caught is None else "timeout"
-            header["error"] = caught or _error(exc)
+            header["error"] = _caught_then(caught, exc) if caught else _error(exc)
         header["scalar_fixes"] = self.shim.take()
         if header["status"] != "ok":
             self.send(header)
