@@ -504,3 +504,33 @@ def test_dividing_by_the_size_is_not_told_as_scaling_twice(
     assert result.location is not None and result.location.line == line, result.location
     quoted = any("np.sqrt(q.shape[-1])` again" in m for m in result.messages)
     assert quoted is (named == "scale_duplicated"), result.messages  # their own code only
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        # r38: told "uses `W_v` where `W_k` is meant", of arguments the student never swapped
+        (
+            "def project_qkv(X, W_q, W_k, W_v):\n    Q = X @ W_q\n    K = X @ W_k\n"
+            "    V = X @ W_v\n    return Q, V, K\n",
+            "elements [1] and [2] are swapped (check the order in `return Q, V, K`",
+        ),
+        # three moved: each place said
+        (
+            "def project_qkv(X, W_q, W_k, W_v):\n    return X @ W_v, X @ W_q, X @ W_k\n",
+            "element [0] holds what [2] should, element [1] holds what [0] should, "
+            "element [2] holds what [1] should",
+        ),
+    ],
+)
+def test_a_tuple_of_right_values_in_the_wrong_places_is_said_so_at_the_return(
+    tmp_path: Path, config: Config, source: str, said: str
+) -> None:
+    result = replaced(tmp_path, config, "sentence_attention", "project_qkv", source)
+    text = "\n".join(result.messages)
+    assert result.mistakes[0] == "returns_tuple", text
+    assert "returns the right values in the wrong places" in text and said in text, text
+    assert "where `W_k` is meant" not in text, text
+    assert result.location is not None
+    line = source.split("\n").index(next(x for x in source.split("\n") if "return" in x)) + 1
+    assert result.location.line == line, result.location

@@ -89,3 +89,14 @@ def test_a_helper_the_student_renamed_is_placed_at_the_call_not_the_def(
     assert told[0].location.line == 1 + RENAMED_HELPER.splitlines().index(
         "    head1 = attend(X, omega_v1, omega_q1, omega_k1, beta_v1, beta_q1, beta_k1)"
     )
+
+
+def test_item_order_finds_the_order_that_moves_fewest_and_none_for_the_given_one() -> None:
+    from grader.judge.item_order import item_order
+
+    t, f = True, False
+    assert item_order([[t, f, f], [f, f, t], [f, t, f]]) == (0, 2, 1)
+    assert item_order([[t, f], [f, t]]) is None  # the given order fits: not the mistake
+    assert item_order([[f, t], [f, t]]) is None  # no order places both
+    # two equal expected items: of the orders that fit, the one moving fewest
+    assert item_order([[f, t, t], [t, f, f], [f, t, t]]) == (1, 0, 2)

@@ -24,6 +24,7 @@ from grader.judge.compare import agrees, stack
 from grader.judge.diagnosis_data import Diagnosis as Diagnosis
 from grader.judge.diagnosis_data import Evidence as Evidence
 from grader.judge.fingerprints import Fingerprint
+from grader.judge.item_order import item_order, order_words
 from grader.judge.mutant_vetting import as_in_code, contradicted, loop_dropped
 from grader.judge.normalisers import CHAINS, TRANSPOSED, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
@@ -180,6 +181,8 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         short = relation_sentences(ev, _static_only(ev, [], []))
         ids = tuple(dict.fromkeys(("off_by_one", *short.mistakes)))
         return Diagnosis(ids, short.findings, short.location)
+    if reordered := _reordered(ev):
+        return reordered
     if derived := _mutant(ev):
         return derived
     # items of the tuple transposed: said once no mutant names it more closely (one that
@@ -264,6 +267,26 @@ def _items_wrong(
     ids = ("output_transposed", *base.mistakes) if turned else base.mistakes
     place = base.location or next((f.location for f in said if f.location), None)
     return Diagnosis(tuple(dict.fromkeys(ids)), said, place)
+
+
+def _reordered(ev: Evidence) -> Diagnosis | None:
+    """The right items of a tuple returned in another order (item_order.py), said before a
+    mutant that swaps two arguments, which gives the same numbers."""
+    n = _width(ev)
+    got = [_items(ev.answers, k, n) for k in range(n)]
+    expected = [_items(ev.reference.outputs, j, n) for j in range(n)]
+    if not got or any(g is None for g in got) or any(e is None for e in expected):
+        return None
+    fits = [[_matches(ev, cast(Any, g), cast(Any, e)) for e in expected] for g in got]
+    order = item_order(fits)
+    if order is None:
+        return None
+    what, where = order_words(order, ev.function)
+    at = f" ({where.describe()})" if where else ""
+    found = Finding("mistake", f"returns_tuple: {what}{at}.", "returns_tuple", where, None,
+                    "returns the right values in the wrong order.")  # fmt: skip
+    base = _static_only(ev, [], [])
+    return Diagnosis(("returns_tuple", *base.mistakes), (found, *base.findings), where)
 
 
 def _width(ev: Evidence) -> int:
