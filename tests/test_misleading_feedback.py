@@ -28,7 +28,7 @@ from grader.judge.static import find_function, function_hints
 from grader.report import TargetResult
 
 import students
-from conftest import REPO, NotebookFactory
+from conftest import REPO, NotebookFactory, write_notebook
 
 UDL = REPO / "tests" / "notebooks" / "udl_12_1" / "correct.ipynb"
 
@@ -534,3 +534,29 @@ def test_a_tuple_of_right_values_in_the_wrong_places_is_said_so_at_the_return(
     assert result.location is not None
     line = source.split("\n").index(next(x for x in source.split("\n") if "return" in x)) + 1
     assert result.location.line == line, result.location
+
+
+@pytest.mark.parametrize(
+    ("read", "said", "not_said"),
+    [
+        # r44: a global that is no size was told "other sizes … use the shapes"
+        ("np.exp(X)", "with its own arguments, and that value is none of them", "other sizes"),
+        ("np.exp(data_in[:D]) + 0 * X[0, 0]", "other arguments and sizes", "none of them"),
+        ("np.exp(data_in[:D])", "with other sizes, where that is wrong", "none of them"),
+    ],
+)
+def test_a_global_read_is_told_as_a_size_only_when_it_is_one(
+    tmp_path: Path, config: Config, read: str, said: str, not_said: str
+) -> None:
+    source = (
+        "def softmax_cols(data_in):\n"
+        f"    e = {read}\n"
+        "    return e / np.sum(e, axis=0, keepdims=True)\n"
+    )
+    path = tmp_path / "s.ipynb"
+    write_notebook(path, students.cells(softmax_cols=source))
+    report = grade_path(path, config, "self_attention")
+    result = next(t for t in report.targets if t.name == "softmax_cols")
+    text = "\n".join(result.messages)
+    assert "uses_global" in result.mistakes, text
+    assert said in text and not_said not in text, text

@@ -429,12 +429,27 @@ def _explain(
         )
         return _placed(mistake_id, hint.location, general, None)
     if mistake_id == "uses_global" and hint:
-        names = sorted({f"`{h.name}`" for h in ev.hints if h.kind == "global"})
+        read = sorted({h.name for h in ev.hints if h.kind == "global"})
+        names = [f"`{name}`" for name in read]
         which = f"global {names[0]}" if len(names) == 1 else f"globals {', '.join(names)}"
-        general = (
-            f"reads the notebook's {which}; the grader calls the function with other sizes, "
-            "where that is wrong. Use the shapes of the arguments."
-        )
+        sizes = {name for case in ev.cases for name in case.sizes}
+        if all(name in sizes for name in read):
+            then = (
+                "the grader calls the function with other sizes, where that is wrong. Use the "
+                "shapes of the arguments."
+            )
+        elif not any(name in sizes for name in read):
+            those = "that value is" if len(read) == 1 else "those values are"
+            then = (
+                f"the grader calls the function with its own arguments, and {those} none of "
+                "them. Use the arguments (and their shapes) instead."
+            )
+        else:
+            then = (
+                "the grader calls the function with other arguments and sizes, where that is "
+                "wrong. Use the arguments and their shapes instead."
+            )
+        general = f"reads the notebook's {which}; {then}"
         return _placed(mistake_id, hint.location, general, None)
     where = (
         hint.location
