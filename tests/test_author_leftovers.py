@@ -236,3 +236,20 @@ def test_selftest_names_a_missing_solution_not_the_catalogue(tmp_path: Path) -> 
     assert said == (
         f"Error: {course / 'config.yaml'}: assignments.example.solution: no such file: {solution}"
     )
+
+
+def test_a_target_renamed_in_the_config_alone_is_named_not_blamed_on_the_catalogue(
+    tmp_path: Path,
+) -> None:
+    # r43: renaming `standardize` in config.yaml only was told as the catalogue's mistake
+    # ("fix the decorator's first word"), the catalogue being right about the solution.
+    course = new_course(tmp_path)
+    config = course / "config.yaml"
+    text = config.read_text()
+    assert text.count("      standardize:") == 1
+    config.write_text(text.replace("      standardize:", "      standardise:"))
+    for command in (["selftest"], ["selftest", "-a", "example"]):
+        said = refused([*command, "--course", str(course)], tmp_path)
+        assert "assignments.example.targets.standardise: the solution" in said, said
+        assert "defines no `standardise`; it defines `standardize`" in said, said
+        assert "decorator" not in said and ".mistakes in" not in said, said

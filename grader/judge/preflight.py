@@ -75,14 +75,42 @@ def checked_catalogue(config: Config, spec: AssignmentSpec) -> Catalogue:
         )
     try:
         catalogue = catalogue_for(spec)  # read, not run: its errors name the file and line
-        catalogue.refuse_strays(graded | {t.name for t in spec.targets})
+        try:
+            catalogue.refuse_strays(graded | {t.name for t in spec.targets})
+        except ConfigError:
+            _refuse_renamed_targets(config, spec)  # the config's slip, not the catalogue's
+            raise
         catalogue.refuse_unknown_replaces({*STRUCTURAL, *GENERIC_STATIC})
         if catalogue.mistakes:  # they run after the solution's cells, in its namespace
             targets = {t.name for t in spec.targets}  # fingerprints.py words those itself
             catalogue.refuse_rebinding(set(load_solution(spec).definitions()) - targets)
+    except _Renamed:
+        raise
     except ConfigError as exc:
         raise ConfigError(f"assignments.{spec.id}.mistakes in {config.path}: {exc}") from None
     return catalogue
+
+
+class _Renamed(ConfigError):
+    """A target the solution does not define: the config's key, not the catalogue, is named."""
+
+
+def _refuse_renamed_targets(config: Config, spec: AssignmentSpec) -> None:
+    """ConfigError naming a function target the solution does not define, with the name it
+    defines instead, when a target was renamed in config.yaml alone (its catalogue, still
+    of the old name, was blamed). Read only once the catalogue is refused: no cost else."""
+    from difflib import get_close_matches
+
+    defined = load_solution(spec).definitions()
+    for target in spec.targets:
+        if target.variable or target.name in defined:
+            continue
+        near = get_close_matches(target.name, list(defined), n=1, cutoff=0.6)
+        instead = f"; it defines `{near[0]}`: renamed in one place only?" if near else ""
+        raise _Renamed(
+            f"{config.path}: assignments.{spec.id}.targets.{target.name}: the solution "
+            f"{spec.solution} defines no `{target.name}`{instead}"
+        )
 
 
 def preflight(config: Config, spec: AssignmentSpec, workers: Workers) -> None:
