@@ -58,6 +58,8 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
     ("content", "message"),
     [
         (b'{"cells": [', "invalid JSON at line 1, column 12"),
+        # r44: a text file was asked whether it was "saved while being written"
+        (b"my answers:\nsoftmax = ...", "JSON that begins with `{`, and this file begins with 'my"),
         (b"", "the file is empty: save the notebook again from Jupyter"),
         (b" \n\n", "the file is empty (only blank space): save"),
         (b'{"cells": []}', "no 'nbformat' field"),
@@ -85,6 +87,7 @@ def test_nbformat_3_is_upgraded_with_a_note(tmp_path: Path) -> None:
     ],
     ids=[
         "truncated",
+        "text",
         "empty",
         "blank",
         "no-version",

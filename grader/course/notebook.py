@@ -305,6 +305,13 @@ def _notebook_cells(
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
+        begins = text.lstrip()[:1]
+        if begins != "{":  # no notebook at all: not one cut off or saved half-way
+            first = text.lstrip().split("\n", 1)[0][:40]
+            raise SubmissionError(
+                f"{path}: not a Jupyter notebook: a notebook is JSON that begins with `{{`, "
+                f"and this file begins with {first!r}; hand in the .ipynb file Jupyter saves"
+            ) from None
         raise SubmissionError(
             f"{path}: not a Jupyter notebook: invalid JSON at line {exc.lineno}, "
             f"column {exc.colno} ({exc.msg}); was it saved while being written, cut off in a "
