@@ -167,9 +167,12 @@ def test_clear_messages_for_limits(fast_config: Config, tmp_path: Path) -> None:
     loop = grade_path(attack(tmp_path, "loop_at_top_level"), fast_config, "self_attention")
     assert any("time limit" in e for e in loop.errors)
     spin = grade_path(attack(tmp_path, "loop_inside_a_function"), fast_config, "self_attention")
-    # It catches the exception that stops it, again and again: the child ends it, and says so.
-    said = "went on catching the exception that stops it at the time limit"
-    assert any(said in e for e in spin.errors), spin.errors
+    # It catches the exception that stops it, again and again: it is stopped at the line
+    # after its catch, and told so.
+    (target,) = [t for t in spin.targets if t.name == "self_attention"]
+    said = "caught the exception that stops it at the time limit"
+    assert target.status == "timeout" and any(said in m for m in target.messages), target
+    assert "was stopped at its next line" in " ".join(target.messages)
 
 
 def test_deep_recursion_is_the_calls_error(config: Config, tmp_path: Path) -> None:

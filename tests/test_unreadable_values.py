@@ -167,15 +167,42 @@ def test_a_function_that_catches_its_time_limit_and_raises_its_own_error_is_told
     assert later in text, text
 
 
-def test_code_that_goes_on_catching_its_time_limit_is_ended_and_told_why(
+def test_a_retry_loop_that_catches_its_time_limit_costs_its_function_alone(
     fast_config: Config, tmp_path: Path
 ) -> None:
+    # r41, r45: the child ended the whole process at such a loop (every later function and,
+    # from a demo cell, every function lost); its next line now raises the exception again,
+    # out of the `except:` that swallowed it.
     retrying = students.SOFTMAX.replace(
         "    items_out =",
         "    while True:\n        try:\n            time.sleep(0.01)\n"
         "        except:\n            pass\n    items_out =",
     )
-    report = graded(fast_config, tmp_path, "import time", softmax=retrying)
+    demo = "for i in range(10_000):\n    try:\n        time.sleep(0.01)\n    except:\n        pass"
+    report = graded(fast_config, tmp_path, "import time", demo, softmax=retrying)
+    assert not any("went on catching" in e for e in report.errors), report.errors
+    (cell,) = [e for e in report.errors if "caught the exception that stops it" in e]
+    assert "was stopped at its next line" in cell, cell
+    lost = {t.name for t in report.targets if t.score < t.max_score}
+    assert lost == {"softmax", "attention_loop"}, [(t.name, t.messages) for t in report.targets]
+    softmax = next(t for t in report.targets if t.name == "softmax")
+    assert softmax.status == "timeout", softmax
+    assert "was stopped at its next line" in " ".join(softmax.messages), softmax.messages
+
+
+def test_code_that_hides_from_the_stop_is_ended_and_told_why(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # The same loop compiled under a file name of the grader's own, where the next line is
+    # never stopped: the child ends the process, and says why.
+    hidden = (
+        "import os, grader\n"
+        "where = os.path.join(os.path.dirname(grader.__file__), 'hidden.py')\n"
+        "exec(compile('def spin():\\n    while True:\\n        try:\\n"
+        "            time.sleep(0.01)\\n        except:\\n            pass\\n', where, 'exec'))"
+    )
+    retrying = students.SOFTMAX.replace("    items_out =", "    spin()\n    items_out =")
+    report = graded(fast_config, tmp_path, "import time", hidden, softmax=retrying)
     said = "went on catching the exception that stops it at the time limit"
     assert any(said in e for e in report.errors), report.errors
     softmax = next(t for t in report.targets if t.name == "softmax")

@@ -25,6 +25,7 @@ from grader.run import student_call, wire
 from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
 from grader.run.recursion import cap_recursion_limit
+from grader.run.sandbox import CAUGHT_SHARE
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from grader.run.wire import (
     MAX_ELEMENTS,
@@ -47,9 +48,10 @@ class TimeLimitReached(BaseException):
     only), sampled from the interrupted frame: the line the code was stuck on, not the call
     that entered it."""
 
-    def __init__(self, where: dict[str, int] | None = None) -> None:
+    def __init__(self, where: dict[str, int] | None = None, caught: bool = False) -> None:
         super().__init__()
         self.where = where or {}
+        self.caught = caught  # raised again at the next line of code that had caught it
 
 
 class _CappedOutput:
@@ -110,7 +112,14 @@ SAMPLED = 0.2
 # Past the limit, its exception is raised again at each tick (SAMPLED / SAMPLES of the
 # limit) while the notebook's code goes on catching it; after GIVE_UP ticks the process
 # ends with CAUGHT_EXIT (the parent says why), as no exception can stop such code.
-GIVE_UP = 3 * SAMPLES  # 0.6 of the limit: a finite loop of such retries mostly ends first
+# CAUGHT_SHARE (0.6) of the limit: a finite loop of such retries mostly ends first; the
+# parent's watchdog waits that long before it calls the child silent.
+GIVE_UP = round(CAUGHT_SHARE * SAMPLES / SAMPLED)
+# From this many ticks past the limit the exception is raised at the code's next line as
+# well (_unwind): a retry loop whose `except:` swallowed it raises it again from the
+# handler's first line, which that `try` does not catch, and the cell or call ends there
+# with the rest of the notebook still graded. Deeper nests of such handlers end at GIVE_UP.
+UNWIND = 2
 # A SIGALRM this soon after this timer was stopped is a tick of it the kernel delivered just
 # before, not the notebook's own alarm (seconds).
 STALE = 0.005
@@ -134,6 +143,8 @@ class _Sampler:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
         where the alarm stops the code (0 disarms, and gives the notebook back its alarm)."""
         self.seen.clear()
+        if self.over > UNWIND:
+            sys.settrace(None)  # _unwind's trace function, if it has not fired
         mine, step, self.left, first = self.armed, self.step, 0, 0.0
         self.armed, self.over = seconds > 0, 0
         if seconds > 0:
@@ -214,9 +225,33 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     _SAMPLER.over += 1
     if _SAMPLER.over > GIVE_UP:
         os._exit(CAUGHT_EXIT)
+    if _SAMPLER.over > UNWIND:
+        _unwind(frame)
     # The timer keeps its step: code that catches this exception and goes on is stopped
     # again at the next tick, and ended after GIVE_UP of them.
     raise TimeLimitReached(_SAMPLER.most_seen() or where)
+
+
+_GRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _next_line(frame: FrameType, event: str, arg: Any) -> Any:
+    """The trace function of `_unwind`: the limit's exception at the next line of any code
+    but the grader's own. CPython drops a trace function that raises: it fires once."""
+    if event == "line" and not frame.f_code.co_filename.startswith(_GRADER):
+        raise TimeLimitReached(_SAMPLER.most_seen(), caught=True)
+    return _next_line
+
+
+def _unwind(frame: FrameType | None) -> None:
+    """Past the limit, with the code catching its exception: make the next line it runs
+    raise it too (see UNWIND), on the frames now running and on any it calls."""
+    while frame is not None:
+        if not frame.f_code.co_filename.startswith(_GRADER):
+            frame.f_trace = _next_line
+            frame.f_trace_lines = True
+        frame = frame.f_back
+    sys.settrace(_next_line)
 
 
 def stuck_at(frame: FrameType | None) -> dict[str, int]:
@@ -300,6 +335,14 @@ def _caught_then(
     message = CAUGHT.removesuffix(" and went on") + f" and raised {raised} instead"
     return {**caught, "message": message}
 
+
+# What a TimeLimit error says when the code caught the exception that stops it, and was
+# stopped at its next line all the same (UNWIND).
+STOPPED_AFTER_CATCHING = (
+    "its code caught the exception that stops it at the time limit (a bare `except:` or "
+    "`except BaseException:`) and went on, and was stopped at its next line; write `except "
+    "Exception:`, which lets the limit through"
+)
 
 # How long reading a result may take (its digest, its encoding, the last __del__): a value
 # of the notebook's may run its own code then (a list subclass's __iter__, an array-like's
@@ -411,7 +454,8 @@ class Runner:
                 caught = self.untimed()
         except TimeLimitReached as stop:
             where = stop.where or {"cell": cell.index}
-            header["error"] = {"type": "TimeLimit", "message": cut, "where": where}
+            said = STOPPED_AFTER_CATCHING if stop.caught else cut
+            header["error"] = {"type": "TimeLimit", "message": said, "where": where}
         except BaseException as exc:  # student code may raise anything, SystemExit included
             header["error"] = (
                 _caught_then(caught, exc, cell.index) if caught else _error(exc, cell.index)
@@ -444,7 +488,8 @@ class Runner:
                 header["error"] = caught
         except TimeLimitReached as stop:
             header["status"] = "timeout"
-            header["error"] = {"type": "TimeLimit", "message": "", "where": stop.where}
+            said = STOPPED_AFTER_CATCHING if stop.caught else ""
+            header["error"] = {"type": "TimeLimit", "message": said, "where": stop.where}
         except BaseException as exc:
             header["status"] = "error" if caught is None else "timeout"
             header["error"] = _caught_then(caught, exc) if caught else _error(exc)

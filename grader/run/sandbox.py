@@ -27,8 +27,10 @@ from grader.run.wire import FrameReader, Value, WireError, encode_frame
 SANDBOX_FAILED = 72
 FILES_FAILED = 73
 # The child's exit when the notebook's code went on catching the exception that stops it
-# at a time limit (grader/run/child.py's CAUGHT_EXIT).
+# at a time limit (grader/run/child.py's CAUGHT_EXIT), which it does this share of the limit
+# past it (child.py's GIVE_UP ticks).
 CAUGHT_LIMIT = 71
+CAUGHT_SHARE = 0.6
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
 OPEN_FILES_LIMIT = 64
@@ -233,9 +235,10 @@ class Child:
         self.took_payload = False
         self.set_up = False  # the child said its sandbox and files were in place
         # The child writes after every cell, and after any call that ends more than 0.2 s
-        # after its last write; longer silence means it is stuck where its own time limit
-        # could not stop it (a swallowed alarm).
-        self.silence = max(limits.cell, limits.call) + 1.0
+        # after its last write; longer silence, past the time the child takes to end code
+        # that goes on catching its limit (CAUGHT_SHARE), means it is stuck where its own
+        # time limit could not stop it (a swallowed alarm).
+        self.silence = max(limits.cell, limits.call) * (1 + CAUGHT_SHARE) + 1.0
         self.workdir = "" if isolated else _temporary_folder()
         # Without the sandbox a root worker's child becomes nobody (unprivileged.py); what
         # that needs is looked up here, once per worker, not in every child.
