@@ -151,6 +151,24 @@ def test_no_expression_of_the_solution_is_in_the_bundle(released: tuple[Config, 
     assert origins == {"catalogue", "inherited"}
 
 
+def test_no_line_pattern_made_from_a_variant_is_in_the_bundle(
+    released: tuple[Config, Path],
+) -> None:
+    """r45: the patterns that place a catalogued mistake where the course's own finds no
+    line are made from its variant's changed line (`q@k.T/np.sqrt(v.shape[-1])`), one edit
+    from the solution's: the bundle keeps the course's own `locate` alone."""
+    from grader.judge.fingerprints import catalogue_for
+
+    config, out = released
+    own = {m.function: m.locate for m in catalogue_for(config.assignment(AID)).mistakes}
+    manifest = json.loads(str(np.load(out / BUNDLE_NAME, allow_pickle=False)["manifest"][()]))
+    prints = [f for target in manifest["numbers"][AID].values() for f in target["fingerprints"]]
+    mine = [f["mistake"] for f in prints if f["mistake"]["function"] in own]
+    assert len(mine) >= 5
+    for mistake in mine:
+        assert mistake["locate"] == own[mistake["function"]], mistake["id"]
+
+
 def _verdicts(report: Report) -> list[Any]:
     return [
         (t.name, t.status, t.score, t.cases_passed, t.cases_total, t.hidden_cases)

@@ -25,7 +25,8 @@ from grader.judge.fingerprints import Fingerprint
 from grader.judge.reference import Reference
 from grader.run.wire import Other, Seq, Value
 
-# What a mistake keeps in a bundle: its words, never its variant's source.
+# What a mistake keeps in a bundle: its words, never its variant's source (nor a `locate`
+# pattern made from it: `_words`).
 _WORDS = tuple(f.name for f in fields(Mistake) if f.name != "source")
 
 
@@ -67,12 +68,25 @@ def _reference(reference: Reference, arrays: list[np.ndarray]) -> dict[str, Any]
     }
 
 
+def _words(mistake: Mistake) -> dict[str, Any]:
+    """What a bundle keeps of a mistake: its words and the course's own pattern for its line
+    (without_place), never its variant's source nor a pattern made from it."""
+    return {k: getattr(mistake, k) for k in _WORDS}
+
+
 def bundle_entry(
     spec: AssignmentSpec, case_set: CaseSet, expected: Expected, arrays: list[np.ndarray]
 ) -> dict[str, Any]:
     """The numbers of one (public) assignment for the manifest, arrays into `arrays`."""
+    from grader.judge.reference import load_solution
+    from grader.judge.static import find_function
+    from grader.judge.variant_places import without_place
+
+    solution = load_solution(spec)
     targets = {}
     for t in spec.targets:
+        found = find_function(solution, t.name)
+        reference = found.node if found else None
         targets[t.name] = {
             "cases": _cases(case_set.cases[t.name], arrays),
             "probes": _cases(case_set.probes[t.name], arrays),
@@ -80,7 +94,7 @@ def bundle_entry(
             "probe_reference": _reference(expected.probe_references[t.name], arrays),
             "fingerprints": [
                 {
-                    "mistake": {k: getattr(f.mistake, k) for k in _WORDS},
+                    "mistake": _words(without_place(f.mistake, reference)),
                     "outputs": encode([_plain(v) for v in f.outputs], arrays),
                     "via": f.via,
                     "origin": f.origin,

@@ -143,3 +143,16 @@ def with_place(mistake: Mistake, reference: ast.FunctionDef | None) -> Mistake:
     lines = [line for line in (mistake.locate or "").split("\n") if line]
     extra = [line for line in pattern.split("\n") if line not in lines]
     return replace(mistake, locate="\n".join([*lines, *extra]))
+
+
+def without_place(mistake: Mistake, reference: ast.FunctionDef | None) -> Mistake:
+    """The mistake with the patterns `with_place` added taken off again: the course's own
+    alone, for a student bundle (each made pattern is the variant's changed line, one edit
+    from the solution's)."""
+    if reference is None or not mistake.source or not mistake.locate:
+        return mistake
+    made = set(filter(None, (variant_pattern(reference, mistake.source) or "").split("\n")))
+    lines = mistake.locate.split("\n")
+    while lines and lines[-1] in made:
+        lines.pop()
+    return replace(mistake, locate="\n".join(lines) or None)
