@@ -560,3 +560,15 @@ def test_a_global_read_is_told_as_a_size_only_when_it_is_one(
     text = "\n".join(result.messages)
     assert "uses_global" in result.mistakes, text
     assert said in text and not_said not in text, text
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\x85", "\x0b", "\x0c"])
+def test_code_after_a_comment_with_an_odd_line_break_is_quoted_from_its_own_line(odd: str) -> None:
+    # r45: str.splitlines broke the cell at characters Python's parser does not; every
+    # node after such a comment was quoted from the wrong line ("`s = K` computes …").
+    source = f"def f(scores, K):\n    # pasted{odd}from the notes\n    scores / 2\n    return K\n"
+    cell = CodeCell(2, source, source)
+    found = find_function(Submission(Path("student.ipynb"), "student", (cell,), None, ()), "f")
+    assert found is not None
+    texts = {h.kind: (h.location.line, h.text) for h in function_hints(found, set())}
+    assert texts["discarded"] == (3, "scores / 2"), texts

@@ -290,7 +290,7 @@ def function_hints(source: FunctionSource, global_names: set[str]) -> list[Hint]
     globals."""
     fn, cell = source.node, source.cell
     hints: list[Hint] = []
-    lines = cell.source.splitlines(keepends=True)
+    lines = source_lines(cell.source)
 
     def text(node: ast.AST) -> str:
         return _segment(lines, node) or ast.unparse(node)
@@ -379,7 +379,7 @@ _LOOPS = (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.D
 def fixed_indexes(tree: ast.AST, cell: CodeCell) -> list[Hint]:
     """`name[0]` read inside a loop (of `tree`, in `cell`): an item that stays the same at
     every pass, where the loop's variable is often meant (`all_queries[0]` for `[n]`)."""
-    lines = cell.source.splitlines(keepends=True)
+    lines = source_lines(cell.source)
     found: dict[int, Hint] = {}
     for loop in ast.walk(tree):
         if not isinstance(loop, _LOOPS):
@@ -397,6 +397,15 @@ def fixed_indexes(tree: ast.AST, cell: CodeCell) -> list[Hint]:
                 at = Location(cell.index, node.lineno)
                 found.setdefault(id(node), Hint("fixed_index", at, text, node.value.id))
     return sorted(found.values(), key=lambda h: (h.location.cell, h.location.line))
+
+
+def source_lines(text: str) -> list[str]:
+    """The text's lines, ends kept, where Python's parser ends them (`\n`, `\r\n`, `\r`):
+    str.splitlines also breaks at `\v`, `\f`, `\x85`, `\u2028` … which a comment pasted
+    from a web page may hold, and every node after one was quoted from the wrong line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    ends = [line + "\n" for line in lines[:-1]]
+    return [*ends, lines[-1]] if lines[-1] else ends
 
 
 def _segment(lines: list[str], node: ast.AST) -> str | None:
