@@ -20,8 +20,9 @@ class Location:
     file_line: int | None = field(default=None, compare=False)
 
     def describe(self) -> str:
-        """The place as a student reads it: "cell C, line L"."""
-        return f"cell {self.cell}, line {self.line}"
+        """The place as a student reads it: "cell C, line L" ("cell C" where no line is
+        known: Python gives line 0 for a cell too deep to compile)."""
+        return f"cell {self.cell}, line {self.line}" if self.line > 0 else f"cell {self.cell}"
 
 
 FindingKind = Literal[

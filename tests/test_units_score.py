@@ -96,6 +96,9 @@ def test_describe_error_words_each_kind() -> None:
     assert describe_error({"type": "KeyError"}) == "raised KeyError"
     assert location_of({"where": {"cell": 0, "line": 5}}) is None  # cell numbers start at 1
     assert location_of({"where": {"cell": 2, "line": -3}}) == Location(2, 0)
+    # r45: a cell too deep to compile has no line (Python gives 0): none is said
+    deep = {"type": "RecursionError", "where": {"cell": 9, "line": 0}}
+    assert describe_error(deep) == "raised RecursionError (cell 9)"
 
 
 def test_identical_tells_lists_from_tuples_and_bits_from_values() -> None:

@@ -116,7 +116,8 @@ def render_check(
         if place is None:
             return said(location.describe())
         first = f" <code>{escape(printable(place.first_line))}</code>" if place.first_line else ""
-        return Markup(f"{escape(place.label())}, line {location.line}{first}")
+        line = f", line {location.line}" if location.line > 0 else ""
+        return Markup(f"{escape(place.label())}{line}{first}")
 
     return render_template(
         "check.html.j2",
