@@ -139,3 +139,18 @@ def test_the_ci_formats_say_the_same_verdict_block(reports: list[Report]) -> Non
         tests = json.loads(REPORT_FORMATS["classroom"].render(report))["tests"]
         said = "\n".join(verdict_lines(target, mistakes=False))
         assert any(t["message"].startswith(said) for t in tests)
+
+
+def test_an_unwritable_job_summary_still_gives_the_annotations_and_the_score(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # r45: GITHUB_STEP_SUMMARY in a folder that is not there was a traceback (exit 3), and
+    # the log lost every annotation, a passing notebook's too.
+    from grader.report import Report, TargetResult
+
+    report = Report("ada.ipynb", "self_attention", (TargetResult("softmax", "failed", 0, 1),))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing" / "summary.md"))
+    lines = github.render(report).splitlines()
+    assert lines[-1].startswith("::warning title=No job summary::the job summary ")
+    assert "No such file or directory" in lines[-1]
+    assert any(line.startswith("::notice title=Score::0 / 1 points") for line in lines)

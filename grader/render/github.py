@@ -43,6 +43,10 @@ def render(report: Report) -> str:
     lines.append(f"::notice title=Score::{workflow_data(score)}")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        with Path(summary).open("a", encoding="utf-8") as handle:
-            handle.write(render_markdown(report) + "\n")
+        try:
+            with Path(summary).open("a", encoding="utf-8") as handle:
+                handle.write(render_markdown(report) + "\n")
+        except OSError as exc:  # the annotations and the score still reach the log
+            said = f"the job summary {summary} cannot be written ({exc.strerror or exc})"
+            lines.append(f"::warning title=No job summary::{workflow_data(said)}")
     return "\n".join(lines)
