@@ -99,6 +99,26 @@ def test_checked_from_another_folder_the_bundle_it_lies_in_is_named(
     assert "student bundle" not in str(plain.value)
 
 
+def test_a_config_yaml_of_the_students_own_beside_the_bundle_is_no_course(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # r45: a Hydra `config.yaml` in the student's bundle folder was taken for the course:
+    # every check failed ("config.yaml holds mine.ipynb", "lies beside mine.ipynb").
+    from grader.course.locate import ignored_configs
+
+    bundle = tmp_path / "bundle"
+    (bundle / "sub").mkdir(parents=True)
+    (bundle / BUNDLE_NAME).write_bytes(b"")
+    (bundle / "config.yaml").write_text("model:\n  lr: 0.1\n")
+    graded = bundle / "mine.ipynb"
+    for where in (bundle, bundle / "sub"):
+        monkeypatch.chdir(where)
+        course = choose_course(None, graded, "--course DIR")
+        assert course.config == bundle / BUNDLE_NAME, where
+        assert ignored_configs(course, graded, "--course DIR") == []
+    assert choose_course(bundle / BUNDLE_NAME, graded).config == bundle / BUNDLE_NAME
+
+
 @pytest.mark.parametrize(
     ("metadata", "said"),
     [

@@ -46,9 +46,11 @@ def bundled_config_path() -> Path:
 
 
 def course_file(folder: Path) -> Path:
-    """What a course folder is graded against: its config.yaml, else the data file of a
-    student bundle (`grader release`), else the config.yaml it lacks (for the error)."""
-    if not (folder / CONFIG_NAME).is_file() and (folder / BUNDLE_NAME).is_file():
+    """What a course folder is graded against: the data file of a student bundle (`grader
+    release`), else its config.yaml (also the one it lacks, for the error). The bundle
+    first: `release` never writes one into a course folder, and a config.yaml beside one
+    is the student's own (a Hydra or project config), which held every check up."""
+    if (folder / BUNDLE_NAME).is_file():
         return folder / BUNDLE_NAME
     return folder / CONFIG_NAME
 
@@ -174,5 +176,6 @@ def ignored_configs(course: Course, graded: Path | None, hint: str) -> list[str]
         f"config.yaml where the grader runs or a notebook lies counts only for notebooks "
         f"outside its folder, or when named with {hint}"
         for path in found
-        if path.is_file() and path != used
+        # a config.yaml beside the bundle graded against is the student's own: never a course
+        if path.is_file() and path != used and not (is_bundle(used) and path.parent == used.parent)
     ]
