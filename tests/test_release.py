@@ -416,20 +416,6 @@ def test_per_student_bundles_hold_each_student_s_own_public_cases(
     assert escaped.exit_code == 2 and not (tmp_path / "elsewhere").exists()
 
 
-def test_an_assignment_without_an_exercise_is_refused_before_anything_is_written(
-    tmp_path: Path,
-) -> None:
-    # udl_12_1 has no `exercise:` on purpose: naming it is one line, exit 2, and no file
-    # of a half-written bundle is left behind.
-    out = tmp_path / "bundle"
-    result = CliRunner().invoke(main, ["release", "--course", str(REPO), "--assignment",
-                                       "udl_12_1", "--out", str(out)])  # fmt: skip
-    assert result.exit_code == 2, result.output
-    assert "assignments.udl_12_1.exercise: not set" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert not out.exists() or not any(out.iterdir())
-
-
 @pytest.mark.parametrize("content", [b"", b"PK\x03\x04", b"\x93NUMPY"])
 def test_an_empty_or_cut_bundle_is_one_line_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
@@ -594,3 +580,25 @@ def test_on_its_own_it_is_released_with_a_note(
         f"(as `one_head`): hand it out only once {AID} is due"
     ]
     assert (out / "exercises" / "multihead_attention.ipynb").is_file()
+
+
+def test_an_assignment_without_an_exercise_gets_a_bundle_of_its_cases(tmp_path: Path) -> None:
+    # r45: `udl_12_1` grades students' copies of a textbook notebook the course does not
+    # write: release left it out without a word (`-a udl_12_1`: "exercise: not set"), and
+    # those students had no check of their own.
+    out = tmp_path / "handout"
+    done = CliRunner().invoke(
+        main, ["release", "--course", str(REPO), "-a", "udl_12_1", "--out", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    assert "note: udl_12_1 has no `exercise:`: its bundle holds its public cases alone" in (
+        done.stderr
+    )
+    assert done.stdout == f"wrote {out / BUNDLE_NAME} in {out}\n"
+    assert sorted(p.name for p in out.iterdir()) == [BUNDLE_NAME]
+    for name, points in (("correct", 10), ("seed_001", None)):
+        shutil.copy(REPO / "tests" / "notebooks" / "udl_12_1" / f"{name}.ipynb", out)
+        report = grade_path(out / f"{name}.ipynb", load_config(out / BUNDLE_NAME), "udl_12_1")
+        full = grade_path(out / f"{name}.ipynb", load_config(REPO / "config.yaml"), "udl_12_1")
+        assert report.score == (points if points is not None else full.score), report.targets
+        assert [t.status for t in report.targets] == [t.status for t in full.targets]

@@ -91,14 +91,18 @@ def release(
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
     _refuse_course_out(config, out)
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
-    if assignment is None:  # an assignment without `exercise:` has nothing to hand out
-        specs = [spec for spec in specs if spec.exercise is not None]
-        if not specs:
-            raise ConfigError(f"{config.path}: no assignment has an `exercise:` to hand out")
     refuse_shared_exercises(config)
     released = {spec.id for spec in specs}
-    exercises: dict[str, Path] = {}
+    exercises: dict[str, Path | None] = {}
     for spec in specs:  # every exercise checked before a file is written
+        if spec.exercise is None:  # graded on a notebook the course does not write (udl_12_1)
+            exercises[spec.id] = None
+            if notes is not None:
+                notes.append(
+                    f"{spec.id} has no `exercise:`: its bundle holds its public cases alone, "
+                    "for students to check their own copy of the notebook it grades"
+                )
+            continue
         exercises[spec.id], elsewhere = _check_exercise(config, spec, released)
         for given in elsewhere:
             if notes is not None:
@@ -332,7 +336,7 @@ def _body(node: ast.FunctionDef) -> str:
 def _assignment(
     config: Config,
     spec: AssignmentSpec,
-    notebook: Path,
+    notebook: Path | None,
     root: Path,
     out: Path,
     sandbox: Mode | None,
@@ -347,9 +351,10 @@ def _assignment(
     case_set = build_cases(public)
     expected = build_expected(public, case_set, workers)
     numbers[spec.id] = bundle_entry(public, case_set, expected, arrays)
-    exercise = _place(notebook, root)
+    exercise = _place(notebook, root) if notebook is not None else None
     out.mkdir(parents=True, exist_ok=True)
-    _copy(notebook, out, exercise)
+    if notebook is not None and exercise is not None:
+        _copy(notebook, out, exercise)
     for data in spec.files:
         _copy(data.source, out, data.name)
     return spec_entry(public, exercise, [d.name for d in spec.files])

@@ -205,7 +205,9 @@ def release_command(
         with _writing(out):
             written = release(config, out, assignment, sandbox, notes=notes)
         _tell_notes(notes)
-        click.echo(f"wrote {written} and the exercise notebooks in {out}")
+        chosen = [config.assignment(assignment)] if assignment else config.assignments.values()
+        beside = " and the exercise notebooks" if any(s.exercise for s in chosen) else ""
+        click.echo(f"wrote {written}{beside} in {out}")
         return
     students = load_roster(roster)
     # Every id checked first; each folder named as the student's feedback page (an id no
