@@ -69,3 +69,38 @@ def test_the_github_job_installs_the_sandbox_and_goes_on_where_it_cannot(
     assert "install -y -q bubblewrap" in log.read_text()
     failed_notice = "::notice::bubblewrap could not be installed"
     assert (failed_notice in done.stdout) == (apt_status != 0), done.stdout
+
+
+@pytest.mark.parametrize("ci", ["github", "gitlab"])
+def test_the_templates_assignment_grades_a_notebook_that_cannot_say_its_own(
+    tmp_path: Path, ci: str
+) -> None:
+    # r45: a notebook started afresh (no metadata) that defines only `softmax`, a function
+    # of several assignments, ended every job with "cannot tell which assignment" (exit 2):
+    # no points, and Classroom recorded nothing. The template's ASSIGNMENT now names it.
+    import nbformat
+    from test_export import run_bash
+
+    if ci == "github":
+        env, script = _grade_step()
+    else:
+        job = yaml.safe_load(template("gitlab"))["grade-notebook"]
+        env, script = job["variables"], "\n".join(job["script"])
+    assert env["ASSIGNMENT"] == ""
+    source = (
+        "import numpy as np\ndef softmax(x):\n    e = np.exp(x - np.max(x))\n"
+        "    return e / e.sum()\n"
+    )
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    nbformat.write(book, tmp_path / env["NOTEBOOK"])
+    variables = {**env, "GRADER_COURSE": str(REPO), "GITHUB_OUTPUT": str(tmp_path / "out"),
+                 "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}  # fmt: skip
+    unnamed = run_bash(script, tmp_path, variables)
+    assert unnamed.returncode == 2 and "cannot tell which assignment" in unnamed.stderr
+    named = run_bash(script, tmp_path, {**variables, "ASSIGNMENT": "masked_attention"})
+    assert named.returncode == 1, named.stderr  # graded: its other functions are missing
+    assert "cannot tell" not in named.stderr
+    if ci == "github":
+        assert "points=" in (tmp_path / "out").read_text()  # Classroom gets its points
+    else:
+        assert "homework.ipynb — masked_attention: " in named.stdout
