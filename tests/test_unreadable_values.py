@@ -210,6 +210,16 @@ def test_code_that_hides_from_the_stop_is_ended_and_told_why(
     assert next(t for t in report.targets if t.name == "qkv_loop").score > 0  # graded before
 
 
+def test_a_notebooks_own_exit_71_is_its_exit_code_not_a_caught_limit(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # r42: the child's own code for "went on catching its limit" is 71; a notebook's
+    # os._exit(71) was told as that, of code that caught nothing.
+    report = graded(fast_config, tmp_path, "import os\nos._exit(71)")
+    assert any("exited early (exit code 71)" in e for e in report.errors), report.errors
+    assert not any("catching" in e for e in report.errors), report.errors
+
+
 @pytest.mark.parametrize(
     ("defined", "raised", "said"),
     [

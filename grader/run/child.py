@@ -25,7 +25,7 @@ from grader.run import student_call, wire
 from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
 from grader.run.recursion import cap_recursion_limit
-from grader.run.sandbox import CAUGHT_SHARE
+from grader.run.sandbox import CAUGHT_MARK, CAUGHT_SHARE
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from grader.run.wire import (
     MAX_ELEMENTS,
@@ -224,6 +224,8 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
         return
     _SAMPLER.over += 1
     if _SAMPLER.over > GIVE_UP:
+        if _OUT:  # the frames queued are lost with the process; the mark says why it ended
+            os.write(_OUT[0], CAUGHT_MARK)
         os._exit(CAUGHT_EXIT)
     if _SAMPLER.over > UNWIND:
         _unwind(frame)
@@ -231,6 +233,8 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     # again at the next tick, and ended after GIVE_UP of them.
     raise TimeLimitReached(_SAMPLER.most_seen() or where)
 
+
+_OUT: list[int] = []  # the frame pipe, for the mark written before ending (serve sets it)
 
 _GRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -623,6 +627,7 @@ def serve(
     code = 0
     try:
         runner = Runner(write_fd, cell_limit, call_limit)
+        _OUT.append(write_fd)
         signal.signal(signal.SIGALRM, _alarm)
         restore_removed_names()
         cap_recursion_limit()

@@ -31,6 +31,9 @@ FILES_FAILED = 73
 # past it (child.py's GIVE_UP ticks).
 CAUGHT_LIMIT = 71
 CAUGHT_SHARE = 0.6
+# What the child writes last before that exit: a notebook's own os._exit(71) is no caught
+# limit, and is told as the exit code it is.
+CAUGHT_MARK = encode_frame({"kind": "gave_up"}, {})
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
 OPEN_FILES_LIMIT = 64
@@ -376,8 +379,11 @@ class Child:
             run.exit_description = "the grader stopped the notebook's process"
         elif not run.finished:
             cpu = usage.ru_utime + usage.ru_stime
+            gave_up = self.set_up and buffer.endswith(CAUGHT_MARK)
+            if gave_up:
+                buffer.drop_end(len(CAUGHT_MARK))
             run.ending, run.exit_description = _describe_exit(
-                status, run.timed_out, self.limits, self.set_up, cpu
+                status, run.timed_out, self.limits, self.set_up, cpu, gave_up
             )
         if self.workdir:
             import shutil
@@ -401,11 +407,17 @@ def _killed(status: int) -> bool:
 
 
 def _describe_exit(
-    status: int, timed_out: bool, limits: Limits, set_up: bool = False, cpu: float = 0.0
+    status: int,
+    timed_out: bool,
+    limits: Limits,
+    set_up: bool = False,
+    cpu: float = 0.0,
+    gave_up: bool = False,
 ) -> tuple[Ending, str]:
     """How a child ended; an exit code of ours (SANDBOX_FAILED, FILES_FAILED) counts as the
     grader's fault only from a child that never said it was set up. `cpu`: the seconds of
-    CPU it used (a SIGKILL at its CPU limit's hard end is that limit's, not unexplained)."""
+    CPU it used (a SIGKILL at its CPU limit's hard end is that limit's, not unexplained).
+    `gave_up`: the child's stream ends with CAUGHT_MARK (its exit 71 is a caught limit's)."""
     if timed_out:
         text = f"the notebook did not finish within the {limits.submission:g} s time limit"
         return "time_limit", text
@@ -425,7 +437,7 @@ def _describe_exit(
             "files_fault",
             "the course's data files could not be put in the notebook's folder (a grader fault)",
         )
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == CAUGHT_LIMIT and set_up:
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == CAUGHT_LIMIT and gave_up:
         return "time_limit", (
             "the notebook's code went on catching the exception that stops it at the time "
             "limit (a bare `except:` or `except BaseException:` in a loop), so its process "
