@@ -280,6 +280,9 @@ def test_a_feedback_page_says_the_total_an_override_makes(served: Served) -> Non
     said = f"Your grade for this assignment is now {total:g} of {full.max_score:g} points"
     assert said in shown
     assert shown.index(said) < shown.index("softmax set to 2.5 by ada")
+    # r40: the class page still showed the autograded points after the penalty
+    row = f"{total:g} / {full.max_score:g} <small>(with your override; autograded {full.score:g})"
+    assert row in instructor.get("/class").text
 
 
 def test_pages_show_the_points_that_count_after_the_late_penalty(served: Served) -> None:

@@ -14,7 +14,7 @@ from starlette.routing import Route
 
 from grader.errors import UsageError
 from grader.serve.pages import counted, form_of, history, page, signed_in
-from grader.serve.semester import adjust, clear, in_force
+from grader.serve.semester import adjust, clear, in_force, overridden_totals
 from grader.serve.service import Denied, Service
 
 
@@ -36,6 +36,11 @@ async def class_view(request: Request) -> Response:
     }
     grading = service.grading
     people = service.store.people("student")
+    assignment_of = service.store.assignments()
+    overridden = overridden_totals(
+        service.store.gradebook(),
+        {s: assignment_of[u.id] for s, u in latest.items() if u.id in assignment_of},
+    )
     # Quoted whole: an id with a slash in it stays one segment of the URL.
     links = {s.id: f"/class/students/{quote(s.id, safe='')}" for s in people}
     return page(
@@ -46,7 +51,8 @@ async def class_view(request: Request) -> Response:
         links=links,
         latest=latest,
         scores=scores,
-        assignment_of=service.store.assignments(),
+        assignment_of=assignment_of,
+        overridden=overridden,
         hidden=service.hidden(),
         attempts=service.store.attempt_counts(),
         counts=service.store.counts(),

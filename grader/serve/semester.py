@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from grader.batch.adjust import Change, check_totals
 from grader.batch.gradebook import Gradebook, locked_out
@@ -37,6 +38,8 @@ from grader.render.feedback import Adjusted, feedback_page
 from grader.render.html import render_template
 from grader.report import Finding, Report, TargetResult, messages_of
 from grader.serve.store import View
+
+T = TypeVar("T")
 
 # Where an upload's time comes from, as its late note says ("…; time from <this>").
 UPLOADED = "the moment grader serve received the upload"
@@ -201,8 +204,14 @@ def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> li
 def _notes(gradebook: Path | str, read: Callable[[Gradebook], list[str]]) -> list[str]:
     """What `read` finds in the served class's gradebook: nothing when it has none yet, and
     NOTES_BUSY when another program holds it locked (the page is shown without them)."""
+    return _guarded(gradebook, read, [], [NOTES_BUSY])
+
+
+def _guarded(gradebook: Path | str, read: Callable[[Gradebook], T], none: T, busy: T) -> T:
+    """What `read` finds in the served class's gradebook; `none` when it has none yet, `busy`
+    when another program holds it locked."""
     if isinstance(gradebook, Path) and not gradebook.is_file():
-        return []
+        return none
     try:
         book = Gradebook(gradebook)
         try:
@@ -212,7 +221,23 @@ def _notes(gradebook: Path | str, read: Callable[[Gradebook], list[str]]) -> lis
     except Exception as exc:
         if not locked_out(exc):
             raise
-        return [NOTES_BUSY]
+        return busy
+
+
+def overridden_totals(gradebook: Path | str, latest: Mapping[str, str]) -> dict[str, float]:
+    """The total that counts, for each student with an override on the assignment of their
+    latest upload (`latest`: student -> that assignment), as `grader report` counts it: the
+    class page showed the autograded points beside an instructor's change."""
+
+    def read(book: Gradebook) -> dict[str, float]:
+        totals = {}
+        for aid in set(latest.values()):
+            for student, mine in overrides(book, aid).items():
+                if latest.get(student) == aid and mine:
+                    totals[student] = one_standing(book, student, aid, mine).total
+        return totals
+
+    return _guarded(gradebook, read, {}, {})
 
 
 def _stands_at(row: Standing) -> str:
