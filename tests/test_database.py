@@ -354,3 +354,43 @@ def test_the_services_database_another_program_holds_locked_is_busy_not_foreign(
         holder.execute("ROLLBACK")
         holder.close()
     Store(tmp_path).close()
+
+
+def test_the_config_hash_changes_with_the_case_builders_and_the_graders_code(
+    tmp_path: Path,
+) -> None:
+    # r46: editing cases.py (a builder the config names) kept every grade ("3 unchanged"),
+    # and a worker or gradebook of older grader code had the same version "0.1.0".
+    import json
+    import shutil
+
+    from grader.batch.gradebook import code_digest, config_hash, grader_version
+    from grader.course.config import load_config
+
+    from conftest import REPO, repo_config_raw
+
+    course = tmp_path / "course"
+    shutil.copytree(REPO / "solutions", course / "solutions")
+    shutil.copy(REPO / "cases.py", course / "cases.py")
+    raw = repo_config_raw()
+    raw["cases"] = "cases.py"
+    (course / "config.yaml").write_text(json.dumps(raw))
+
+    def hashed() -> str:
+        config = load_config(course / "config.yaml")
+        return config_hash(config, [config.assignment("self_attention")])
+
+    before = hashed()
+    assert hashed() == before  # nothing changed: nothing regraded
+    with (course / "cases.py").open("a") as handle:
+        handle.write("\nSCALE = 1000.0\n")
+    assert hashed() != before
+
+    package = REPO / "grader"
+    copy = tmp_path / "grader"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert code_digest(copy) == code_digest(package)
+    with (copy / "engine.py").open("a") as handle:
+        handle.write("\n# changed\n")
+    assert code_digest(copy) != code_digest(package)
+    assert grader_version().endswith(f"+{code_digest(package)}")

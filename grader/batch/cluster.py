@@ -94,7 +94,7 @@ class GradingPlugin(WorkerPlugin):
         if self.version != grader_version():
             raise GraderError(
                 f"this Dask worker has grader {grader_version()}, the client {self.version}: "
-                "install the same version on every machine"
+                "install the same grader, built from the same code, on every machine"
             )
         self.folder = tempfile.mkdtemp(prefix="grader-cluster-", dir=scratch)
         for name, data in self.file_data:

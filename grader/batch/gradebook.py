@@ -25,18 +25,34 @@ from grader.report import Report
 
 
 @cache
+@cache
 def grader_version() -> str:
-    """The installed grader's version, or "unknown" outside an installed package; part of the config
-    hash, so a new grader regrades."""
-    return versions.version("attention-grader")
+    """The installed grader's version with a digest of its own code ("0.1.0+3f2a9c0d1e4b"):
+    part of the config hash, so a new grader regrades, and what a Dask worker must share
+    with its client. The version alone stays the same from one change of the code to the
+    next (a checkout, a wheel built from it): a worker on older code passed the check and
+    failed every task, and a gradebook kept grades of the older grader. Read once per
+    process, by the commands that grade a class (not `grader check`)."""
+    package = Path(__file__).resolve().parents[1]
+    return f"{versions.version('attention-grader')}+{code_digest(package)}"
+
+
+def code_digest(package: Path) -> str:
+    """A digest of a package's Python files, names and contents (12 hex digits)."""
+    digest = hashlib.blake2b(digest_size=6)
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def config_hash(config: Config, assignments: Iterable[AssignmentSpec]) -> str:
     """Changes when anything that decides a grade changes: config, solutions, catalogues,
-    the data files the notebooks read."""
+    the course's case builders (cases.py), the data files the notebooks read, the grader."""
     digest = hashlib.sha256(config.path.read_bytes())
     for assignment in assignments:
-        for path in (assignment.solution, assignment.mistakes):
+        builders = dict.fromkeys(t.cases.path for t in assignment.targets if t.cases is not None)
+        for path in (assignment.solution, assignment.mistakes, *builders):
             if path is not None and path.exists():
                 digest.update(path.read_bytes())
         for file in assignment.files:
