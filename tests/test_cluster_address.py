@@ -86,3 +86,22 @@ def test_a_service_whose_cluster_cannot_be_reached_says_so_on_the_terminal(
         assert "uploads wait in the queue" in line and "\n" not in line
     finally:
         store.close()
+
+
+def test_a_tls_address_without_certificates_says_which_settings_give_them(
+    silent: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # r46: docs/cluster.md advises tls://; without the client's certificates the command
+    # said "what answers there is not a Dask scheduler (TypeError: TLS expects a ssl_context".
+    monkeypatch.setattr(cluster_module, "CONNECT_SECONDS", 1.0)
+    monkeypatch.setattr(cluster_module, "ANSWER_SECONDS", 5.0, raising=False)
+    for name in ("CA_FILE", "CLIENT__CERT", "CLIENT__KEY"):
+        monkeypatch.delenv(f"DASK_DISTRIBUTED__COMM__TLS__{name}", raising=False)
+    address = silent.replace("tcp://", "tls://")
+    args = ["grade", str(DEMO), "--course", str(REPO), "--cluster", address]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1, errors
+    assert f"--cluster {address}: a tls:// scheduler needs this client's certificates" in errors[0]
+    assert "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT" in errors[0]

@@ -361,6 +361,12 @@ def _client(address: str) -> Client:
             "(is it the scheduler's address and port?)"
         )
     exc = failed[0]
+    if address.startswith("tls://") and "ssl_context" in str(exc):  # no certificate given
+        raise UsageError(
+            f"--cluster {address}: a tls:// scheduler needs this client's certificates: set "
+            "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT "
+            "and DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY (docs/cluster.md)"
+        )
     if isinstance(exc, (OSError, TimeoutError, ValueError)):
         raise UsageError(f"--cluster {address}: cannot reach a Dask scheduler there ({exc})")
     if isinstance(exc, Exception):  # e.g. MemoryError: a web server's answer read as a size
