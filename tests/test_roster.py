@@ -314,3 +314,14 @@ def test_export_is_made_from_the_stored_roster_when_roster_csv_cannot_be_read(
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("note: ") and "roster.csv" in last
     assert last.endswith("(the roster the gradebook was last graded with is used)")
+
+
+def test_a_name_of_three_words_matches_as_canvas_sorts_it_and_as_a_course_may() -> None:
+    # r46: Canvas names files from its sortable name, the last word first (`Cruz, Maria de
+    # la` -> cruzmariadela, `Sartre, Jean Paul` -> sartrejeanpaul): neither matched.
+    roster = [Student("s1", "Maria de la Cruz"), Student("s2", "Jean Paul Sartre")]
+    where = Path("x.ipynb")
+    canvas = match(roster, [("cruzmariadela", where), ("sartrejeanpaul", where)])
+    assert canvas.submissions == [("s1", where), ("s2", where)], canvas.unmatched
+    course = match(roster, [("delacruzmaria", where)])  # the last name of three words first
+    assert course.submissions == [("s1", where)], course.unmatched

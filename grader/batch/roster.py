@@ -111,7 +111,9 @@ def _plain(text: str) -> str:
 
 def _keys(student: Student) -> Iterable[str]:
     """What an export or a folder may call a student: ids (a Blackboard user name is the
-    `lms_id`), user names, the name either way round (Canvas writes `lastfirst`)."""
+    `lms_id`), user names, the name either way round (Canvas writes `lastfirst` from its
+    sortable name, `Cruz, Maria de la`: the last word first; a course's own `Last, First`
+    may put a first word of one and a last name of several, `de la Cruz, Maria`)."""
     yield folded(student.id)
     for value in (student.lms_id, student.github, student.email, student.email.split("@")[0]):
         if value:
@@ -119,6 +121,7 @@ def _keys(student: Student) -> Iterable[str]:
     words = student.name.split()
     yield _plain(student.name)
     if len(words) > 1:
+        yield _plain("".join(words[-1:] + words[:-1]))
         yield _plain("".join(words[1:] + words[:1]))
 
 
