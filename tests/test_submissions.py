@@ -280,3 +280,30 @@ def test_a_number_of_more_digits_than_python_reads_is_a_broken_notebook(tmp_path
     path.write_text('{"nbformat": 4, "x": ' + "7" * 5001 + "}")
     with pytest.raises(SubmissionError, match="holds a number that cannot be read"):
         load_submission(path)
+
+
+class _LegacyName(zipfile.ZipInfo):
+    """An entry named in UTF-8 without the zip's UTF-8 flag, as many tools write one."""
+
+    def _encodeFilenameFlags(self) -> tuple[bytes, int]:  # zipfile's own method, overridden
+        return self.filename.encode("utf-8"), self.flag_bits & ~0x800
+
+
+def test_a_zip_entry_named_in_utf8_without_the_flag_keeps_its_name(tmp_path: Path) -> None:
+    # r46: `ödegaard-smithdana_7777_…` came out `├╢degaard…` (cp437) and matched no student.
+    from grader.batch.adjust import _submission
+    from grader.batch.submissions import unpack
+
+    archive = tmp_path / "export.zip"
+    name = "ödegaard_7777_123_hw.ipynb"
+    text = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr(_LegacyName(name), text)
+        bundle.writestr("Ñandú_1.ipynb", text)  # flagged UTF-8, as Python writes it
+    with zipfile.ZipFile(archive) as bundle:
+        assert bundle.namelist()[0] != name  # what reading it as the format says gives
+    folder, problems = unpack(archive, tmp_path / "scratch")
+    assert problems == []
+    assert sorted(p.name for p in folder.iterdir()) == sorted([name, "Ñandú_1.ipynb"])
+    # an override reads the notebook again from the archive, by the name it was graded as
+    assert _submission(archive / name) is not None

@@ -28,6 +28,7 @@ from grader.batch.records import (
     stored_roster,
 )
 from grader.batch.standing import Standing, from_gradebook, write_grades
+from grader.batch.submissions import entry_name
 from grader.batch.tables import csv_rows
 from grader.course.config import AssignmentSpec, Config
 from grader.course.notebook import MAX_BYTES, Submission, load_submission
@@ -297,7 +298,8 @@ def _submission(path: Path) -> Submission | None:
             archive = next((p for p in path.parents if p.suffix == ".zip" and p.is_file()), None)
             if archive is not None:
                 with zipfile.ZipFile(archive) as bundle:
-                    info = bundle.getinfo(path.relative_to(archive).as_posix())
+                    named = path.relative_to(archive).as_posix()
+                    info = next(m for m in bundle.infolist() if entry_name(m) == named)
                     if info.file_size > MAX_BYTES:
                         return None
                     return load_submission(path, bundle.read(info))

@@ -310,6 +310,8 @@ def unpack(archive: Path, scratch: Path, zone: tzinfo | None = None) -> tuple[Pa
     try:
         with zipfile.ZipFile(archive) as bundle:
             members = [m for m in bundle.infolist() if not m.is_dir()]
+            for member in members:
+                member.filename = entry_name(member)
             if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
                 raise UsageError(f"{archive}: unpacks to more than {MAX_ZIP_BYTES >> 30} GB")
             kept, problems = _without_clashes([m for m in members if _safe_parts(m)])
@@ -326,6 +328,18 @@ def unpack(archive: Path, scratch: Path, zone: tzinfo | None = None) -> tuple[Pa
     if len(entries) == 1 and entries[0].is_dir() and not _MOODLE.match(entries[0].name):
         return entries[0], problems
     return target, problems
+
+
+def entry_name(member: zipfile.ZipInfo) -> str:
+    """An entry's name as its maker meant it: one without the zip's UTF-8 flag is read as
+    cp437 (the format's old default), but most tools that leave the flag off write UTF-8
+    (`ödegaard` came out `├╢degaard`, matching no student); cp437 stays where it is not."""
+    if member.flag_bits & 0x800:
+        return member.filename
+    try:
+        return member.filename.encode("cp437").decode("utf-8")
+    except UnicodeError:
+        return member.filename
 
 
 UNPACKED = "unpacked"  # the folder of the scratch folder a .zip is unpacked into
