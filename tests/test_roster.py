@@ -325,3 +325,23 @@ def test_a_name_of_three_words_matches_as_canvas_sorts_it_and_as_a_course_may() 
     assert canvas.submissions == [("s1", where), ("s2", where)], canvas.unmatched
     course = match(roster, [("delacruzmaria", where)])  # the last name of three words first
     assert course.submissions == [("s1", where)], course.unmatched
+
+
+def test_a_roster_of_only_its_header_stops_grade_and_keeps_the_stored_one(
+    tmp_path: Path,
+) -> None:
+    # r46: it read as "nothing to grade" (exit 2, the roster unnamed) and, failing, had
+    # already replaced the gradebook's roster: the next export lost names and overrides.
+    course = course_with_roster(tmp_path, HEADER + "s1,Ada Lovelace,,A,4242,\n")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    write_notebook(folder / "lovelaceada_4242_77_attention.ipynb", students.cells())
+    command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
+    assert CliRunner().invoke(main, [*command, "--out", str(out)]).exit_code == 0
+    (course / "roster.csv").write_text(HEADER)
+    result = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    said = f"Error: {course / 'roster.csv'}: no student in it, only its header"
+    assert result.stderr.splitlines()[-1].startswith(said), result.stderr
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        assert db.execute("SELECT id FROM roster").fetchall() == [("s1",)]

@@ -45,7 +45,7 @@ def load_roster(path: Path, error: type[GraderError] = ConfigError) -> list[Stud
     """The students of `path`, in file order. A bad file or row raises `error` (exit 2;
     UsageError for a roster named on the command line, as `grader serve tokens --roster`
     does) with one line naming the file and the line: a missing column, an empty id or
-    name, an id or lms_id given twice."""
+    name, an id or lms_id given twice, no student at all."""
     reader = csv_rows(path, error, "the roster")
     header = [name.strip().lower() for name in reader.fieldnames or []]
     twice = sorted({name for name in header if name and header.count(name) > 1})
@@ -88,6 +88,8 @@ def load_roster(path: Path, error: type[GraderError] = ConfigError) -> list[Stud
             )
         lms_ids[lms_id] = line
         students.append(Student(**{name: values.get(name, "") for name in COLUMNS}))
+    if not students:  # a roster of no one would match no notebook, and replace the stored one
+        raise error(f"{path}: no student in it, only its header: add one row per student")
     return students
 
 
