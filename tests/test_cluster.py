@@ -351,3 +351,36 @@ def test_the_services_cluster_pool_is_given_the_course_secret(
     finally:
         pool.close()
         store.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_client_stopped_by_a_signal_takes_its_plugin_off_the_cluster(
+    cluster: LocalCluster, tmp_path: Path, signum: int
+) -> None:
+    # r46: Ctrl-C cleaned up; SIGTERM (a service manager) or SIGHUP (a dropped ssh session)
+    # ended the client at once and left its plugin on every worker for good: each worker
+    # restarted kept one sandboxed pool per such run.
+    address = cluster.scheduler_address
+    folder = slow_class(tmp_path / "class", 8, seconds=0.5)
+    command = [sys.executable, "-m", "grader", "grade", str(folder), "--course", str(REPO)]
+    command += ["-a", "self_attention", "--out", str(tmp_path / "out"), "--cluster", address]
+
+    def ours() -> list[str]:
+        with Client(address) as client:
+            found = client.run(lambda dask_worker: list(dask_worker.plugins))
+        return [name for names in found.values() for name in names if "attention-grader" in name]
+
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not ours() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert ours(), "the client never put its plugin on the workers"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signum, err
+    assert f"stopped by {signal.Signals(signum).name}; what was graded is in" in err
+    assert ours() == []

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,7 +171,7 @@ def grade(
     or --sandbox required where none can be made · 3 a notebook hit a bug of the grader's
     (tracebacks in OUT/grader-faults.log, the rest is graded), a --cluster scheduler
     lost (what was graded is kept), or internal error ·
-    130 interrupted.
+    130 interrupted (143, 129: stopped by SIGTERM, SIGHUP, as cleanly).
     """
     from grader.batch.database import shown
     from grader.batch.grade import grade_batch
@@ -190,28 +193,29 @@ def grade(
         _output_folder(out)
     progress: list[Progress] = []
     try:
-        batch = grade_batch(
-            submissions,
-            config,
-            out,
-            assignment,
-            jobs,
-            force,
-            on_total=lambda total: progress.append(Progress(total)),
-            on_entry=lambda entry: progress[0].step(
-                entry.student, entry.report is not None or entry.skipped or entry.absent
-            ),
-            keep_reports=out is None,  # with --out, whole reports are in the gradebook
-            sandbox=sandbox,
-            submitted_at=given,
-            cluster=cluster,
-            database=database,
-        )
+        with _stop_on_signals():
+            batch = grade_batch(
+                submissions,
+                config,
+                out,
+                assignment,
+                jobs,
+                force,
+                on_total=lambda total: progress.append(Progress(total)),
+                on_entry=lambda entry: progress[0].step(
+                    entry.student, entry.report is not None or entry.skipped or entry.absent
+                ),
+                keep_reports=out is None,  # with --out, whole reports are in the gradebook
+                sandbox=sandbox,
+                submitted_at=given,
+                cluster=cluster,
+                database=database,
+            )
     except GraderError:  # e.g. a cluster's scheduler lost: the error's one line, not a bar
         if progress:
             progress[0].close()
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if progress:
             progress[0].close()
         kept = (
@@ -221,8 +225,10 @@ def grade(
             if out is not None
             else ""
         )
-        click.echo(f"\ninterrupted{kept}", err=True)
-        sys.exit(130)
+        signum = stop.signum if isinstance(stop, Stopped) else None
+        said = f"stopped by {signal.Signals(signum).name}" if signum else "interrupted"
+        click.echo(f"\n{said}{kept}", err=True)
+        sys.exit(128 + signum if signum else 130)
     if progress:
         progress[0].close()
     for problem in batch.problems:
@@ -341,3 +347,35 @@ def report(out: Path, assignment: str | None, database: str | None, fmt: str) ->
         return
     text = CLASS_FORMATS[fmt].render(load_summary(out, assignment, database, held=True))
     click.echo(text, nl=not text.endswith("\n"))  # CSV ends its own last row
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a service manager, an ssh session that dropped), taken as Ctrl-C
+    is: the batch stops the same clean way (a cluster's workers lose this run's plugin,
+    the gradebook keeps what was graded), then exits 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__()
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """While grading, SIGTERM and SIGHUP raise Stopped, once: a second one while the batch
+    stops is ignored (SIGKILL still ends it). The handlers before are put back after; off
+    the main thread (a test's runner), nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        for each in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(each, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    before = {each: signal.signal(each, stop) for each in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for each, handler in before.items():
+            signal.signal(each, handler)
