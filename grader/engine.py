@@ -23,6 +23,7 @@ from grader.judge.score import (
     describe_error,
     judge_cases,
     location_of,
+    not_called_after_timeout,
     scalar_findings,
     scalar_messages,
     summarise,
@@ -239,6 +240,7 @@ def judge_target(
     unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
     over_time = not run.wire_error and run.ending in OVER_TIME
     outcomes = judge_cases(spec, cases, reference, answers.results, unanswered, over_time)
+    outcomes = not_called_after_timeout(spec, cases, answers.results, outcomes)
     status = target_status(outcomes)
     mistakes: tuple[str, ...] = ()
     stub_owner = _owner(outcomes[0].location, definitions)

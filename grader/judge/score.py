@@ -182,14 +182,29 @@ def judge_cases(
         if flat is not None and all_pass(flat, got, spec.tolerance):
             done = zip(cases, answered, strict=True)
             return [_judged(spec, c, reference, a.values, PASS) for c, a in done]
-    # The child calls no more cases of a target after one ran out of its time (each would
-    # take the whole limit again): those say so, not that the notebook gave no answer.
-    ran_out = next((i for i, a in enumerate(answers) if a and a.status == "timeout"), len(cases))
     return [
-        CaseOutcome("timeout", not_called(cases[ran_out].index + 1))
-        if answer is None and i > ran_out
-        else judge_case(spec, case, reference, answer, unanswered, over_time)
-        for i, (case, answer) in enumerate(zip(cases, answers, strict=True))
+        judge_case(spec, case, reference, answer, unanswered, over_time)
+        for case, answer in zip(cases, answers, strict=True)
+    ]
+
+
+def not_called_after_timeout(
+    spec: TargetSpec,
+    cases: Sequence[Case],
+    results: Mapping[tuple[str, int], ResultFrame],
+    outcomes: list[CaseOutcome],
+) -> list[CaseOutcome]:
+    """`outcomes` with the cases the child did not call after one of the target's ran out
+    of its time (each would take the whole limit again) said so, not as "no answer from
+    the notebook"."""
+    answers = [results.get((spec.name, case.index)) for case in cases]
+    ran_out = next((i for i, a in enumerate(answers) if a and a.status == "timeout"), len(cases))
+    if ran_out >= len(cases) - 1:
+        return outcomes
+    said = CaseOutcome("timeout", not_called(cases[ran_out].index + 1))
+    return [
+        said if answer is None and i > ran_out else outcome
+        for i, (answer, outcome) in enumerate(zip(answers, outcomes, strict=True))
     ]
 
 

@@ -22,10 +22,10 @@ import numpy as np
 from grader.course.cases import Case, probe_base
 from grader.course.notebook import CodeCell
 from grader.run import student_call, wire
+from grader.run.caught import CAUGHT_EXIT, CAUGHT_MARK, CAUGHT_SHARE
 from grader.run.compat import restore_removed_names
 from grader.run.default_signals import end_by
 from grader.run.recursion import cap_recursion_limit
-from grader.run.sandbox import CAUGHT_MARK, CAUGHT_SHARE
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
 from grader.run.wire import (
     MAX_ELEMENTS,
@@ -123,7 +123,6 @@ UNWIND = 2
 # A SIGALRM this soon after this timer was stopped is a tick of it the kernel delivered just
 # before, not the notebook's own alarm (seconds).
 STALE = 0.005
-CAUGHT_EXIT = 71  # grader/run/sandbox.py's CAUGHT_LIMIT
 
 
 class _Sampler:

@@ -21,19 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from grader.run import default_signals, isolation, unprivileged
+from grader.run.caught import CAUGHT_EXIT, CAUGHT_MARK, CAUGHT_SHARE
 from grader.run.output import Output
 from grader.run.wire import FrameReader, Value, WireError, encode_frame
 
 SANDBOX_FAILED = 72
 FILES_FAILED = 73
 # The child's exit when the notebook's code went on catching the exception that stops it
-# at a time limit (grader/run/child.py's CAUGHT_EXIT), which it does this share of the limit
-# past it (child.py's GIVE_UP ticks).
-CAUGHT_LIMIT = 71
-CAUGHT_SHARE = 0.6
-# What the child writes last before that exit: a notebook's own os._exit(71) is no caught
-# limit, and is told as the exit code it is.
-CAUGHT_MARK = encode_frame({"kind": "gave_up"}, {})
+# at a time limit, the share of the limit past it when it does, and its mark (caught.py).
+CAUGHT_LIMIT = CAUGHT_EXIT
 MEMORY_LIMIT = 2 << 30
 FILE_SIZE_LIMIT = 16 << 20
 OPEN_FILES_LIMIT = 64
