@@ -190,6 +190,34 @@ def test_a_retry_loop_that_catches_its_time_limit_costs_its_function_alone(
     assert "was stopped at its next line" in " ".join(softmax.messages), softmax.messages
 
 
+@pytest.mark.parametrize(
+    "entered",
+    ["mock.patch.object(np, 'exp', np.expm1)", "open('/dev/null')", "np.errstate(all='raise')"],
+)
+def test_a_retry_loop_around_a_with_is_stopped_after_its_exit_runs(
+    fast_config: Config, tmp_path: Path, entered: str
+) -> None:
+    # r47: the stop at the next line fired on the `with`'s own exit, before `__exit__`: a
+    # mock.patch stayed applied and the correct functions graded after it failed; a `with`
+    # inside the retried `try` also ended the whole process.
+    retrying = (
+        "from unittest import mock\n"
+        "def softmax(items_in):\n"
+        "    for attempt in range(4):\n"
+        "        try:\n"
+        f"            with {entered}:\n"
+        "                while True:\n"
+        "                    pass\n"
+        "        except:\n"
+        "            pass\n"
+        "    return np.exp(items_in) / np.sum(np.exp(items_in))\n"
+    )
+    report = graded(fast_config, tmp_path, softmax=retrying)
+    lost = {t.name for t in report.targets if t.score < t.max_score}
+    assert lost == {"softmax", "attention_loop"}, [(t.name, t.messages) for t in report.targets]
+    assert not any("went on catching" in e for e in report.errors), report.errors
+
+
 def test_code_that_hides_from_the_stop_is_ended_and_told_why(
     fast_config: Config, tmp_path: Path
 ) -> None:
