@@ -218,6 +218,19 @@ def test_a_retry_loop_around_a_with_is_stopped_after_its_exit_runs(
     assert not any("went on catching" in e for e in report.errors), report.errors
 
 
+def test_a_function_compiled_under_a_cell_like_name_fails_alone(
+    fast_config: Config, tmp_path: Path
+) -> None:
+    # r47: `<cell x>` was read as a cell's number where the error's place is found: the
+    # child died (exit 70) and every function of the notebook was lost.
+    odd = "exec(compile('def softmax(items_in):\\n    raise ValueError(1)\\n', '<cell x>', 'exec'))"
+    report = graded(fast_config, tmp_path, softmax=odd)
+    lost = {t.name: " ".join(t.messages) for t in report.targets if t.score < t.max_score}
+    assert sorted(lost) == ["attention_loop", "softmax"], lost  # attention_loop calls it
+    assert "raised ValueError: 1" in lost["softmax"]
+    assert not any("exited early" in e for e in report.errors), report.errors
+
+
 def test_code_that_hides_from_the_stop_is_ended_and_told_why(
     fast_config: Config, tmp_path: Path
 ) -> None:

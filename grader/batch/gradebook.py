@@ -25,7 +25,6 @@ from grader.report import Report
 
 
 @cache
-@cache
 def grader_version() -> str:
     """The installed grader's version with a digest of its own code ("0.1.0+3f2a9c0d1e4b"):
     part of the config hash, so a new grader regrades, and what a Dask worker must share

@@ -284,7 +284,7 @@ def _reordered(ev: Evidence) -> Diagnosis | None:
     what, where = order_words(order, ev.function)
     at = f" ({where.describe()})" if where else ""
     found = Finding("mistake", f"returns_tuple: {what}{at}.", "returns_tuple", where, None,
-                    "returns the right values in the wrong order.")  # fmt: skip
+                    "returns the right values in the wrong places.")  # fmt: skip
     base = _static_only(ev, [], [])
     return Diagnosis(("returns_tuple", *base.mistakes), (found, *base.findings), where)
 

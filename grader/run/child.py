@@ -236,9 +236,6 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 
 _OUT: list[int] = []  # the frame pipe, for the mark written before ending (serve sets it)
 
-_GRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 _HANDLER_ENTRY = dis.opmap["PUSH_EXC_INFO"]
 
 
@@ -248,7 +245,7 @@ def _next_line(frame: FrameType, event: str, arg: Any) -> Any:
     on an exception (a `with` would not call its `__exit__`: a `mock.patch` left applied
     would fail the functions graded after), nor in a library's code (that `__exit__`'s own).
     CPython drops a trace function that raises: it fires once."""
-    if event != "line" or not frame.f_code.co_filename.startswith("<cell "):
+    if event != "line" or _cell_of(frame.f_code) is None:
         return _next_line
     code = frame.f_code.co_code
     if 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _HANDLER_ENTRY:
@@ -258,22 +255,31 @@ def _next_line(frame: FrameType, event: str, arg: Any) -> Any:
 
 def _unwind(frame: FrameType | None) -> None:
     """Past the limit, with the code catching its exception: make the next line it runs
-    raise it too (see UNWIND), on the frames now running and on any it calls."""
+    raise it too (see UNWIND), on the cells' frames now running and on any they call."""
     while frame is not None:
-        if not frame.f_code.co_filename.startswith(_GRADER):
+        if _cell_of(frame.f_code) is not None:
             frame.f_trace = _next_line
             frame.f_trace_lines = True
         frame = frame.f_back
     sys.settrace(_next_line)
 
 
+def _cell_of(code: CodeType) -> int | None:
+    """The cell a code object was compiled from (its file is named `<cell N>`, compile_cell),
+    None for any other code: a library's, the grader's, or the notebook's own `exec` under a
+    name of its choosing (`<cell x>` too)."""
+    name = code.co_filename
+    if name.startswith("<cell ") and name.endswith(">") and name[6:-1].isdigit():
+        return int(name[6:-1])
+    return None
+
+
 def stuck_at(frame: FrameType | None) -> dict[str, int]:
     """The deepest student frame (a `<cell N>` file) of the stack the signal interrupted, as
     the cell and line it was running: where a loop that never ends spends its time."""
     while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith("<cell ") and name[6:-1].isdigit():
-            return {"cell": int(name[6:-1]), "line": int(frame.f_lineno or 0)}
+        if (cell := _cell_of(frame.f_code)) is not None:
+            return {"cell": cell, "line": int(frame.f_lineno or 0)}
         frame = frame.f_back
     return {}
 
@@ -282,9 +288,9 @@ def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> 
     """The deepest traceback entry inside a student cell (files are named `<cell N>`)."""
     where: dict[str, int] = {}
     while tb is not None:  # not traceback.extract_tb: it reads every file's source lines
-        name = tb.tb_frame.f_code.co_filename
-        if name.startswith("<cell ") and tb.tb_lineno is not None:
-            where = {"cell": int(name[6:-1]), "line": tb.tb_lineno}
+        cell = _cell_of(tb.tb_frame.f_code)
+        if cell is not None and tb.tb_lineno is not None:
+            where = {"cell": cell, "line": tb.tb_lineno}
         tb = tb.tb_next
     if not where and default_cell is not None:
         where = {"cell": default_cell, "line": 0}
