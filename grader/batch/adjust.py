@@ -312,8 +312,7 @@ def read_changes(path: Path) -> list[Change]:
     """Overrides from a CSV with the columns student, target, points, comment (target empty:
     the total; points empty: clear the override). One line with the line number per error."""
     reader = csv_rows(path, UsageError)
-    if not reader.fieldnames or not {"student", "points"} <= set(reader.fieldnames):
-        raise UsageError(f"{path} line 1: needs the columns student, points (target, comment)")
+    reader.columns(("student", "points"), "needs the columns student, points (target, comment)")
     changes = []
     seen: dict[tuple[str, str], int] = {}  # which line set each student's target
     for row in reader:

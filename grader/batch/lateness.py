@@ -143,12 +143,12 @@ def read_course_extensions(course: Path) -> CourseExtensions:
         if not path.is_file():
             continue
         reader = csv_rows(path, ConfigError)
-        header = [(h or "").strip().lower() for h in reader.fieldnames or []]
-        if column not in header:
-            if name == EXTENSIONS_FILE:
-                raise ConfigError(f"{path} line 1: needs the columns student, hours")
+        if name == EXTENSIONS_FILE:
+            reader.columns((key, column), "needs the columns student, hours")
+        elif column not in [(h or "").strip().lower() for h in reader.fieldnames or []]:
             continue
-        reader.fieldnames = header
+        else:
+            reader.columns((key, column), "")
         seen: dict[str, tuple[int, float]] = {}  # this file's rows, by student matched
         for row in reader:
             value = (row.get(column) or "").strip()
@@ -192,11 +192,7 @@ def read_submitted_at(path: Path) -> dict[str, datetime]:
     """`--submitted-at FILE`: student,timestamp lines (ISO 8601 with a zone); one line with
     the line number for a bad one (UsageError, exit 2)."""
     reader = csv_rows(path, UsageError)
-    # `Student,Timestamp` as a spreadsheet capitalises them: the columns, as extensions.csv's
-    header = [(h or "").strip().lower() for h in reader.fieldnames or []]
-    if not {"student", "timestamp"} <= set(header):
-        raise UsageError(f"{path} line 1: needs the columns student, timestamp")
-    reader.fieldnames = header
+    reader.columns(("student", "timestamp"), "needs the columns student, timestamp")
     times = {}
     seen: dict[str, int] = {}
     for row in reader:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.tables import csv_rows
+from grader.batch.tables import csv_rows, semicolon_hint
 from grader.errors import ConfigError, GraderError
 from grader.render.escape import folded
 
@@ -53,9 +53,7 @@ def load_roster(path: Path, error: type[GraderError] = ConfigError) -> list[Stud
         raise error(f"{path} line 1: the column {twice[0]!r} is given twice")
     missing = [name for name in REQUIRED if name not in header]
     if missing:
-        # A spreadsheet set to a language that writes decimal commas saves with `;`
-        semicolons = len(header) == 1 and ";" in header[0]
-        hint = "; its cells are separated by ';': save it as comma-separated CSV" * semicolons
+        hint = semicolon_hint(header)
         raise error(
             f"{path} line 1: the roster needs the columns {', '.join(REQUIRED)} "
             f"(missing: {', '.join(missing)}); optional: {', '.join(OPTIONAL)}{hint}"

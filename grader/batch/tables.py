@@ -32,6 +32,16 @@ class _Rows(csv.DictReader):  # type: ignore[type-arg]  # not generic at run tim
         except csv.Error as exc:
             raise error(f"{path} line {self.reader.line_num}: {exc}") from None
 
+    def columns(self, required: tuple[str, ...], needs: str) -> None:
+        """Read the header as `Student`, ` student ` and `student` alike (a spreadsheet
+        capitalises and pads it); without one of `required` the error is `line 1: needs`,
+        with a hint when the cells are separated by `;` (a spreadsheet set to a language
+        that writes decimal commas saves its CSV so)."""
+        header = [(name or "").strip().lower() for name in self.fieldnames or []]
+        if not set(required) <= set(header):
+            raise self.error(f"{self.path} line 1: {needs}{semicolon_hint(header)}")
+        self.fieldnames = header
+
     def __next__(self) -> dict[Any, Any]:
         # A row of empty cells only (`,,,,`, which a spreadsheet saves for rows it once
         # formatted) is a blank line, as csv skips a line with no cell at all.
@@ -42,6 +52,13 @@ class _Rows(csv.DictReader):  # type: ignore[type-arg]  # not generic at run tim
                 raise self.error(f"{self.path} line {self.reader.line_num}: {exc}") from None
             if any(_filled(value) for value in row.values()):
                 return row
+
+
+def semicolon_hint(header: list[str]) -> str:
+    """What to say after a missing column when the header is one cell holding `;`."""
+    if len(header) == 1 and ";" in header[0]:
+        return "; its cells are separated by ';': save it as comma-separated CSV"
+    return ""
 
 
 def unclosed_quote(text: str) -> tuple[int, int] | None:
@@ -68,7 +85,7 @@ def _filled(cell: object) -> bool:
     return isinstance(cell, str) and bool(cell.strip())
 
 
-def csv_rows(path: Path, error: type[GraderError], what: str = "it") -> csv.DictReader[str]:
+def csv_rows(path: Path, error: type[GraderError], what: str = "it") -> _Rows:
     """A reader over `path`'s rows by header; `error` (ConfigError for course files,
     UsageError for files named on the command line) when it cannot be read or a row is
     malformed."""
