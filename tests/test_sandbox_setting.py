@@ -95,3 +95,17 @@ def test_the_config_decides_for_check_and_grade_path(tmp_path: Path) -> None:
     assert not any(TURNED_OFF in note for note in overridden.notes)
     default = load_config(course(tmp_path / "d", None))
     assert not any(TURNED_OFF in note for note in grade_path(path, default).notes)
+
+
+def test_grade_without_the_sandbox_says_so_once_on_the_terminal(
+    tmp_path: Path, no_bwrap: None
+) -> None:
+    # The note was on each feedback page and in grades.csv, never on the instructor's
+    # terminal: a class graded on a machine without bubblewrap looked like a sandboxed one.
+    path = notebook(tmp_path)
+    write_notebook(tmp_path / "class" / "bo.ipynb", students.cells())
+    code, _, err = invoke("grade", str(path.parent), "--config", str(course(tmp_path, None)))
+    assert code == 0, err
+    assert err.splitlines().count(f"warning: {SIMULATED}") == 1, err
+    code, _, err = invoke("grade", str(path.parent), "--config", str(course(tmp_path, "none")))
+    assert code == 0 and err.count(TURNED_OFF) == 1, err

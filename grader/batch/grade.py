@@ -139,6 +139,8 @@ def grade_batch(
                 mode = sandbox or config.sandbox
                 check_files(config, present)  # a missing file: exit 2 before any worker starts
                 support = require(mode)
+                if cluster is None and not support.sandboxed:  # said once, not only per page
+                    recorder.batch.warnings.append(bwrap.note(support))
                 if cluster is None:
                     pool = Pool(config, assignment, workers, present, support, secret)
                 else:  # Dask is imported only here: without --cluster it is never needed
