@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -18,6 +20,17 @@ from grader.course.config import Config, load_config
 REPO = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
 NotebookFactory = Callable[..., Path]
+
+
+def canvas_students(text: str) -> list[dict[str, str]]:
+    """The student rows of a Canvas export, once its second row is seen to be the
+    `Points Possible` row Canvas's own export has there."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows, text
+    label, *blank, points = rows[0].values()
+    assert label == "    Points Possible" and blank == ["", "", "", ""], rows[0]
+    assert float(points) > 0, rows[0]
+    return rows[1:]
 
 
 def write_notebook(

@@ -32,7 +32,7 @@ from grader.course.deadline import LatePolicy, lateness
 from grader.errors import ConfigError, UsageError
 
 import students
-from conftest import repo_config_raw, write_notebook
+from conftest import canvas_students, repo_config_raw, write_notebook
 
 ZONE = timezone(timedelta(hours=1))
 DUE = datetime(2026, 3, 1, 23, 59, tzinfo=ZONE)
@@ -310,7 +310,8 @@ def test_lateness_is_in_grades_csv_feedback_report_and_exports(tmp_path: Path) -
         ],
     )
     assert done.exit_code == 0, done.output
-    exported = {row["SIS User ID"]: float(row["self_attention"]) for row in read_rows(export)}
+    imported = canvas_students(export.read_text())
+    exported = {row["SIS User ID"]: float(row["self_attention"]) for row in imported}
     assert exported == {
         "s1": full,
         "s2": full,

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from grader.cli import main
 
 import students
-from conftest import repo_config_raw, write_notebook
+from conftest import canvas_students, repo_config_raw, write_notebook
 
 DUE = datetime(2026, 3, 1, 23, 59, tzinfo=timezone(timedelta(hours=1)))
 GRACE, CAP, CUTOFF_DAYS = 15, 50, 3
@@ -144,7 +144,7 @@ def test_a_semester_end_to_end(tmp_path: Path) -> None:
         command = ["export", "--format", "canvas", "--results", str(out), "--out", str(export)]
         done = CliRunner().invoke(main, [*command, "--course", str(course)])
         assert done.exit_code == 0, done.output
-        imported = read_csv(export.read_text())
+        imported = canvas_students(export.read_text())
         assert len(imported) == 40
         assert [r["SIS User ID"] for r in imported] == [r["id"] for r in rows]
         for row in imported:

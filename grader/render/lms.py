@@ -3,6 +3,8 @@
 The columns are the importers' own (docs/instructor.md says where each fact comes from):
 - Canvas (Grades > Import): `Student` ("Last, First"), `ID`, `SIS User ID`, `SIS Login ID`,
   `Section`, then one column per assignment; a student is found by one of the first three.
+  The second row is `    Points Possible` with the assignment's maximum, as in Canvas's
+  own gradebook export.
 - Moodle (Grade administration > Import > CSV file): any header; the teacher maps a column
   to "Identify user by" (email address or ID number) and the grade column to a grade item,
   and may map a feedback column. We write `First name`, `Surname`, `ID number`,
@@ -23,6 +25,7 @@ from grader.render.escape import spreadsheet_row
 from grader.render.grades import GradeRow, Grades
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+CANVAS_POINTS_ROW = "    Points Possible"  # as Canvas writes it, four spaces first
 MOODLE_COLUMNS = ("First name", "Surname", "ID number", "Email address")
 BLACKBOARD_COLUMNS = ("Last Name", "First Name", "Username", "Student ID")
 
@@ -48,6 +51,9 @@ def _score(row: GradeRow) -> float:
 
 def _canvas(grades: Grades) -> Lines:
     yield [*CANVAS_COLUMNS, grades.assignment]
+    # The row Canvas's own export has under its header: an assignment the import creates
+    # gets these points possible, not none (where every score read as extra credit)
+    yield [CANVAS_POINTS_ROW, "", "", "", "", f"{grades.max_total:g}"]
     for row in grades.rows:
         first, last = split_name(row.name or row.student)
         student = f"{last}, {first}" if last else first
