@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sqlite3
 import subprocess
@@ -135,6 +137,11 @@ def test_grade_prints_a_table_and_writes_csv(tmp_path: Path) -> None:
     csv_text = (tmp_path / "out" / "grades.csv").read_text().splitlines()
     assert csv_text[0].startswith("student,qkv_loop,softmax,")
     assert len(csv_text) == 4
+    # The row of the notebook that could not be graded has the maximum too (it was blank
+    # without a roster: a spreadsheet's total/max_total column failed on it)
+    table = {row["student"]: row for row in csv.DictReader(io.StringIO("\n".join(csv_text)))}
+    assert table["junk"]["max_total"] == table["ada"]["max_total"]
+    assert float(table["ada"]["max_total"]) == 10
 
 
 @pytest.mark.slow

@@ -132,7 +132,7 @@ def render_grades(grades: Grades) -> str:
                     *who,
                     *(row.points(name) for name in targets),
                     row.total,
-                    maximum if row.report is not None or roster else "",
+                    maximum,  # a not-graded row's too: total / max_total is never blank
                     row.problem,
                     row.autograded,
                     "; ".join(o.describe() for o in row.overrides),
