@@ -162,8 +162,8 @@ def _diagnose(ev: Evidence) -> Diagnosis:
         if inherited:
             return _root_cause(ev, list(ids), inherited[0].via or "", proven=True)
         own = _resolve([f for f in found if f.via is None], hint_kinds)
-        if own:
-            return _static_only(ev, list(ids), [f.mistake for f in own])
+        if own:  # a catalogued scaling said as their code makes it, as a mutant's is
+            return _static_only(ev, list(ids), [as_in_code(ev, f.mistake) for f in own])
         # The callee's mistake, made here: its own code is fine, or it is not called at all.
         borrowed = _resolve([f for f in found if f.via is not None], hint_kinds)
         if borrowed:

@@ -62,8 +62,14 @@ def as_in_code(ev: Evidence, mistake: Mistake) -> Mistake:
     made = _SAME_SCALING[0] if roots >= 2 else _SAME_SCALING[1]
     if made == mistake.id:
         return mistake
+    # the other's fix goes too: "use `np.sqrt(d)`, not `d`" to code with two roots and no `d`
     return replace(
-        mistake, id=made, message=KIND_WORDS[made], locate=_SCALING_LINE[made], static=None
+        mistake,
+        id=made,
+        message=KIND_WORDS[made],
+        hint="",
+        locate=_SCALING_LINE[made],
+        static=None,
     )
 
 
