@@ -43,3 +43,19 @@ def test_queries_and_keys_each_scaled_by_a_root_are_told_scaled_twice(
     assert found.mistakes == ("scale_duplicated",), said
     assert "queries.shape[0]" not in said and "scales twice" in said, said
     assert found.location is not None and found.location.line == 3, found.location
+
+
+def test_a_call_of_the_1d_softmax_where_softmax_cols_is_meant_is_named_on_its_line(
+    tmp_path: Path, config: Config
+) -> None:
+    # It was "no known mistake matches" here, and in udl_12_1 a pair of a dropped maximum
+    # and a wrong axis placed on `return` (true numbers, no cause a student could act on).
+    calls_softmax = students.SELF_ATTENTION.replace("softmax_cols(", "softmax(")
+    assert calls_softmax != students.SELF_ATTENTION
+    found = result(tmp_path, config, "self_attention", self_attention=calls_softmax)
+    said = " ".join(found.messages)
+    assert found.mistakes == ("wrong_function",), said
+    assert "calls `softmax` where `softmax_cols` is meant" in said, said
+    assert found.location is not None, said
+    line = calls_softmax.splitlines()[found.location.line - 1]
+    assert "softmax(" in line, (line, said)

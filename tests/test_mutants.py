@@ -228,3 +228,22 @@ def test_arrays_a_call_joins_are_swapped_in_a_mutant() -> None:
     alike = ast.parse("def f(a):\n    return np.vstack([a, a])\n").body[0]
     assert isinstance(alike, ast.FunctionDef)
     assert not [m for m in mutants_of(alike, "f", {}) if m.id == "order_swapped"]
+
+
+def test_a_call_of_another_of_the_notebooks_functions_comes_after_every_other_mutant() -> None:
+    node = ast.parse("def attend(s):\n    w = softmax_cols(s)\n    return w @ s\n").body[0]
+    assert isinstance(node, ast.FunctionDef)
+    names = frozenset({"softmax", "softmax_cols", "attend", "mask_of"})
+    found = mutants_of(node, "attend", {}, functions=names)
+    swapped = [m for m in found if m.id == "wrong_function"]
+    # every other function of the notebook, never the target itself
+    assert [m.message.split(" (")[0] for m in swapped] == [
+        "calls `mask_of` where `softmax_cols` is meant",
+        "calls `softmax` where `softmax_cols` is meant",
+    ]
+    assert found[-len(swapped) :] == swapped  # last: the singles taken into pairs stay
+    assert "w = softmax(s)" in swapped[1].source
+    two = ast.parse("def attend(s, m):\n    return softmax_cols(s, m)\n").body[0]
+    assert isinstance(two, ast.FunctionDef)  # a call of another shape would only raise
+    made = mutants_of(two, "attend", {}, functions=names)
+    assert not [m for m in made if m.id == "wrong_function"]

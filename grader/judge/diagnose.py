@@ -25,7 +25,7 @@ from grader.judge.diagnosis_data import Diagnosis as Diagnosis
 from grader.judge.diagnosis_data import Evidence as Evidence
 from grader.judge.fingerprints import Fingerprint
 from grader.judge.item_order import item_order, order_words
-from grader.judge.mutant_vetting import as_in_code, contradicted, loop_dropped
+from grader.judge.mutant_vetting import as_in_code, contradicted, loop_dropped, never_called
 from grader.judge.normalisers import CHAINS, TRANSPOSED, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
 from grader.judge.normalisers import Answer as Answer
@@ -220,6 +220,8 @@ def _first_mutant(
         for fingerprint in mutants:
             if loop_dropped(fingerprint.mistake) and not ev.early_stops:
                 continue  # no loop of theirs misses one: the same numbers come another way
+            if never_called(ev, fingerprint.mistake):
+                continue  # their code calls the meant function: another mutant says how
             if _matches(ev, normalised, fingerprint.outputs):
                 first = fingerprint.mistake
                 named = [first, *(m for m in fingerprint.also if m.id != first.id)]

@@ -528,6 +528,24 @@ def _call_dropped(node: ast.expr, ctx: Context) -> Iterator[Change]:
     )
 
 
+def _call_swapped(node: ast.expr, ctx: Context) -> Iterator[Change]:
+    """A call of one of the notebook's own functions made to another of them on the same
+    argument: `softmax(scores)` where `softmax_cols(scores)` is meant (two exercises of one
+    notebook that do alike). One argument only: a call of another shape raises, which names
+    nothing."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ctx.functions
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return
+    for other in sorted(ctx.functions - {node.func.id, ctx.target}):
+        call = ast.Call(ast.Name(other, ast.Load()), node.args, [])
+        yield Change(call, "wrong_function", f"calls `{other}` where `{node.func.id}` is meant")
+
+
 def _count_for_sum(node: ast.expr, ctx: Context) -> Iterator[Change]:
     """A division by a sum (`w / np.sum(w)`) that divides by the count of items instead
     (`w / len(w)`): a mean where a normalisation is meant."""
@@ -568,3 +586,6 @@ OPERATORS: tuple[Operator, ...] = (
     _call_dropped,
     _count_for_sum,
 )
+# Tried after every other mutant of the function (mutants.py), so that the singles taken into
+# pairs, and so every earlier diagnosis, stay as they were.
+LATE_OPERATORS: tuple[Operator, ...] = (_call_swapped,)

@@ -51,7 +51,16 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
         n.func.id for n in ast.walk(new) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
     ]
     tools = "".join(rf"(?=.*\b{re.escape(n)}\b)" for n in dict.fromkeys(called))
+    # a call made to another function (operators' `wrong_function`): the line that calls it
+    swapped = (
+        rf"\b{re.escape(new.func.id)}\s*\("
+        if isinstance(node, ast.Call) and isinstance(new, ast.Call)
+        and isinstance(node.func, ast.Name) and isinstance(new.func, ast.Name)
+        and node.func.id != new.func.id
+        else None
+    )  # fmt: skip
     patterns = [
+        swapped,
         *_written(statement, node, new),
         f"^{held}{start[1:]}" if start and held else None,
         start,

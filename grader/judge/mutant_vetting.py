@@ -3,7 +3,8 @@ words are said only where the code does not contradict them (diagnose.py asks).
 
 A term said to be dropped that the code subtracts in a form that changes nothing; a global
 said to be read where the code reads none (a literal of theirs gives the same numbers); a
-loop said to leave out an item where no loop of theirs does. Reads the mistake's words and
+loop said to leave out an item where no loop of theirs does; a call of another function
+where their code calls none. Reads the mistake's words and
 the student's source text; runs nothing.
 """
 
@@ -16,11 +17,26 @@ from dataclasses import replace
 from grader.course.mistakes import Mistake
 from grader.judge.diagnosis_data import Evidence
 from grader.judge.shown import KIND_WORDS
+from grader.judge.static import calls_in_order
 
 
 def contradicted(ev: Evidence, mistake: Mistake) -> bool:
     """Whether the student's code shows that a matched mutant's mistake is not theirs."""
-    return _term_kept(ev, mistake) or _no_global(ev, mistake)
+    return _term_kept(ev, mistake) or _no_global(ev, mistake) or never_called(ev, mistake)
+
+
+_SWAPPED = re.compile(r"^calls `(\w+)` where `\w+` is meant")  # mutant_operators' words
+
+
+def never_called(ev: Evidence, mistake: Mistake) -> bool:
+    """A mutant's call of another of the notebook's functions (`softmax` for `softmax_cols`)
+    where the student's code calls no such function: the same numbers come from the meant
+    one, broken in their notebook (a `softmax_cols` that sums the whole matrix). Such a
+    mutant is passed over (diagnose.py), not named beside its pair."""
+    found = _SWAPPED.match(mistake.message)
+    if mistake.id != "wrong_function" or found is None or ev.function is None:
+        return False
+    return found[1] not in calls_in_order(ev.function)
 
 
 # Mutants of one scaling that give the same numbers: x / √d / √d is x / d; where each is
@@ -90,7 +106,8 @@ def loop_dropped(mistake: Mistake) -> bool:
     return mistake.id == "off_by_one" and _LOOP.search(mistake.message) is not None
 
 
-_DROPPED = re.compile(r"^leaves out `([-+])\s*([^`]*)`")  # mutant_operators' words
+# mutant_operators' words, after mutant_helpers' `in `softmax_cols`, which it calls: `
+_DROPPED = re.compile(r"^(?:in `\w+`, which [^:]*: )?leaves out `([-+])\s*([^`]*)`")
 
 
 def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
@@ -108,4 +125,10 @@ def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
     # inside the arguments of a call on the same line (`np.exp(x - np.max(x))`), in code: a
     # shift computed under a name and never used, or a comment, keeps nothing
     done = re.compile(rf"\w\s*\([^#]*{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
-    return ev.function.first_line(lambda line: done.search(line.split("#")[0])) is not None
+    # their own body, or a function of theirs it calls (the 1-D `softmax` they call where
+    # `softmax_cols` is meant subtracts the maximum of the whole array)
+    called = (ev.functions(name) for name in calls_in_order(ev.function))
+    return any(
+        source.first_line(lambda line: done.search(line.split("#")[0])) is not None
+        for source in (ev.function, *(f for f in called if f is not None))
+    )

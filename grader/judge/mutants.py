@@ -18,6 +18,7 @@ from grader.course.mistakes import Mistake
 from grader.course.notebook import Submission
 from grader.judge.mutant_alike import alike
 from grader.judge.mutant_operators import (
+    LATE_OPERATORS,
     OPERATORS,
     Change,
     Context,
@@ -134,6 +135,14 @@ def mutants_of(
         _add(found, seen, mutant, target, change, node, function)
     for mutant, change in _bounds_everywhere(function, parameters):
         _add(found, seen, mutant, target, change, function, function)
+    for index, node in enumerate(body_nodes):
+        if not isinstance(node, ast.expr):
+            continue
+        for operator in LATE_OPERATORS:
+            for change in operator(node, context):
+                _add(
+                    found, seen, _with(function, index, change.node), target, change, node, function
+                )
     return found[:MAX_PER_TARGET]
 
 

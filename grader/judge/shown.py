@@ -51,6 +51,7 @@ KIND_WORDS = {
     "off_by_one": "is off by one in a bound or an index",
     "wrong_loop_variable": "uses one loop variable where another is meant",
     "call_dropped": "skips a call of one of the notebook's functions",
+    "wrong_function": "calls one of the notebook's functions where another is meant",
     "output_transposed": "returns the transpose of the expected result",
     "size_for_sum": "divides by the number of items where their sum is meant",
 }
