@@ -276,3 +276,17 @@ def test_a_platform_clock_a_little_off_is_forgiven(served: Served) -> None:
         client, query["state"], served.platform.id_token(query["nonce"], **claims)
     )
     assert answer.status_code == 303, answer.text[-600:]
+
+
+def test_a_launch_whose_browser_kept_no_cookie_gets_the_open_it_again_page(
+    served: Served,
+) -> None:
+    # The login's cookie dropped (a browser that blocks a third party's): the library raised
+    # as the launch was made, outside the refusal's try, and the student got a bare 500.
+    client = TestClient(served.app, follow_redirects=False, raise_server_exceptions=False)
+    query = served.login(client)
+    client.cookies.clear()
+    answer = served.launch(client, query["state"], served.platform.id_token(query["nonce"]))
+    said = html.unescape(answer.text)
+    assert answer.status_code == 403 and "Sign-in refused" in said, said[-600:]
+    assert "open the assignment again" in said and "allow cookies" in said, said[-600:]

@@ -257,8 +257,10 @@ def launch(
     sessions.set_data_storage(data)
     keys = KeysSession()
     keys.headers["User-Agent"] = REQUESTS_USER_AGENT
-    message = Launch(params, tool_config(settings), sessions, cookies, data, keys)
     try:
+        # made here, inside: without the login's cookie (a browser that blocks a third
+        # party's) the library raises already as the launch is made (r48 F3: a bare 500)
+        message = Launch(params, tool_config(settings), sessions, cookies, data, keys)
         claims = message.get_launch_data()
     # PyLTI1p3 raises plain Exception too, for a client id its registrations lack: whatever
     # stops the library's checks refuses the launch.
