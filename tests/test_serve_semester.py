@@ -142,6 +142,30 @@ def test_a_failed_public_case_shows_no_line_of_a_hidden_case() -> None:
     assert public.max_score == pytest.approx(1.0) and public.cases_total == 1
 
 
+@pytest.mark.parametrize(
+    ("outcomes", "status"),
+    [
+        (("failed", "timeout", "passed"), "failed"),
+        (("error", "timeout", "failed"), "error"),
+        (("timeout", "passed", "passed"), "timeout"),
+        (("failed", "error", "error"), "failed"),
+    ],
+)
+def test_the_status_word_is_the_public_cases_own(outcomes: tuple[str, ...], status: str) -> None:
+    # r48 F1: a function failing its public case that looped only on a hidden one showed
+    # "timeout" (else "failed"): one upload per bit of a hidden input, before the release.
+    whole = "timeout" if "timeout" in outcomes else "failed"
+    ran_out = "fix `helper` first: `f` calls it, and `helper` never finished; stuck at line 2"
+    target = TargetResult(
+        "f", whole, 0.0, 3.0, cases_total=3, cases_passed=outcomes.count("passed"),
+        case_outcomes=outcomes, public_cases=1,
+        findings=(Finding("summary", "2 of 3 cases failed"), Finding("callee", ran_out)),
+    )  # fmt: skip
+    public = public_target(target)
+    assert public.status == status
+    assert (ran_out in public.messages) == (status == "timeout"), public.messages
+
+
 def test_a_student_reads_public_feedback_until_the_instructor_releases_the_hidden_cases(
     served: Served,
 ) -> None:
@@ -276,8 +300,15 @@ def test_a_feedback_page_says_the_total_an_override_makes(served: Served) -> Non
     full = served.report
     others = sum(t.score for t in full.targets if t.name != "softmax")
     total = round((others + 2.5) * 0.8, 6)  # a day and an hour late: 20%
-    shown = student.get(f"/submissions/{served.upload}").text
     said = f"Your grade for this assignment is now {total:g} of {full.max_score:g} points"
+    # r48 F2: before the hidden cases' release the total would show what they gave
+    unreleased = student.get(f"/submissions/{served.upload}").text
+    assert "softmax set to 2.5 by ada" in unreleased
+    assert "Your grade for this assignment is now" not in unreleased
+    assert said in instructor.get(f"/submissions/{served.upload}").text
+    released = {"csrf": csrf(instructor.get("/class").text), "release": "1"}
+    assert instructor.post("/class/release", data=released).status_code == 303
+    shown = student.get(f"/submissions/{served.upload}").text
     assert said in shown
     assert shown.index(said) < shown.index("softmax set to 2.5 by ada")
     # r40: the class page still showed the autograded points after the penalty

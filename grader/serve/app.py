@@ -187,7 +187,8 @@ async def submission(request: Request) -> Response:
     if found.status == "graded":
         view = service.store.view(upload_id)
         whole = session.person is not None and session.person.role == "instructor"
-        if view is not None and not whole and not service.released():
+        hidden = view is not None and not whole and not service.released()
+        if view is not None and hidden:
             body = view.public_page  # the hidden cases' feedback waits for the release
         else:
             body = service.store.page(upload_id) or ""
@@ -195,7 +196,11 @@ async def submission(request: Request) -> Response:
         back = f'<nav><a href="/">← back</a> · submission {found.id}, {stamp}</nav>\n'
         if view is not None:
             lines = await run_in_threadpool(
-                instructor_notes, service.store.gradebook(), found.student, view.assignment
+                instructor_notes,
+                service.store.gradebook(),
+                found.student,
+                view.assignment,
+                not hidden,
             )
             back += notes_html(lines)
         return HTMLResponse(body.replace("<body>\n", f"<body>\n{back}", 1))

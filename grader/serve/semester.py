@@ -36,7 +36,7 @@ from grader.course.notebook import Submission
 from grader.errors import GraderError
 from grader.render.feedback import Adjusted, feedback_page
 from grader.render.html import render_template
-from grader.report import Finding, Report, TargetResult, messages_of
+from grader.report import Finding, Report, Status, TargetResult, messages_of
 from grader.serve.store import View
 
 T = TypeVar("T")
@@ -59,11 +59,13 @@ def public_target(target: TargetResult) -> TargetResult:
     outcomes = target.case_outcomes[:public]
     passed = sum(o == "passed" for o in outcomes)
     ok = passed == public
-    status = "passed" if ok else ("failed" if target.status == "passed" else target.status)
+    status = _public_status(target, outcomes)
     said = not ok
     # The per-case lines and the count of all cases would show the hidden cases' sizes and
     # expected values: only the diagnosis is kept, with a count of the public cases.
     kept = tuple(f for f in target.findings if f.kind not in ("case", "summary")) if said else ()
+    if status != "timeout":  # a hidden case's run out of time: not said before the release
+        kept = tuple(f for f in kept if not (f.kind == "callee" and _RAN_OUT in f.message))
     if said:
         counted = f"{public - passed} of {public} public case{'s' * (public > 1)} failed"
         kept = (Finding("summary", counted), *kept)
@@ -79,6 +81,25 @@ def public_target(target: TargetResult) -> TargetResult:
         mistakes=target.mistakes if said else (),
         findings=kept,
     )
+
+
+_RAN_OUT = "never finished"  # timeouts.py's words of a callee that ran out of time
+
+
+def _public_status(target: TargetResult, outcomes: tuple[str, ...]) -> Status:
+    """The status the public cases alone give (as score.target_status gives it from all):
+    a hidden case that ran out of time or raised must not show through the word, where a
+    student could probe a hidden input one upload at a time (r48 F1)."""
+    kinds = set(outcomes)
+    if target.status == "missing" or not kinds:
+        return target.status
+    if kinds == {"passed"}:
+        return "passed"
+    if "timeout" in kinds:
+        return "timeout"
+    if kinds - {"passed"} <= {"error", "not_implemented"}:
+        return "error"
+    return "failed"
 
 
 def public_report(report: Report) -> Report:
@@ -187,14 +208,18 @@ def record_late(
         save_late(book, student, spec.id, Handed(when, UPLOADED), late)
 
 
-def instructor_notes(gradebook: Path | str, student: str, assignment: str) -> list[str]:
+def instructor_notes(
+    gradebook: Path | str, student: str, assignment: str, total: bool = True
+) -> list[str]:
     """The overrides and comments on a student's assignment, one line each, from the served
-    class's gradebook (`Store.gradebook`: OUT's SQLite file, or the PostgreSQL database)."""
+    class's gradebook (`Store.gradebook`: OUT's SQLite file, or the PostgreSQL database).
+    `total`: with the line of the total that counts (not before the hidden cases' release,
+    where it would show what the hidden cases gave: r48 F2)."""
 
     def read(book: Gradebook) -> list[str]:
         mine = overrides(book, assignment).get(student, [])
         found = [o.describe() for o in mine]
-        if found:  # the points below are the grader's: say what counts
+        if found and total:  # the points below are the grader's: say what counts
             found.insert(0, _stands_at(one_standing(book, student, assignment, mine)))
         return found + [c.describe() for c in comments(book, assignment).get(student, [])]
 
