@@ -402,3 +402,31 @@ def test_grader_override_on_a_served_folder_writes_no_files_that_go_stale(
     assert "zed: no such student on the service's roster (add them" in unknown.output
     assert "grader grade" not in unknown.output
     lock.close()
+
+
+def test_public_cases_is_said_only_of_an_upload_whose_assignment_hides_some(
+    served: Served,
+) -> None:
+    # r48 S2: every upload read "(public cases)" once any assignment of the course had
+    # hidden cases, an upload of one without any too.
+    whole = Report(
+        "self_attention",
+        "alice.ipynb",
+        tuple(
+            TargetResult(t.name, "passed", t.max_score, t.max_score) for t in served.report.targets
+        ),
+    )
+    second = served.store.accept("alice", "alice.ipynb", b"{ }")
+    assert second is not None and served.store.claim(1)
+    spec = served.config.assignment("self_attention")
+    page, view = graded_view(served.config.path.parent, "alice", spec, whole, None, time.time())
+    assert view.public_max == whole.max_score  # nothing hidden in this one's report
+    assert served.store.finish(second, whole.score, whole.max_score, page, "", view)
+    student, _ = served.client("alice")
+    rows = [r for r in student.get("/").text.split("<tr") if "/submissions/" in r]
+    marked = {str(served.upload): False, str(second): False}
+    for row in rows:
+        for number in marked:
+            if f'/submissions/{number}"' in row:
+                marked[number] = "(public cases)" in row
+    assert marked == {str(served.upload): True, str(second): False}, rows

@@ -127,12 +127,19 @@ def history(service: Service, student: str, whole: bool) -> dict[str, Any]:
         scores[u.id] = counted(score, most, view.late_percent if view else 0.0)
     late = {i: v.late_note for i, v in views.items() if v.late_note}
     partial = not whole and service.hidden()
+    # "(public cases)" only on an upload whose assignment holds hidden ones (r48 S2)
+    public_only = {
+        u.id
+        for u in uploads
+        if partial and (v := views.get(u.id)) is not None and v.public_max != u.max_score
+    }
     assignment_of = {i: v.assignment for i, v in views.items()}
     return {
         "uploads": uploads,
         "scores": scores,
         "late": late,
         "partial": partial,
+        "public_only": public_only,
         "assignment_of": assignment_of,
     }
 
