@@ -509,22 +509,25 @@ def result_transposed(node: ast.FunctionDef) -> Iterator[tuple[ast.Return, Chang
             )
 
 
+def _own_call(node: ast.Call, ctx: Context) -> str | None:
+    """The name of the notebook's own function `node` calls on one argument (`softmax(s)`),
+    else None."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ctx.functions and len(node.args) == 1:
+        return None if node.keywords else func.id
+    return None
+
+
 def _call_dropped(node: ast.expr, ctx: Context) -> Iterator[Change]:
     """A call of the notebook's own function left out: `softmax(scores)` becomes `scores`
     (the raw scores used as the weights). Library calls are left to the other operators."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ctx.functions
-        and len(node.args) == 1
-        and not node.keywords
-    ):
+    name = _own_call(node, ctx) if isinstance(node, ast.Call) else None
+    if name is None or not isinstance(node, ast.Call):
         return
     yield Change(
         node.args[0],
         "call_dropped",
-        f"skips `{node.func.id}`: uses `{code_of(node.args[0])}` itself where "
-        f"`{code_of(node)}` is meant",
+        f"skips `{name}`: uses `{code_of(node.args[0])}` itself where `{code_of(node)}` is meant",
     )
 
 
@@ -533,17 +536,12 @@ def _call_swapped(node: ast.expr, ctx: Context) -> Iterator[Change]:
     argument: `softmax(scores)` where `softmax_cols(scores)` is meant (two exercises of one
     notebook that do alike). One argument only: a call of another shape raises, which names
     nothing."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ctx.functions
-        and len(node.args) == 1
-        and not node.keywords
-    ):
+    name = _own_call(node, ctx) if isinstance(node, ast.Call) else None
+    if name is None or not isinstance(node, ast.Call):
         return
-    for other in sorted(ctx.functions - {node.func.id, ctx.target}):
+    for other in sorted(ctx.functions - {name, ctx.target}):
         call = ast.Call(ast.Name(other, ast.Load()), node.args, [])
-        yield Change(call, "wrong_function", f"calls `{other}` where `{node.func.id}` is meant")
+        yield Change(call, "wrong_function", f"calls `{other}` where `{name}` is meant")
 
 
 def _count_for_sum(node: ast.expr, ctx: Context) -> Iterator[Change]:

@@ -299,7 +299,11 @@ def _mutation(reference: Reference, positions: Sequence[int]) -> str:
 def target_status(outcomes: Sequence[CaseOutcome]) -> Status:
     """A target's status from its cases: passed when all passed, else timeout, error (only errors or
     stubs) or failed."""
-    kinds = {o.kind for o in outcomes}
+    return status_of({o.kind for o in outcomes})
+
+
+def status_of(kinds: set[str]) -> Status:
+    """The status cases of these kinds give (target_status; the service's public cases)."""
     if kinds == {"passed"}:
         return "passed"
     if "timeout" in kinds:
