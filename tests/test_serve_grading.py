@@ -3,6 +3,7 @@ page, and a server killed outright grades every accepted upload exactly once on 
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -19,7 +20,7 @@ from grader.batch.classreport import write_report
 from grader.batch.entries import FAULT_LOG
 from grader.batch.grade import grade_batch
 from grader.batch.gradebook import Gradebook
-from grader.course.config import Config
+from grader.course.config import Config, load_config
 from grader.engine import require
 from grader.serve.app import Service, make_app
 from grader.serve.checks import Limits
@@ -27,7 +28,7 @@ from grader.serve.grading import Grading
 from grader.serve.store import Store
 
 import students
-from conftest import write_notebook
+from conftest import repo_config_raw, write_notebook
 from serving import free_port, issue, sign_in, start_server, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
@@ -355,5 +356,53 @@ def test_a_gradebook_locked_by_another_program_is_waited_for_and_nothing_is_drop
         latest = dict(book.latest())
         assert sorted(latest) == ["alice", "bob"]  # bob's, graded while it was locked, too
         assert latest["alice"].score < latest["bob"].score == latest["bob"].max_score
+    finally:
+        book.close()
+
+
+@pytest.mark.parametrize("keep", ["best", "latest"])
+def test_the_gradebook_keeps_the_upload_the_assignments_keep_names(
+    tmp_path: Path, keep: str
+) -> None:
+    # The service recorded every upload as the student's grade whatever `keep:` said (r48
+    # S1): under `keep: best` a worse later upload replaced a better one, as the batch never
+    # does. A regrade then weighs each upload against those graded again only.
+    raw = repo_config_raw()
+    raw["assignments"]["self_attention"]["keep"] = keep
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "config.yaml").write_text(json.dumps(raw))
+    config = load_config(tmp_path / "course" / "config.yaml")
+    (tmp_path / "class").mkdir()
+    good = write_notebook(tmp_path / "class" / "good.ipynb", students.cells())
+    worse = write_notebook(
+        tmp_path / "class" / "worse.ipynb", students.cells(scaled=students.SCALE_HARDCODED)
+    )
+    store = Store(tmp_path / "out")
+    tokens = issue(store)
+    grading = Grading(config, store, require("required"), jobs=1)
+    with TestClient(make_app(Service(store, Limits(min_interval=0), grading))) as client:
+        for notebook in (good, worse):
+            assert wait_graded(client, hand_in(client, tokens["alice"], notebook)) == "graded"
+        scores = [u.score for u in reversed(store.history("alice"))]
+        assert scores[0] is not None and scores[1] is not None and scores[0] > scores[1]
+        kept = scores[0] if keep == "best" else scores[1]
+        assert _recorded_score(tmp_path / "out") == kept
+        queued = store.regrade_latest(["self_attention"] if keep == "best" else [])
+        assert queued == (2 if keep == "best" else 1)  # every graded one; the latest alone
+        grading.wake()
+        deadline = time.monotonic() + 90
+        while store.counts().get("graded", 0) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.counts() == {"graded": 2}
+    store.close()
+    assert _recorded_score(tmp_path / "out") == kept
+
+
+def _recorded_score(out: Path) -> float:
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        report = book.latest_of("alice", "self_attention")
+        assert report is not None
+        return report.score
     finally:
         book.close()

@@ -215,6 +215,49 @@ def test_the_deadline_lateness_and_penalty_are_on_the_students_pages(served: Ser
     assert "Late:" in page and "late penalty 20%" in page
 
 
+def _past_cutoff(tmp_path: Path, keep: str) -> Config:
+    """The course of `course`, its cut-off an hour ago, keeping the student's `keep` upload."""
+    config = course(tmp_path)
+    raw = json.loads(config.path.read_text())
+    spec = raw["assignments"]["self_attention"]
+    spec["late"]["cutoff"] = time.strftime(
+        "%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 3600)
+    )
+    spec["keep"] = keep
+    config.path.write_text(json.dumps(raw))
+    return load_config(config.path)
+
+
+@pytest.mark.parametrize(
+    ("keep", "said"),
+    [
+        ("latest", "an upload now scores 0 (it replaces your grade)"),
+        ("best", "an upload now scores 0 (your best upload still counts)"),
+    ],
+)
+def test_the_form_warns_what_an_upload_past_the_cut_off_does(
+    tmp_path: Path, keep: str, said: str
+) -> None:
+    # An upload after the cut-off was accepted and, as the latest, replaced an on-time grade
+    # with 0, with nothing on the form to say so before the attempt was spent (r48 F4).
+    served = Served(tmp_path, _past_cutoff(tmp_path, keep))
+    try:
+        student, _ = served.client("alice")
+        home = html.unescape(student.get("/").text)
+        assert f"the cut-off has passed: {said}" in home
+        assert f"your {keep} upload counts" in home
+    finally:
+        served.store.close()
+
+
+def test_the_form_says_what_an_upload_past_the_due_date_costs(served: Served) -> None:
+    student, _ = served.client("alice")
+    home = html.unescape(student.get("/").text)
+    # due a day and a moment ago, 10% per started day: an upload now is 2 days late
+    assert "past the due date: an upload now loses 20% (as your latest, it is the one" in home
+    assert "cut-off has passed" not in home
+
+
 def test_an_instructors_override_and_comment_reach_only_that_student(served: Served) -> None:
     instructor, _ = served.client("ada")
     page = instructor.get("/class/students/alice").text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from importlib import resources
 
 from markupsafe import escape
@@ -37,7 +38,14 @@ from grader.serve.pages import (
     signed_in_as,
     when,
 )
-from grader.serve.semester import describe_policy, instructor_notes, notes_html, read_extensions
+from grader.serve.semester import (
+    describe_policy,
+    instructor_notes,
+    kept_rule,
+    notes_html,
+    now_rule,
+    read_extensions,
+)
 from grader.serve.service import Denied as Denied
 from grader.serve.service import Service as Service
 from grader.serve.store import Person, Session
@@ -75,17 +83,26 @@ def _student_page(
     )
 
 
-def _deadlines(service: Service, student: str) -> list[tuple[str, str]]:
-    """Each assignment with a due date: its title and the date with the late policy, moved
-    by the student's extension (read now, as each upload reads it)."""
+def _deadlines(service: Service, student: str) -> list[tuple[str, str, str]]:
+    """Each assignment with a due date or `keep: best`: its title, the date with the late
+    policy (moved by the student's extension, read now as each upload reads it) and which
+    upload counts, and what an upload made now costs ("" when nothing)."""
     if service.config is None:
         return []
-    policies = [s for s in service.config.assignments.values() if s.late is not None]
-    if not policies:
+    specs = [
+        s for s in service.config.assignments.values() if s.late is not None or s.keep == "best"
+    ]
+    if not specs:
         return []
     hours = read_extensions(service.config.path.parent).hours
     extension = matched_hours(hours, [student]).get(student, 0.0)
-    return [(s.title or s.id, describe_policy(s.late, extension)) for s in policies if s.late]
+    now = datetime.now(UTC)
+    said = []
+    for spec in specs:
+        rule = [describe_policy(spec.late, extension)] if spec.late is not None else []
+        rule.append(kept_rule(spec.keep))
+        said.append((spec.title or spec.id, "; ".join(rule), now_rule(spec, extension, now)))
+    return said
 
 
 async def login(request: Request) -> Response:

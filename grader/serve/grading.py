@@ -222,7 +222,8 @@ class Grading:
                 # graded again at the next start, never marked graded without its record. The
                 # gradebook's latest is the student's last upload, as the class page's: one
                 # graded after a later upload of theirs was (out of order) is not written there.
-                if report is not None and not self.store.superseded(upload.id, report.assignment):
+                # Under `keep: best` it is their best (after the late penalty; ties: the latest).
+                if report is not None and self._kept(upload, outcome, report):
                     try:
                         self._record(book, upload, outcome, settings, report)
                     except Abandoned:
@@ -244,6 +245,15 @@ class Grading:
                     )
                 )
                 self.timings.setdefault("first", time.monotonic())
+
+    def _kept(self, upload: Upload, outcome: Outcome, report: Report) -> bool:
+        """Whether the gradebook keeps this graded upload as the student's grade of its
+        assignment (`keep:`): their latest, or their best so far."""
+        if outcome.spec is None or outcome.spec.keep != "best":
+            return not self.store.superseded(upload.id, report.assignment)
+        late = outcome.view.late_percent if outcome.view is not None else 0.0
+        points = report.score * (1 - late / 100)
+        return not self.store.beaten(upload.id, report.assignment, points)
 
     def _record(
         self, book: Gradebook, upload: Upload, outcome: Outcome, settings: str, report: Report

@@ -194,11 +194,14 @@ async def release(request: Request) -> Response:
 
 
 async def regrade(request: Request) -> Response:
-    """Queue every student's latest upload again."""
+    """Queue every student's latest upload again (every graded one of an assignment that
+    keeps the best)."""
     service: Service = request.app.state.service
     session, _ = signed_in(request, "instructor")
     await form_of(request, session)
-    service.store.regrade_latest()
+    config = service.config
+    best = [s.id for s in config.assignments.values() if s.keep == "best"] if config else []
+    service.store.regrade_latest(best)
     if service.grading is not None:
         service.grading.wake()
     return RedirectResponse("/class", 303)

@@ -120,6 +120,28 @@ def describe_policy(policy: LatePolicy, extension_hours: float = 0.0) -> str:
     return "; ".join(said)
 
 
+def kept_rule(keep: str) -> str:
+    """Which of a student's uploads of an assignment counts, as their page says it."""
+    return "your best upload counts" if keep == "best" else "your latest upload counts"
+
+
+def now_rule(spec: AssignmentSpec, extension_hours: float, now: datetime) -> str:
+    """What an upload of this assignment made `now` is charged, once that is more than
+    nothing ("" before the due date and within its grace): said beside the form, before
+    the student spends an attempt on it; under `keep: latest` it replaces what they had."""
+    if spec.late is None:
+        return ""
+    late = late_of(spec.late, Handed(now, UPLOADED), extension_hours)
+    if late.percent <= 0:
+        return ""
+    kept = spec.keep == "best"
+    if late.percent >= 100:
+        then = "your best upload still counts" if kept else "it replaces your grade"
+        return f"the cut-off has passed: an upload now scores 0 ({then})"
+    then = "your best upload still counts" if kept else "as your latest, it is the one that counts"
+    return f"past the due date: an upload now loses {late.percent:g}% ({then})"
+
+
 @dataclass(frozen=True)
 class Extensions:
     """The course's extensions as read once for one upload: hours by student, and what the

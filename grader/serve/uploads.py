@@ -19,6 +19,7 @@ import hashlib
 import os
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import astuple
 from pathlib import Path
 
@@ -233,6 +234,20 @@ class Uploads(Connected):
             ).fetchone()
         return row is not None
 
+    def beaten(self, upload_id: int, assignment: str, points: float) -> bool:
+        """Under `keep: best`: whether another graded upload of the same student, of this
+        assignment, counts more than `points` (after its late penalty), or as much and was
+        uploaded later (ties: the latest); the gradebook then keeps that one."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT 1 FROM uploads u JOIN views v ON v.upload = u.id WHERE u.student ="
+                " (SELECT student FROM uploads WHERE id=?) AND u.id <> ? AND u.status='graded'"
+                " AND v.assignment=? AND (u.score * (1 - v.late_percent / 100.0) > ? + 1e-9"
+                " OR (u.score * (1 - v.late_percent / 100.0) >= ? - 1e-9 AND u.id > ?)) LIMIT 1",
+                (upload_id, upload_id, assignment, points, points, upload_id),
+            ).fetchone()
+        return row is not None
+
     def view(self, upload_id: int) -> View | None:
         """A graded upload's view (None: not graded, or graded before views were kept)."""
         with self.lock:
@@ -267,16 +282,21 @@ class Uploads(Connected):
                 ("1" if released else "0",),
             )
 
-    def regrade_latest(self) -> int:
+    def regrade_latest(self, best: Collection[str] = ()) -> int:
         """Queue each student's latest upload again (after the course changed), and their
         latest graded upload of each assignment (its view names it): the gradebook's grade
-        of every assignment they handed in is redone, not only the last one's."""
+        of every assignment they handed in is redone, not only the last one's. Of the
+        assignments in `best` (`keep: best`) every graded upload is queued: the best is
+        chosen again among the new scores (each one graded is weighed against those
+        graded again before it, never against a score of the course as it was)."""
+        kept = ", ".join("?" for _ in best) or "NULL"
         with self._transaction() as db:
             return db.execute(
                 "UPDATE uploads SET status='queued' WHERE status IN ('graded', 'problem') AND"
                 " (id IN (SELECT MAX(id) FROM uploads GROUP BY student) OR id IN (SELECT"
                 " MAX(u.id) FROM uploads u JOIN views v ON v.upload = u.id GROUP BY u.student,"
-                " v.assignment))"
+                f" v.assignment) OR id IN (SELECT upload FROM views WHERE assignment IN ({kept})))",
+                tuple(best),
             ).rowcount
 
     def upload(self, upload_id: int) -> Upload | None:
