@@ -182,6 +182,33 @@ def test_points_that_are_no_finite_number_at_least_0_are_refused_in_one_line(
     book.close()
 
 
+def test_an_override_above_its_maximum_is_kept_and_said(
+    graded: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
+    # 1e9 points on a 2-point function went to the gradebook and every export without a word
+    # (r48): extra credit is the instructor's to give, so it is kept, and said on the terminal.
+    out, course, _ = graded
+    spec = load_config(course / "config.yaml").assignment("self_attention")
+    most, total = spec.target(TARGET).points, sum(t.points for t in spec.targets)
+    where = ["--results", str(out), "--course", str(course)]
+    done = run("override", "ada", TARGET, "--points", "1e9", *where)
+    assert done.exit_code == 0, done.output
+    assert (
+        f"note: ada: {TARGET} set to 1e+09, above its maximum of {most:g} (kept: check it is "
+        "meant)" in done.stderr
+    )
+    assert float(grades(out)["ada"][TARGET]) == 1e9
+    sheet = tmp_path / "regrades.csv"
+    sheet.write_text(f"student,target,points\nbruno,,{total + 1:g}\nada,{TARGET},{most:g}\n")
+    done = run("override", "--from-csv", str(sheet), *where)
+    assert done.exit_code == 0, done.output
+    notes = [line for line in done.stderr.splitlines() if "above its maximum" in line]
+    assert notes == [
+        f"note: bruno: the total set to {total + 1:g}, above its maximum of {total:g} (kept: "
+        "check it is meant)"
+    ]  # ada's, at its maximum, is not above it
+
+
 @pytest.mark.slow
 def test_overrides_whose_total_is_no_finite_number_are_refused_and_never_exported(
     graded: tuple[Path, Path, list[str]], tmp_path: Path

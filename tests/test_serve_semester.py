@@ -258,6 +258,19 @@ def test_the_form_says_what_an_upload_past_the_due_date_costs(served: Served) ->
     assert "cut-off has passed" not in home
 
 
+def test_an_override_above_its_maximum_is_said_on_the_instructors_page(served: Served) -> None:
+    instructor, _ = served.client("ada")
+    page = instructor.get("/class/students/alice").text
+    form = {"csrf": csrf(page), "assignment": "self_attention", "target": "softmax"}
+    for points in ("999999999", "0.5"):
+        sent = instructor.post("/class/students/alice/adjust", data={**form, "points": points})
+        assert sent.status_code == 303
+        shown = html.unescape(instructor.get("/class/students/alice").text)
+        most = served.config.assignment("self_attention").target("softmax").points
+        above = f"(note: softmax set to 1e+09, above its maximum of {most:g})"
+        assert (above in shown) == (points == "999999999"), shown
+
+
 def test_an_instructors_override_and_comment_reach_only_that_student(served: Served) -> None:
     instructor, _ = served.client("ada")
     page = instructor.get("/class/students/alice").text

@@ -192,10 +192,12 @@ def apply(
     assignment: str | None,
     database: str | None = None,
     not_there: list[Change] | None = None,
+    above: list[str] | None = None,
 ) -> list[Path]:
     """Check every change first (none is made if one is wrong), make them, and write the
     outputs again (in `out`; the gradebook is `database` when given). Returns the files
-    written; `not_there` gets each clearing of an override there was none of."""
+    written; `not_there` gets each clearing of an override there was none of, `above` a
+    line for each override above its maximum."""
     book = open_book(out, database)
     try:
         aid = book.assignment(assignment)
@@ -217,6 +219,10 @@ def apply(
                     change.student, aid, change.target, change.points, change.comment, author, at
                 )
                 set_override(book, override)
+                if above is not None and (
+                    said := above_maximum(spec, change.target, change.points)
+                ):
+                    above.append(f"{change.student}: {said}")
         return refresh(book, out, spec, {c.student for c in changes}, database)
     finally:
         book.close()
@@ -272,6 +278,20 @@ def refresh(
 def spec_total(spec: AssignmentSpec) -> float:
     """The assignment's maximum points."""
     return sum(t.points for t in spec.targets)
+
+
+def above_maximum(spec: AssignmentSpec, target: str, points: float) -> str:
+    """ "" for points within the target's maximum (the total's, target ""), else one line
+    saying by how much: kept (extra credit is the instructor's to give), but a typed 1e9 for
+    2 is then seen before it reaches an LMS."""
+    most = (
+        spec_total(spec)
+        if target == TOTAL
+        else next((t.points for t in spec.targets if t.name == target), math.inf)
+    )
+    if points <= most + 1e-9:
+        return ""
+    return f"{target or 'the total'} set to {points:g}, above its maximum of {most:g}"
 
 
 def page(

@@ -84,7 +84,10 @@ def override(
     _database_option(database, out)
     who = author or current_author()
     not_there: list[Change] = []
-    written = apply(out, _course(config_path), changes, who, assignment, database, not_there)
+    above: list[str] = []
+    written = apply(out, _course(config_path), changes, who, assignment, database, not_there, above)
+    for line in above:
+        click.echo(f"note: {line} (kept: check it is meant)", err=True)
     made = sum(c.points is not None for c in changes)
     cleared = len(changes) - made - len(not_there)
     for change in not_there:

@@ -87,7 +87,7 @@ async def student_history(request: Request) -> Response:
         student=student,
         assignments=assignments,
         in_force=await run_in_threadpool(
-            in_force, service.store.gradebook(), student.id, assignments
+            in_force, service.store.gradebook(), student.id, assignments, service.config
         ),
         targets=_targets(service),
         adjust_url=f"/class/students/{quote(student.id, safe='')}/adjust",

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from grader.batch.adjust import Change, check_totals
+from grader.batch.adjust import Change, above_maximum, check_totals
 from grader.batch.gradebook import Gradebook, locked_out
 from grader.batch.lateness import Handed, late_of, load_extensions, matched_hours, save_late
 from grader.batch.records import (
@@ -30,7 +30,7 @@ from grader.batch.records import (
     set_override,
 )
 from grader.batch.standing import Standing, one_standing
-from grader.course.config import AssignmentSpec
+from grader.course.config import AssignmentSpec, Config
 from grader.course.deadline import Late, LatePolicy
 from grader.course.notebook import Submission
 from grader.errors import GraderError
@@ -325,14 +325,20 @@ def adjust(
         book.close()
 
 
-def in_force(gradebook: Path | str, student: str, assignments: list[str]) -> list[str]:
+def in_force(
+    gradebook: Path | str, student: str, assignments: list[str], config: Config | None = None
+) -> list[str]:
     """The overrides and comments in force for a student, one line each with its
-    assignment, for the instructor's page of that student (what the form may clear)."""
+    assignment, for the instructor's page of that student (what the form may clear); an
+    override above its maximum says so (`config`: the course, where the maxima are)."""
 
     def read(book: Gradebook) -> list[str]:
         lines = []
         for aid in assignments:
-            lines += [f"{aid}: {o.describe()}" for o in overrides(book, aid).get(student, [])]
+            spec = config.assignments.get(aid) if config is not None else None
+            for o in overrides(book, aid).get(student, []):
+                above = above_maximum(spec, o.target, o.points) if spec is not None else ""
+                lines.append(f"{aid}: {o.describe()}" + (f" (note: {above})" if above else ""))
             lines += [f"{aid}: {c.describe()}" for c in comments(book, aid).get(student, [])]
         return lines
 
