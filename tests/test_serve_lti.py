@@ -219,6 +219,10 @@ def test_a_course_without_lti_takes_no_launch(tmp_path: Path) -> None:
         ("Missing %s cookie lti1p3-state", "allow cookies"),
         ("Client id not registered for this issuer", "tell your instructor"),
         ("Unable to find deployment", "not set up to work together"),
+        (  # a wrong `aud`: worded "could not be verified" (r48)
+            "iss https://canvas.example.edu [client_id=some-other-tool] not found in settings",
+            "not set up to work together",
+        ),
         ("Can't decode id_token: Signature verification failed", "could not be verified"),
     ],
 )

@@ -74,6 +74,7 @@ _MEANINGS = (
             "jwt kid",
             "invalid url",
             "launch url",
+            "not found in settings",  # an `aud` (client id) this tool was not given
         ),
         _SETUP,
     ),
