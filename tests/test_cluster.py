@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -162,8 +163,12 @@ def test_workers_of_another_grader_version_are_refused_in_one_line(
 ) -> None:
     monkeypatch.setattr(cluster_module, "grader_version", lambda: "0.0.1-elsewhere")
     address = cluster.scheduler_address
-    with pytest.raises(GraderError, match=r"the client 0\.0\.1-elsewhere: install the same"):
+    with pytest.raises(GraderError, match=r"the client 0\.0\.1-elsewhere: install the same") as e:
         grade_batch(DEMO, config, None, "self_attention", cluster=address)
+    with Client(address) as client:  # the refusal names the machine to fix (r46 #10)
+        workers = set(client.scheduler_info()["workers"])
+    assert re.match(r"Dask worker (\S+): this Dask worker has grader", str(e.value))
+    assert str(e.value).split()[2].rstrip(":") in workers
     with Client(address) as client:  # the refused plugin is not left for later workers
         plugins = client.run(lambda dask_worker: list(dask_worker.plugins))
     assert not any(name.startswith("attention-grader-") for v in plugins.values() for name in v)

@@ -83,7 +83,11 @@ class GradingPlugin(WorkerPlugin):
         try:
             await asyncio.to_thread(self.start, worker.state.nthreads, worker.local_directory)
         except Exception as exc:  # Dask logs it and keeps the worker: its tasks say why
-            self.refused = " ".join(str(exc).split())[:_NOTE_CHARS] or type(exc).__name__
+            reason = " ".join(str(exc).split())[:_NOTE_CHARS] or type(exc).__name__
+            # which of the machines it is: the one to fix, among many (r46 #10)
+            self.refused = f"Dask worker {worker.address}: {reason}"
+            if isinstance(exc, GraderError):  # its kind kept: the exit code says it
+                raise type(exc)(self.refused) from None
             raise
 
     def start(self, count: int, scratch: str | None = None) -> None:
