@@ -112,3 +112,27 @@ def test_a_missing_variable(config: Config, tmp_path: Path) -> None:
     result = target(grade_path(out, config, "udl_12_1"), "all_x_prime")
     assert result.status == "missing"
     assert "not defined after the notebook ran" in result.messages[0]
+
+
+def test_keys_filled_with_the_queries_are_told_on_the_line_that_fills_them(
+    config: Config, tmp_path: Path
+) -> None:
+    # Told "uses `all_queries` where `all_keys` is meant (in what is returned)" with no
+    # line, of a cell that returns nothing, and the result placed on `all_keys = []` (r49).
+    notebook = nbformat.read(str(NOTEBOOKS / "correct.ipynb"), as_version=4)
+    (cell,) = [c for c in notebook.cells if c.source.startswith("all_queries = []")]
+    cell.source = (
+        "all_queries = []\nall_keys = []\nall_values = []\nfor x in all_x:\n"
+        "    query = beta_q + omega_q @ x\n    key = beta_k + omega_k @ x\n"
+        "    value = beta_v + omega_v @ x\n    all_queries.append(query)\n"
+        "    all_keys.append(query)\n    all_values.append(value)\n"
+    )
+    out = tmp_path / "keys_are_queries.ipynb"
+    nbformat.write(notebook, str(out))
+    result = target(grade_path(out, config, "udl_12_1"), "all_keys")
+    told = [f for f in result.findings if f.kind == "mistake"]
+    assert [f.mistake for f in told] == ["wrong_variable"]
+    assert "`all_keys` holds the values of `all_queries`" in told[0].message
+    assert "returned" not in told[0].message
+    assert told[0].location is not None and told[0].location.line == 9  # its .append line
+    assert result.location == told[0].location

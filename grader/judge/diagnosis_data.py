@@ -41,6 +41,8 @@ class Evidence:
     error_places: tuple[Location | None, ...] = ()  # where each of those was raised
     early_stops: tuple[tuple[str, Location], ...] = ()  # loops that miss one item (loop_bounds)
     fixed: tuple[Hint, ...] = ()  # `name[0]` read inside a loop of its code (static.py)
+    # for a variable: each line of the cells that set it (where its mistakes are placed)
+    cell_lines: tuple[tuple[Location, str], ...] = ()
     # what the student has seen: a derived mistake quotes no code beyond it (None: no check)
     shown: Shown | None = None
     # the notebook's functions, by name (a helper's mistake is placed in the helper's body)

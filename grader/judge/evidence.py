@@ -34,7 +34,7 @@ from grader.judge.stubs import (
     is_exercise_stub,
     read_where_set,
 )
-from grader.report import Finding, TargetResult, messages_of
+from grader.report import Finding, Location, TargetResult, messages_of
 from grader.run.wire import clean_text
 
 T = TypeVar("T")
@@ -83,6 +83,11 @@ def _in_target_code(
         if tree is not None and binds(tree, name):
             found += find(tree, cell)
     return tuple(found)
+
+
+def _lines(_tree: ast.AST, cell: CodeCell) -> list[tuple[Location, str]]:
+    """Each line of a cell, with its place."""
+    return [(Location(cell.index, n), t) for n, t in enumerate(cell.original.split("\n"), 1)]
 
 
 def _upstream(
@@ -187,6 +192,9 @@ def explain(
             error_places=tuple(location_of(e) for e in raised),
             fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),
             early_stops=_in_target_code(submission, name, function, spec.variable, early_stops),
+            cell_lines=_in_target_code(submission, name, None, spec.variable, _lines)
+            if function is None
+            else (),
             shown=seen,
             functions=partial(_helper, submission, graded),
         )

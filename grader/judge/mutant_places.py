@@ -12,6 +12,28 @@ import re
 _LIBRARIES = ("np", "math")  # module names, not the student's variables
 
 
+CELL = "_grader_cell_"  # the name of a cell's code made a function (mutants.cell_function)
+
+
+def cell_variable(function: ast.FunctionDef, node: ast.AST) -> str | None:
+    """The variable a cell's function returns when `node` is what its added `return` holds
+    (a change there is one to the variable's final value, made by no line of the cell)."""
+    last = function.body[-1] if function.body else None
+    if function.name.startswith(CELL) and isinstance(last, ast.Return) and last.value is node:
+        return function.name[len(CELL) :]
+    return None
+
+
+def _filled(variable: str) -> list[str]:
+    """The lines that put values into `variable`: `.append(…)` and its kin first, then an
+    assignment to it or an item of it that is not an empty start (`all_keys = []`)."""
+    name = re.escape(variable)
+    return [
+        rf"^\s*{name}\s*\.\s*(?:append|extend|insert)\s*\(",
+        rf"^\s*{name}\s*(?:\[[^\]]*\]\s*)?(?:[-+*/@]|//)?=(?!=)(?!\s*{_EMPTY}\s*(?:#|$))",
+    ]
+
+
 def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
     """The innermost statement of `function` that holds `node`."""
     held = None
@@ -34,6 +56,9 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     expression holds, then the statement, then those names alone, then only the attributes
     and functions it uses (`shape`, `sqrt`). The student's names may
     differ from the reference's; what matches nothing falls back to the `def` line."""
+    variable = cell_variable(function, node)
+    if variable is not None:  # the cell's value as a whole: where the student fills it
+        return "\n".join(_filled(variable))
     variables = [n.id for n in ast.walk(new) if isinstance(n, ast.Name) and n.id not in _LIBRARIES]
     names = list(variables)
     names += [n.attr for n in ast.walk(new) if isinstance(n, ast.Attribute) and n.attr != "T"]

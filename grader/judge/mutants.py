@@ -30,7 +30,7 @@ from grader.judge.mutant_operators import (
     siblings,
     swap_node,
 )
-from grader.judge.mutant_places import locate_pattern
+from grader.judge.mutant_places import CELL, cell_variable, locate_pattern
 from grader.judge.static import find_function, integer_globals
 from grader.judge.stubs import binds
 
@@ -67,6 +67,9 @@ def _with(function: ast.FunctionDef, index: int, new: ast.AST) -> ast.FunctionDe
 
 def _where(function: ast.FunctionDef, node: ast.AST) -> str:
     """The statement that holds the change, in words: `in computing keys`, `in the return`."""
+    variable = cell_variable(function, node)
+    if variable is not None:  # the return a cell's function was given: no line of the cell
+        return f" (in what `{variable}` holds at the end)"
     for statement in ast.walk(function):
         if not isinstance(statement, ast.stmt) or statement is function:
             continue
@@ -222,6 +225,13 @@ def _add(
     ast.fix_missing_locations(mutant)
     # `where`: the words say it already (a change made alike in several statements)
     message = f"{change.words}{_where(original, node) if where is None else where}"
+    variable = cell_variable(original, node)
+    if variable is not None and isinstance(change.node, ast.Name) and isinstance(node, ast.Name):
+        # the variable holds another's values: said of the variable, not of a `return` the
+        # student never wrote (`uses all_queries where all_keys is meant (in what is returned)`)
+        message = (
+            f"`{variable}` holds the values of `{change.node.id}`: look at what is put into it"
+        )
     locate = locate_pattern(original, node, change.node)
     found.append(
         Mistake(change.mistake_id, target, message, "", name, ast.unparse(mutant), None, locate)
@@ -260,7 +270,7 @@ def cell_function(solution: Submission, name: str) -> tuple[ast.FunctionDef, lis
     ]
     body = [*copy.deepcopy(found.body), ast.Return(ast.Name(name, ast.Load()))]
     function = ast.FunctionDef(
-        name=f"_grader_cell_{name}",
+        name=f"{CELL}{name}",
         args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=body,
         decorator_list=[],
