@@ -81,3 +81,35 @@ def test_an_assignment_built_on_two_threads_at_once_has_one_case_set(
     for thread in threads:
         thread.join()
     assert len(built) == 2 and built[0] is built[1]
+
+
+def test_a_builder_drawing_from_the_global_generator_makes_the_same_cases_anywhere(
+    tmp_path: Any,
+) -> None:
+    # r50: such a builder made other public cases in every process (two releases differed),
+    # and a regrade's hidden cases were not the first grading's.
+    import json
+    import random
+
+    from conftest import repo_config_raw
+    from grader.course.config import load_config
+
+    from conftest import REPO
+
+    (tmp_path / "cases.py").write_text(
+        (REPO / "cases.py").read_text() + "\n\nimport random\n\n"
+        "@builder(needs=['N'])\ndef careless(rng, s, index):\n"
+        "    return ([float(v) for v in np.random.normal(size=s['N']) + random.random()],)\n"
+    )
+    raw = repo_config_raw()
+    raw["cases"] = str(tmp_path / "cases.py")
+    raw["assignments"]["self_attention"]["targets"]["softmax"]["inputs"] = "careless"
+    (tmp_path / "config.yaml").write_text(json.dumps(raw))
+    spec = load_config(tmp_path / "config.yaml").assignment("self_attention").target("softmax")
+    made = []
+    for state in (1, 2):
+        np.random.seed(state)
+        random.seed(state)
+        made.append([repr(c.args) for c in target_cases(7, spec)])
+        assert np.random.random() == np.random.RandomState(state).random()  # put back
+    assert made[0] == made[1] and len(set(made[0])) == len(made[0]) > 1

@@ -91,3 +91,71 @@ def test_a_catalogue_variant_that_fails_to_run_is_told_with_its_error(tmp_path: 
     assert len(said) == 1, result.problems
     assert "the variant itself fails to run (" in said[0]
     assert "raised NameError: name 'all_xs' is not defined" in said[0]
+
+
+def _solution_with(tmp_path: Path, old: str, new: str) -> Path:
+    """The repository's config, its self_attention solution with `old` written as `new`."""
+    raw = repo_config_raw()
+    spec = raw["assignments"]["self_attention"]
+    notebook = Path(spec["solution"]).read_text(encoding="utf-8")
+    changed = notebook.replace(old, new, 1)
+    assert changed != notebook
+    (tmp_path / "solution.ipynb").write_text(changed, encoding="utf-8")
+    spec["solution"] = str(tmp_path / "solution.ipynb")
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_a_reference_drawing_from_the_global_generator_is_refused(tmp_path: Path) -> None:
+    # r50: it passed selftest (the solution, seeded alike, matched itself) and a correct
+    # student's softmax was told "term_dropped".
+    from grader.author.selftest_reference import random_references
+    from grader.course.notebook import load_submission
+
+    drawn = "np.exp(data_in - np.max(data_in, axis=0, keepdims=True)) + np.random.normal() * 1e-3"
+    seeded = drawn.replace("np.exp", "(np.random.seed(5), 0)[1] + np.exp", 1)
+    shown = "np.exp(data_in - np.max(data_in, axis=0, keepdims=True))"
+    for code, refused in ((drawn, True), (seeded, False), ("np.random.default_rng(1).normal()"
+                          " * 0 + " + shown, False)):  # fmt: skip
+        config = load_config(_solution_with(tmp_path, shown, code))
+        spec = config.assignment("self_attention")
+        problems = random_references(spec, load_submission(spec.solution))
+        said = [p for p in problems if "global random generator" in p]
+        assert bool(said) == refused, problems
+        if refused:
+            # softmax_cols's own, and its callers' (self_attention and its scaled kin)
+            own = [p for p in said if p.startswith("softmax_cols: ")]
+            assert len(own) == 1 and "`np.random.normal`" in own[0] and "which it" not in own[0]
+            callers = [p for p in said if "(in `softmax_cols`, which it calls)" in p]
+            assert any(p.startswith("self_attention: the reference draws") for p in callers)
+
+
+@pytest.mark.slow
+def test_a_reference_that_returns_nan_fails_the_selftest(tmp_path: Path) -> None:
+    shown = "np.exp(data_in - np.max(data_in, axis=0, keepdims=True))"
+    path = _solution_with(tmp_path, shown, f"{shown} * np.nan")
+    done = CliRunner().invoke(main, ["selftest", "--config", str(path), "-a", "self_attention"])
+    assert done.exit_code == 1, done.output
+    assert "softmax_cols: the reference returns NaN on case 1" in done.output
+
+
+def test_floats_compared_with_no_tolerance_are_refused(tmp_path: Path) -> None:
+    import numpy as np
+
+    from grader.author.selftest import _leaves
+    from grader.author.selftest_reference import unmatchable_outputs
+    from grader.judge.reference import Reference
+
+    raw = repo_config_raw()
+    targets = raw["assignments"]["self_attention"]["targets"]
+    targets["softmax"]["tolerance"] = {"rtol": 0, "atol": 0}
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(raw))
+    spec = load_config(path).assignment("self_attention")
+    floats = Reference((np.array([0.25, 0.75]),), ((),), ())
+    whole = Reference((np.array([1, 2]),), ((),), ())
+    said = unmatchable_outputs(spec, {"softmax": floats}, _leaves)
+    assert len(said) == 1 and said[0].startswith("softmax: floats compared with a tolerance of 0")
+    assert unmatchable_outputs(spec, {"softmax": whole}, _leaves) == []  # integers: exact
+    assert unmatchable_outputs(spec, {"softmax_cols": floats}, _leaves) == []  # its own rtol

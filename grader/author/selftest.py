@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from grader.author.selftest_derived import derived_counts
+from grader.author.selftest_reference import random_references, unmatchable_outputs
 from grader.course.cases import build_cases
 from grader.course.config import AssignmentSpec
 from grader.course.mistakes import Mistake
@@ -98,7 +99,9 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
     solution = load_submission(assignment.solution)
     # The course's own run first: graded as a submission, the solution's run would hold the
     # worker while this one queued behind it, so one that never ends took two time limits.
-    _expected(assignment)
+    expected = _expected(assignment)
+    result.problems += random_references(assignment, solution)
+    result.problems += unmatchable_outputs(assignment, expected.references, _leaves)
     report = grade_submission(solution, assignment)
     if not report.all_passed:
         failing = ", ".join(t.name for t in report.targets if t.status != "passed")
