@@ -91,10 +91,9 @@ def test_a_builder_drawing_from_the_global_generator_makes_the_same_cases_anywhe
     import json
     import random
 
-    from conftest import repo_config_raw
     from grader.course.config import load_config
 
-    from conftest import REPO
+    from conftest import REPO, repo_config_raw
 
     (tmp_path / "cases.py").write_text(
         (REPO / "cases.py").read_text() + "\n\nimport random\n\n"

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from grader.batch.grade import grade_batch
 from grader.cli import main
-from grader.course.bundle import BUNDLE_NAME
+from grader.course.bundle import BUNDLE_NAME, read_data
 from grader.course.cases import build_cases
 from grader.course.config import Config, load_config
 from grader.course.notebook import load_submission
@@ -602,3 +602,22 @@ def test_an_assignment_without_an_exercise_gets_a_bundle_of_its_cases(tmp_path: 
         full = grade_path(out / f"{name}.ipynb", load_config(REPO / "config.yaml"), "udl_12_1")
         assert report.score == (points if points is not None else full.score), report.targets
         assert [t.status for t in report.targets] == [t.status for t in full.targets]
+
+
+def test_one_assignment_released_into_a_bundle_keeps_those_released_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # r50 #7: `release --assignment` into last week's bundle deleted last week's exercise
+    # and left it out of the manifest (exit 0, no word): those students' check() broke.
+    # Week 3's exercise may hand out week 1's solution, released before.
+    course, _ = _handing_out(tmp_path, monkeypatch)
+    out = tmp_path / "bundle"
+    for aid in (AID, "multihead_attention"):
+        argv = ["release", "--course", str(course), "--assignment", aid, "--out", str(out)]
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 0, result.output
+    assert f"note: {out} already holds {AID}: kept" in result.stderr
+    manifest, _ = read_data(out / BUNDLE_NAME)
+    assert [a["id"] for a in manifest["assignments"]] == [AID, "multihead_attention"]
+    for entry in manifest["assignments"]:
+        assert (out / entry["exercise"]).is_file(), entry["exercise"]

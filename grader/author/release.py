@@ -91,8 +91,20 @@ def release(
         raise ConfigError(f"{config.path} is a student bundle: release from the course itself")
     _refuse_course_out(config, out)
     specs = [config.assignment(assignment)] if assignment else list(config.assignments.values())
-    refuse_shared_exercises(config)
+    # what this release hands out first; one released before may be given away by it now
     released = {spec.id for spec in specs}
+    if assignment:  # one more into a bundle: those released there before stay (r50 #7)
+        kept = [a for a in _assignments_before(out) if a != assignment]
+        gone = [a for a in kept if a not in config.assignments]
+        specs = [config.assignment(a) for a in kept if a not in gone] + specs
+        if notes is not None and len(specs) > 1:
+            notes.append(
+                f"{out} already holds {', '.join(s.id for s in specs[:-1])}: kept, and "
+                "written again from the course (release into an empty folder for one alone)"
+            )
+        if notes is not None and gone:
+            notes.append(f"{out} held {', '.join(gone)}, which the course no longer has: left out")
+    refuse_shared_exercises(config)
     exercises: dict[str, Path | None] = {}
     for spec in specs:  # every exercise checked before a file is written
         if spec.exercise is None:  # graded on a notebook the course does not write (udl_12_1)
@@ -198,6 +210,21 @@ def _released_before(out: Path) -> set[str]:
     except ConfigError:
         return set()
     return _released_names(manifest)
+
+
+def _assignments_before(out: Path) -> list[str]:
+    """The assignments of the bundle already in `out`, in its order (none when there is no
+    bundle there, or it cannot be read)."""
+    data = out / BUNDLE_NAME
+    if not data.is_file():
+        return []
+    try:
+        manifest, _ = read_data(data)
+    except ConfigError:
+        return []
+    entries = manifest.get("assignments")
+    ids = [e.get("id") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    return [i for i in ids if isinstance(i, str)]
 
 
 def _remove_stale(out: Path, names: set[str]) -> None:
