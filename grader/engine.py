@@ -236,6 +236,7 @@ def judge_target(
             findings=(missing,),
             public_cases=spec.public_cases,
             hidden_cases=spec.hidden_cases,
+            all_or_nothing=not spec.partial_credit,
         )
     unanswered = run.wire_error or run.exit_description or "no answer from the notebook"
     over_time = not run.wire_error and run.ending in OVER_TIME
@@ -274,6 +275,7 @@ def judge_target(
         tuple(findings),
         spec.public_cases,
         spec.hidden_cases,
+        not spec.partial_credit,
     )
 
 

@@ -108,6 +108,9 @@ class TargetResult:
     public_cases: int | None = None
     # Cases not graded here (a student's check() or bundle): graded when they submit.
     hidden_cases: int = 0
+    # `partial_credit: false`: the points are the target's only when every case passed, so
+    # a view of the public cases alone must not show what the hidden ones did to them.
+    all_or_nothing: bool = False
 
 
 def cases_line(targets: Sequence[TargetResult]) -> str | None:

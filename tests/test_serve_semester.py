@@ -117,6 +117,21 @@ def test_the_public_report_scores_the_public_cases_and_keeps_the_hidden_diagnosi
     assert HIDDEN_LATER in public.notes and HIDDEN_LATER not in full.notes
 
 
+def test_all_or_nothing_the_public_view_is_the_same_whatever_the_hidden_cases_did() -> None:
+    # partial_credit: false gave 0 points to a target whose public cases all passed when a
+    # hidden one failed: the student's page told the hidden failure before the release (r50).
+    views = []
+    for hidden, score in ((("passed", "passed"), 3.0), (("passed", "failed"), 0.0)):
+        outcomes = ("passed", *hidden)
+        full = TargetResult(
+            "softmax", "passed" if score else "failed", score, 3.0, cases_passed=3 - (not score),
+            cases_total=3, case_outcomes=outcomes, public_cases=1, all_or_nothing=True,
+        )  # fmt: skip
+        public = public_target(full)
+        views.append((public.status, public.score, public.max_score, public.messages))
+    assert views[0] == views[1] == ("passed", 1.0, 1.0, ())
+
+
 def test_a_failed_public_case_shows_no_line_of_a_hidden_case() -> None:
     hidden_line = "case 3 (N=5): expected -2.00527, got 0.1"
     target = TargetResult(

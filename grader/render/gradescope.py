@@ -51,11 +51,15 @@ def _tests(target: TargetResult) -> list[dict[str, Any]]:
         said += [f.message for f in target.findings if f.kind not in ("summary", "case")]
     hidden = total - public
     unseen = sum(o == "passed" for o in target.case_outcomes[public:])
+    public_max = share * public
+    if target.all_or_nothing:  # its points hang on the hidden cases too: all go with them
+        shown = public_max = 0.0  # (a visible 0 of 1 beside "2 of 2 passed" told it: r50)
+        said.append("the points are all or nothing: shown with the hidden cases")
     return [
         _test(
             f"{target.name} (public cases)",
             shown,
-            share * public,
+            public_max,
             passed == public,
             said,
             "visible",
@@ -63,7 +67,7 @@ def _tests(target: TargetResult) -> list[dict[str, Any]]:
         _test(
             f"{target.name} (hidden cases)",
             target.score - shown,
-            target.max_score - share * public,
+            target.max_score - public_max,
             unseen == hidden,
             [f"hidden cases: {unseen} of {hidden} passed", *_lines(target)],
             "after_published",

@@ -70,10 +70,13 @@ def public_target(target: TargetResult) -> TargetResult:
     if said:
         counted = f"{public - passed} of {public} public case{'s' * (public > 1)} failed"
         kept = (Finding("summary", counted), *kept)
+    # all or nothing: what the public cases alone would earn, whatever the hidden ones did
+    # (the share of the points the target got would tell a hidden failure)
+    score = (share * public if ok else 0.0) if target.all_or_nothing else target.score
     return replace(
         target,
         status=status,
-        score=min(share * passed, target.score),
+        score=min(share * passed, score),
         max_score=share * public,
         cases_passed=passed,
         cases_total=public,
