@@ -237,6 +237,9 @@ def test_release_into_the_course_or_its_solutions_folder_isrefused(
         (["ok", "--function", "lambda"], "--function 'lambda': lambda is a Python keyword"),
         (["ok", "--function", "ok()"], "--function 'ok()': a graded function takes at least "
          "one argument"),
+        # r50 #8: only the last was kept, without a word
+        (["ok", "--function", "a(x)", "--function", "b(y)"], "--function given 2 times: the "
+         "skeleton has one function; make it with one, then add 'b(y)' to the solution"),
     ],
 )  # fmt: skip
 def test_new_assignment_refuses_what_would_not_load_and_writes_nothing(

@@ -262,10 +262,11 @@ def init_command(folder: Path) -> None:
 @click.argument("name")
 @click.option(
     "--function",
-    "function",
-    default=None,
+    "functions",
+    multiple=True,
     metavar="'f(x, y)'",
-    help="The function students write, with its parameters [default: NAME(x)].",
+    help="The function students write, with its parameters [default: NAME(x)]; one: add "
+    "more functions to the solution and config.yaml after.",
 )
 @click.option(
     "--course",
@@ -275,7 +276,7 @@ def init_command(folder: Path) -> None:
     help="The course folder (its config.yaml).",
 )
 @_errors_to_exit_codes
-def new_assignment_command(name: str, function: str | None, course: Path) -> None:
+def new_assignment_command(name: str, functions: tuple[str, ...], course: Path) -> None:
     """Add an assignment skeleton to a course: a solution notebook with a stub to fill, an
     empty mistake catalogue, and its config entry (one declared argument per parameter).
 
@@ -287,6 +288,13 @@ def new_assignment_command(name: str, function: str | None, course: Path) -> Non
     """
     from grader.author.scaffold import new_assignment
 
+    if len(functions) > 1:  # only the last was kept, without a word (r50 #8)
+        raise UsageError(
+            f"--function given {len(functions)} times: the skeleton has one function; make it "
+            f"with one, then add {', '.join(repr(f) for f in functions[1:])} to the solution "
+            "notebook and the assignment's targets in config.yaml (docs/course-author.md)"
+        )
+    function = functions[0] if functions else None
     with _writing(course, "--course"):
         made = new_assignment(course, name, function)
     for path in made:
