@@ -19,6 +19,7 @@ import yaml
 
 from grader.author.assign import course_sources, readable_solution
 from grader.course.config import AssignmentSpec, Config
+from grader.course.inputs import local_imports
 from grader.errors import UsageError
 from grader.judge.preflight import check_files, checked_catalogue
 
@@ -151,6 +152,8 @@ def export_gradescope(config: Config, assignment_id: str, out: Path) -> Path:
                 _add(bundle, f"solutions/{path.name}", path.read_text("utf-8"))
         if (cases := _course_cases(config, assignment_id)) is not None:
             _add(bundle, "cases.py", cases.read_text("utf-8"))
+            for module in local_imports(cases):  # its own helpers, beside it (r50 #3)
+                bundle.writestr(module.relative_to(cases.parent).as_posix(), module.read_bytes())
         for data in assignment.files:  # `files:` names them relative to the config
             bundle.writestr(data.name, data.source.read_bytes())
         _add(bundle, "package/pyproject.toml", package_project())

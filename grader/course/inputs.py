@@ -18,6 +18,8 @@ config loads and when cases are built, and is never staged into a student's sand
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -73,9 +75,44 @@ def course_cases(path: Path) -> CourseCases:
     """The course's cases.py at `path`; ConfigError when it cannot be read."""
     try:
         data = path.read_bytes()
+        # the modules beside it that it imports are its code too: an edit there is one to it
+        for module in local_imports(path):
+            data += b"\0" + module.relative_to(path.parent).as_posix().encode()
+            data += b"\0" + module.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read the course's case builders {path}: {exc}") from None
     return CourseCases(path, blake2b(data, digest_size=8).hexdigest())
+
+
+def local_imports(path: Path) -> list[Path]:
+    """The Python files beside `path` (a course's cases.py) that it imports, and those they
+    import in turn: a module `helpers.py`, or every file of a package `helpers/`. What the
+    Gradescope zip carries with it, and what its digest covers."""
+    found: dict[Path, None] = {}
+    todo = [path]
+    while todo:
+        source = todo.pop()
+        try:
+            tree = ast.parse(source.read_bytes())
+        except SyntaxError:
+            continue  # said in one line where the file is loaded
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module.split(".")[0]]
+            else:
+                continue
+            for name in names:
+                module, package = path.parent / f"{name}.py", path.parent / name
+                files = [module] if module.is_file() else (
+                    sorted(package.rglob("*.py")) if (package / "__init__.py").is_file() else []
+                )  # fmt: skip
+                for file in files:
+                    if file not in found and file != path:
+                        found[file] = None
+                        todo.append(file)
+    return list(found)
 
 
 _LOADED: dict[tuple[Path, str], dict[str, tuple[Builder, tuple[str, ...]]]] = {}
@@ -105,6 +142,8 @@ def _run_module(path: Path, name: str) -> Any:
         raise ConfigError(f"{path}: cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # its folder first on the path while it loads: `import helpers` finds the course's own
+    sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -114,6 +153,9 @@ def _run_module(path: Path, name: str) -> Any:
         sys.modules.pop(name, None)
         line = _line_in(exc, path)
         raise ConfigError(f"{path}{line}: fails when loaded: {type(exc).__name__}: {exc}") from None
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(str(path.parent))
     return module
 
 
