@@ -463,3 +463,23 @@ def test_merge_keys_and_equal_keys_in_different_mappings_are_still_read(tmp_path
     raw = parse_yaml(text, tmp_path / "config.yaml")
     assert raw["one"] == {"points": 2, "inputs": "x"}
     assert raw["two"]["points"] == 3
+
+
+def test_more_public_cases_than_the_target_has_is_refused(tmp_path: Path) -> None:
+    # r50: `public_cases: 10` of 4 sizes made every case public without a word.
+    raw = repo_config_raw()
+    targets = raw["assignments"]["self_attention"]["targets"]
+    targets["softmax"]["public_cases"] = 10
+    path = write(tmp_path, raw)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    count = len(
+        load_config(REPO / "config.yaml").assignment("self_attention").target("softmax").sizes
+    )
+    assert str(info.value) == (
+        f"{path}: assignments.self_attention.targets.softmax.public_cases: 10, but the target "
+        f"has {count} sizes (cases): give at most {count}, or leave it out to make every case "
+        "public"
+    )
+    targets["softmax"]["public_cases"] = count  # every case, said so: taken
+    assert load_config(write(tmp_path, raw)).assignment("self_attention").target("softmax")

@@ -543,6 +543,13 @@ def _build(raw: Mapping[str, Any], path: Path) -> Config:
             )
             for name, t in spec["targets"].items()
         )
+        for t in targets:  # more than it has: every case public, which was not meant (r50)
+            if t.public_cases is not None and t.public_cases > len(t.sizes):
+                raise ConfigError(
+                    f"{path}: assignments.{aid}.targets.{t.name}.public_cases: "
+                    f"{t.public_cases}, but the target has {len(t.sizes)} sizes (cases): give "
+                    f"at most {len(t.sizes)}, or leave it out to make every case public"
+                )
         assignments[aid] = AssignmentSpec(
             id=aid,
             title=spec.get("title", aid),
