@@ -68,3 +68,12 @@ def test_the_gradescope_zip_carries_the_helpers_and_its_course_loads(tmp_path: P
     unpacked = load_config(tmp_path / "source" / "config.yaml")
     spec = unpacked.assignment("self_attention").target("softmax")
     assert len(target_cases(1, spec)) == len(spec.sizes)
+
+
+def test_the_grader_package_is_never_one_of_the_courses_modules() -> None:
+    # In a checkout the bundled course's cases.py lies beside the `grader` package it imports
+    # its `builder` from: taken for a module of the course, every config load read and
+    # parsed the whole package (2.7 s for each `grader check` instead of 0.2 s), and the
+    # Gradescope zip would have carried it.
+    assert (REPO / "grader" / "__init__.py").is_file()
+    assert local_imports(REPO / "cases.py") == []

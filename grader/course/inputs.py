@@ -84,6 +84,9 @@ def course_cases(path: Path) -> CourseCases:
     return CourseCases(path, blake2b(data, digest_size=8).hexdigest())
 
 
+_GRADER = Path(__file__).resolve().parents[1]  # the package: never the course's own module
+
+
 def local_imports(path: Path) -> list[Path]:
     """The Python files beside `path` (a course's cases.py) that it imports, and those they
     import in turn: a module `helpers.py`, or every file of a package `helpers/`. What the
@@ -104,6 +107,8 @@ def local_imports(path: Path) -> list[Path]:
             else:
                 continue
             for name in names:
+                if name == _GRADER.name:  # the grader itself (a checkout is its course's folder)
+                    continue
                 module, package = path.parent / f"{name}.py", path.parent / name
                 files = [module] if module.is_file() else (
                     sorted(package.rglob("*.py")) if (package / "__init__.py").is_file() else []
