@@ -199,30 +199,27 @@ def _plain(name: str) -> bool:
     return not path.is_absolute() and ".." not in path.parts and "\\" not in name
 
 
-def _released_before(out: Path) -> set[str]:
-    """What the bundle already in `out` (if any) wrote there: none when there is none, or
-    it cannot be read."""
+def _manifest_before(out: Path) -> dict[str, Any]:
+    """The manifest of the bundle already in `out` ({} when there is none, or it cannot be
+    read)."""
     data = out / BUNDLE_NAME
     if not data.is_file():
-        return set()
+        return {}
     try:
         manifest, _ = read_data(data)
     except ConfigError:
-        return set()
-    return _released_names(manifest)
+        return {}
+    return manifest
+
+
+def _released_before(out: Path) -> set[str]:
+    """What the bundle already in `out` (if any) wrote there."""
+    return _released_names(_manifest_before(out))
 
 
 def _assignments_before(out: Path) -> list[str]:
-    """The assignments of the bundle already in `out`, in its order (none when there is no
-    bundle there, or it cannot be read)."""
-    data = out / BUNDLE_NAME
-    if not data.is_file():
-        return []
-    try:
-        manifest, _ = read_data(data)
-    except ConfigError:
-        return []
-    entries = manifest.get("assignments")
+    """The assignments of the bundle already in `out`, in its order."""
+    entries = _manifest_before(out).get("assignments")
     ids = [e.get("id") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
     return [i for i in ids if isinstance(i, str)]
 

@@ -7,14 +7,16 @@ the correct students (the solution, run as it was, matched itself).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
 from grader.course.config import AssignmentSpec
 from grader.course.notebook import Submission
+from grader.judge.placement import reached
 from grader.judge.reference import Reference
-from grader.judge.static import FunctionSource, calls_in_order, find_function
+from grader.judge.static import FunctionSource, find_function
 
 # What a module's random functions may be called for without drawing from its global state:
 # making a generator of one's own, or seeding (a function that seeds first draws the same).
@@ -57,17 +59,6 @@ def global_draws(function: FunctionSource) -> list[tuple[str, int]]:
     return found
 
 
-def _reached(solution: Submission, name: str, depth: int = 3) -> Iterator[FunctionSource]:
-    """The solution's function `name` and those of the solution it calls, `depth` deep."""
-    seen: set[str] = set()
-    frontier = [name]
-    for _ in range(depth):
-        found = [f for n in frontier if n not in seen and (f := find_function(solution, n))]
-        seen.update(frontier)
-        yield from found
-        frontier = [c for f in found for c in calls_in_order(f) if c not in seen]
-
-
 def random_references(assignment: AssignmentSpec, solution: Submission) -> list[str]:
     """A problem line for each function target whose reference draws from a global random
     generator: its outputs then depend on the draws made before the call (the notebook's
@@ -77,7 +68,11 @@ def random_references(assignment: AssignmentSpec, solution: Submission) -> list[
     for target in assignment.targets:
         if target.variable:
             continue  # the notebook's cells, run as the student's are, in their order
-        for function in _reached(solution, target.name):
+        own = find_function(solution, target.name)
+        called = sorted(reached(own, partial(find_function, solution)))
+        for function in [own, *(find_function(solution, n) for n in called)]:
+            if function is None:
+                continue
             draws = global_draws(function)
             if draws:
                 name, line = draws[0]

@@ -34,6 +34,7 @@ from grader.judge.pair_store import pairs_of
 from grader.judge.placement import (
     bound_line,
     does_itself,
+    first_match,
     in_callees,
     in_helper,
     locate,
@@ -464,7 +465,7 @@ def _explain(
             or where
         )  # in a helper of theirs
     if where is None and mistake and mistake.locate and ev.cell_lines:
-        where = _in_cells(ev.cell_lines, mistake.locate)  # a variable's: the cells setting it
+        where = first_match(ev.cell_lines, mistake.locate)  # a variable's: the cells setting it
     thrown = next((h for h in ev.hints if h.kind == "discarded"), None)
     if thrown and ev.function and where == ev.function.location():
         where = thrown.location  # found nowhere else: the value the code computed and dropped
@@ -484,16 +485,6 @@ def _explain(
     at = f" ({where.describe()})" if where else ""
     message = f"{mistake_id}: {what}{at}.{_fix(fix)}"
     return Finding("mistake", message, mistake_id, where, fix, f"{what}.")
-
-
-def _in_cells(lines: Sequence[tuple[Location, str]], pattern: str) -> Location | None:
-    """The first line (of a variable's cells) that matches `pattern`, its patterns tried in
-    turn (as placement.locate does in a function's body); comments are no place."""
-    for each in pattern.split("\n"):
-        for place, text in lines:
-            if not text.lstrip().startswith("#") and re.search(each, text):
-                return place
-    return None
 
 
 def _derived_words(

@@ -31,6 +31,16 @@ _TRIANGLE = re.compile(r"\b(?:tril|triu\w*)\s*\(|\bk\s*=\s*-?\d")
 _STARTED = re.compile(r"\b(?:range|arange)\s*\((?!\s*0\s*,)[^,()]*(?:\([^()]*\)[^,()]*)*,")
 
 
+def first_match(lines: Sequence[tuple[Location, str]], pattern: str) -> Location | None:
+    """The place of the first line matching `pattern` (one pattern per line of it, tried
+    in turn: mutants.locate_pattern); a comment is no place."""
+    for each in pattern.split("\n"):
+        for place, text in lines:
+            if not text.lstrip().startswith("#") and re.search(each, text):
+                return place
+    return None
+
+
 def locate(
     function: FunctionSource | None, pattern: str | None, mistake_id: str
 ) -> Location | None:
@@ -47,12 +57,8 @@ def locate(
     first = body[1] if docstring and len(body) > 1 else body[0] if body else None
     start = first.lineno if first else function.node.lineno
     end = function.node.end_lineno or function.node.lineno
-    lines = [n for n in range(start, end + 1) if not function.line_text(n).lstrip().startswith("#")]
-    for each in pattern.split("\n") if pattern else ():
-        for line in lines:
-            if re.search(each, function.line_text(line)):
-                return function.location(line)
-    return function.location()
+    lines = [(function.location(n), function.line_text(n)) for n in range(start, end + 1)]
+    return (first_match(lines, pattern) if pattern else None) or function.location()
 
 
 def bound_line(function: FunctionSource) -> Location | None:
@@ -101,7 +107,7 @@ def in_helper(
     if mistake.within is None:
         return None
     name, pattern = mistake.within
-    helper = functions(name) if name in _reached(function, functions) else None
+    helper = functions(name) if name in reached(function, functions) else None
     if helper is None or pattern is None:
         return None
     spot = locate(helper, pattern, mistake.id)
@@ -118,13 +124,13 @@ def does_itself(
     it reaches no `helper` of the student's, and every function of theirs it calls is one
     the solution has too (a `softmax_cols`), none a helper of their own under another name
     (an `attend` that is their `one_head`)."""
-    if function is None or helper in _reached(function, functions):
+    if function is None or helper in reached(function, functions):
         return False
     known = {f.mistake.within[0] for f in fingerprints if f.mistake.within}
     return all(name in known for name in calls_in_order(function) if functions(name))
 
 
-def _reached(function: FunctionSource | None, functions: Functions) -> set[str]:
+def reached(function: FunctionSource | None, functions: Functions) -> set[str]:
     """The student's (non-graded) functions `function` calls, and those they call in turn
     (as deep as the grader makes helpers' mistakes: HELPER_DEPTH)."""
     reached: set[str] = set()
