@@ -159,3 +159,17 @@ def test_floats_compared_with_no_tolerance_are_refused(tmp_path: Path) -> None:
     assert len(said) == 1 and said[0].startswith("softmax: floats compared with a tolerance of 0")
     assert unmatchable_outputs(spec, {"softmax": whole}, _leaves) == []  # integers: exact
     assert unmatchable_outputs(spec, {"softmax_cols": floats}, _leaves) == []  # its own rtol
+
+
+@pytest.mark.slow
+def test_a_failing_reference_is_told_with_why_it_fails(tmp_path: Path) -> None:
+    # r50 #10: a reference that changed its argument failed selftest with only the target's
+    # name ("the reference solution fails: softmax_cols"); `grader check` named the reason.
+    shown = "np.exp(data_in - np.max(data_in, axis=0, keepdims=True))"
+    mutating = "np.exp(data_in.__isub__(np.max(data_in, axis=0, keepdims=True)))"
+    path = _solution_with(tmp_path, shown, mutating)
+    done = CliRunner().invoke(main, ["selftest", "--config", str(path), "-a", "self_attention"])
+    assert done.exit_code == 1, done.output
+    said = [line for line in done.output.splitlines() if "the reference solution fails" in line]
+    assert said and said[0].strip().startswith("- the reference solution fails: softmax_cols: ")
+    assert "argument in place" in said[0] or "argument `data_in` in place" in said[0], said

@@ -22,6 +22,7 @@ from grader.judge.compare import stack
 from grader.judge.expected import Expected, build_expected
 from grader.judge.fingerprints import catalogue_for
 from grader.judge.static import find_function
+from grader.report import Report
 from grader.run.wire import Seq
 from grader.run.workers import shared_workers
 
@@ -104,8 +105,7 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
     result.problems += unmatchable_outputs(assignment, expected.references, _leaves)
     report = grade_submission(solution, assignment)
     if not report.all_passed:
-        failing = ", ".join(t.name for t in report.targets if t.status != "passed")
-        result.problems.append(f"the reference solution fails: {failing}")
+        result.problems += [f"the reference solution fails: {why}" for why in _failures(report)]
     result.lines.append(f"reference solution: {report.score:g} / {report.max_score:g}")
     if assignment.exercise is not None and assignment.exercise.exists():
         stub = grade_submission(load_submission(assignment.exercise), assignment)
@@ -131,6 +131,20 @@ def run_selftest(assignment: AssignmentSpec) -> SelftestResult:
     result.lines.append(derived.line())
     result.problems += [f"derived mistake {m}" for m in derived.misnamed]
     return result
+
+
+def _failures(report: Report) -> list[str]:
+    """Why the reference solution fails, one line per failing target (its first finding past
+    the count of cases), or the reason it did not run at all."""
+    if report.did_not_run is not None:
+        return [report.did_not_run]
+    failing = []
+    for target in report.targets:
+        if target.status != "passed":
+            said = [f.message for f in target.findings if f.kind != "summary"]
+            said = said or list(target.messages)
+            failing.append(f"{target.name}: {said[0]}" if said else target.name)
+    return failing or list(report.errors)
 
 
 def _check_variant(
