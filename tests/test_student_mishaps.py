@@ -183,6 +183,24 @@ def test_a_cell_that_asks_for_input_is_told_nobody_answers(
     assert report.score == report.max_score  # the functions are graded all the same
 
 
+def test_an_import_the_grader_does_not_have_is_told_what_there_is(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # r50 #11: a bare "No module named 'matplotlib'" for a module the student has at home.
+    inside = students.SOFTMAX.replace("def softmax(items_in):\n", "def softmax(items_in):\n"
+                                      "    import seaborn_at_home\n", 1)  # fmt: skip
+    assert inside != students.SOFTMAX
+    path = notebook([*students.cells(softmax=inside), "import plotting_at_home as plt"])
+    report = grade_path(path, config, "self_attention")
+    said = [e for e in report.errors if "plotting_at_home" in e]
+    assert len(said) == 1 and "ModuleNotFoundError" in said[0], report.errors
+    assert "only Python's standard library, NumPy and the modules your course lists" in said[0]
+    own = _target(report.targets, "softmax")
+    assert own.status == "error"
+    told = [m for m in own.messages if "seaborn_at_home" in m]
+    assert told and "ask your instructor" in told[0], own.messages
+
+
 def test_a_returned_array_too_large_to_send_is_said_as_its_size(
     config: Config, notebook: NotebookFactory
 ) -> None:

@@ -107,6 +107,8 @@ def describe_error(error: Mapping[str, Any]) -> str:
         text += f". {NUMPY_HINT}"
     if kind == "EOFError" and message == INPUT_MESSAGE:
         text += f". {INPUT_HINT}"
+    if kind == "ModuleNotFoundError" and message.startswith("No module named"):
+        text += f". {MODULE_HINT}"
     return text
 
 
@@ -115,6 +117,15 @@ INPUT_MESSAGE = "EOF when reading a line"
 INPUT_HINT = (
     "Nobody can type an answer to input() while the grader runs the notebook: write the "
     "value into the code instead"
+)
+
+
+# Where a notebook is graded it finds the standard library, NumPy and the course's `preload:`
+# (grader/run/view.py): a module installed on the student's machine may not be there.
+MODULE_HINT = (
+    "Where the grader runs your notebook there are only Python's standard library, NumPy and "
+    "the modules your course lists: remove the import and what uses it, or ask your "
+    "instructor (a course lists modules under `preload:` in its config.yaml)"
 )
 
 
