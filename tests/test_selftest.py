@@ -91,6 +91,9 @@ def test_a_catalogue_variant_that_fails_to_run_is_told_with_its_error(tmp_path: 
     assert len(said) == 1, result.problems
     assert "the variant itself fails to run (" in said[0]
     assert "raised NameError: name 'all_xs' is not defined" in said[0]
+    # r50 #13: placed in the catalogue file, where the typo is, not in the solution's cell
+    line = broken.split("\n").index("    all_queries = [omega_q @ x for x in all_xs]") + 1
+    assert f"({tmp_path / 'mistakes.py'}, line {line})" in said[0], said
 
 
 def _solution_with(tmp_path: Path, old: str, new: str) -> Path:

@@ -159,7 +159,8 @@ def _check_variant(
     cell = function.cell
     lines = cell.source.split("\n")
     start, end = function.node.lineno - 1, function.node.end_lineno or function.node.lineno
-    lines[start:end] = _variant_source(mistake, mistake.target).split("\n")
+    variant = _variant_source(mistake, mistake.target).split("\n")
+    lines[start:end] = variant
     source = "\n".join(lines)
     cells = tuple(
         replace(c, source=source, original=source) if c.index == cell.index else c
@@ -175,6 +176,8 @@ def _check_variant(
     named = ", ".join(verdict.mistakes) or "nothing"
     result.lines.append(f"{label:<55} {status}, diagnosed as {named}; margin {margin:.3g}×")
     raised = [m for m in verdict.messages if "raised " in m] if verdict.status == "error" else []
+    raised = [_in_catalogue(m, assignment, mistake, cell.index, range(start + 1, start + 1 +
+              len(variant))) for m in raised]  # fmt: skip
     if verdict.status == "passed":
         result.problems.append(f"{label}: the variant passes the checks")
     elif raised and verdict.mistakes != (mistake.id,):  # a typo in the catalogue, most likely
@@ -194,6 +197,21 @@ def _check_variant(
             f"tolerance (need {MIN_MARGIN:g}×): add cases that tell it apart"
         )
     return verdict.status != "passed", verdict.mistakes == (mistake.id,)
+
+
+def _in_catalogue(
+    message: str, assignment: AssignmentSpec, mistake: Mistake, cell: int, pasted: range
+) -> str:
+    """A variant's error placed in its catalogue file, where the author wrote it, instead of in
+    the solution's cell the variant was pasted into (lines `pasted` of cell `cell`)."""
+
+    def place(found: re.Match[str]) -> str:
+        line = int(found[2])
+        if int(found[1]) != cell or line not in pasted or not mistake.line:
+            return found[0]
+        return f"{assignment.mistakes}, line {mistake.line + line - pasted.start}"
+
+    return re.sub(r"cell (\d+), line (\d+)", place, message)
 
 
 def render_selftest(result: SelftestResult) -> str:

@@ -56,6 +56,9 @@ class Mistake:
     # a derived mistake made in a helper the target calls: the helper's name, and `locate`
     # for its own body (the mistake is placed there when the student's notebook has it)
     within: tuple[str, str | None] | None = None
+    # the variant's `def` line in the catalogue file (0: not from one): selftest places a
+    # variant's own error there, not in the solution it pasted the variant into
+    line: int = field(default=0, compare=False)
 
 
 @dataclass
@@ -188,6 +191,7 @@ def parse_catalogue(source: str, path: Path) -> Catalogue:
                     words.get("locate"),
                     words.get("static"),
                     words.get("replaces"),
+                    line=node.lineno,
                 )
             )
     return catalogue
