@@ -14,6 +14,7 @@ from grader.course.recognise import choose_assignment
 from grader.errors import GraderError, UsageError
 from grader.judge.evidence import explain
 from grader.judge.expected import Expected, build_expected
+from grader.judge.imports import unoffered_import_notes
 from grader.judge.preflight import preflight
 from grader.judge.reference import Reference
 from grader.judge.released import released_data
@@ -155,6 +156,7 @@ def finish(
     targets = name_renamed(targets, submission)
     targets = tuple(replace(t, location=submission.locate(t.location)) for t in targets)
     errors, did_not_run = _run_errors(run, answers, submission)
+    imports = () if run.isolated else unoffered_import_notes(submission, assignment.preload)
     # What judging decoded and parsed is not kept on the inputs: a caller holding many
     # (a benchmark, a service) would otherwise make every full collection walk them all.
     run.forget_frames()
@@ -170,6 +172,7 @@ def finish(
             *((run.note,) if run.note else ()),
             *submission.notes,
             *removed_name_notes(submission),
+            *imports,
             *scalar_messages(answers.scalar_fixes),
         ),
         seconds=seconds + time.monotonic() - started,

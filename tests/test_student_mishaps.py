@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -199,6 +200,42 @@ def test_an_import_the_grader_does_not_have_is_told_what_there_is(
     assert own.status == "error"
     told = [m for m in own.messages if "seaborn_at_home" in m]
     assert told and "ask your instructor" in told[0], own.messages
+
+
+IMPORTS = """\
+import helper
+import json, os.path
+import click
+import cycler
+from jinja2 import Template
+try:
+    import pandas
+except ImportError:
+    pandas = None
+"""
+
+
+@pytest.mark.parametrize(("assignment", "noted"), [
+    ("self_attention", ["click", "cycler", "jinja2"]),
+    ("udl_12_1", ["click", "jinja2"]),  # matplotlib is preloaded, and cycler with it
+])  # fmt: skip
+def test_an_import_only_an_unsandboxed_run_finds_is_noted(
+    config: Config, notebook: NotebookFactory, assignment: str, noted: list[str]
+) -> None:
+    # A student's laptop without the sandbox found click; the instructor's sandbox did not,
+    # and the same notebook failed there with no warning beforehand.
+    cells = [*students.cells(), "%%writefile helper.py\nX = 1\n", IMPORTS]
+    path = notebook(cells)
+    bare = grade_path(path, config, assignment, sandbox="none")
+    said = [n for n in bare.notes if "a notebook graded in the sandbox finds only" in n]
+    assert [n.split("`")[1] for n in said] == noted, bare.notes
+    assert re.match(r"cell \d+, line 3: `click` is imported", said[0]), said
+    assert ("(matplotlib)" in said[0]) == (assignment == "udl_12_1"), said
+    assert not any("ModuleNotFoundError" in e for e in bare.errors), bare.errors
+    boxed = grade_path(path, config, assignment)
+    assert not any("a notebook graded in the sandbox" in n for n in boxed.notes), boxed.notes
+    failed = [e for e in boxed.errors if "ModuleNotFoundError" in e]
+    assert len(failed) == 1 and "No module named 'click'" in failed[0], boxed.errors
 
 
 def test_a_returned_array_too_large_to_send_is_said_as_its_size(
