@@ -239,6 +239,7 @@ def test_a_roster_added_later_keeps_the_overrides_and_comments_made_before(
     command = ["grade", str(folder), "--course", str(course), "-a", "self_attention"]
     before = _grade([*command, "--out", str(out)])
     full = float(before["chenbo_4243"]["total"])
+    assert [p.name for p in (out / "feedback").iterdir()] == ["chenbo_4243.html"]
     said = CliRunner().invoke(main, ["override", "chenbo_4243", "--points", "1", *where])
     assert said.exit_code == 0, said.output
     said = CliRunner().invoke(main, ["comment", "chenbo_4243", "see me", *where])
@@ -247,6 +248,8 @@ def test_a_roster_added_later_keeps_the_overrides_and_comments_made_before(
     after = _grade([*command, "--out", str(out)])
     assert full != 1 and float(after["s2"]["total"]) == 1
     assert "total set to 1" in after["s2"]["overrides"] and "see me" in after["s2"]["comments"]
+    # r46 #9: the page under the LMS name stayed beside the new one, showing the old total
+    assert [p.name for p in (out / "feedback").iterdir()] == ["s2.html"]
     exported = CliRunner().invoke(main, ["export", "--format", "canvas", *where, "--out", "-"])
     rows = {row["SIS User ID"]: row for row in csv.DictReader(exported.stdout.splitlines())}
     assert float(rows["s2"]["self_attention"]) == 1 and float(rows["s1"]["self_attention"]) == 0

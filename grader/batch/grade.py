@@ -46,6 +46,7 @@ from grader.errors import ConfigError, UsageError
 from grader.judge.expected import Expected, build_expected
 from grader.judge.preflight import check_files, preflight
 from grader.render.escape import twins
+from grader.render.feedback import remove_feedback
 from grader.report import Report
 from grader.run import bwrap, collector
 from grader.run.sandbox import GRADER_FAULTS, UNEXPLAINED_KILL
@@ -197,6 +198,8 @@ def _on_roster(
         carry_records(recorder.book, renamed)
         for name, sid in renamed:
             recorder.former.setdefault(sid, []).append(name)
+            if recorder.out is not None:  # its page is written again under the id
+                remove_feedback(recorder.out, name)
     return matched.submissions
 
 

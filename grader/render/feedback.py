@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course.notebook import Submission
-from grader.render.escape import safe_name
+from grader.render.escape import folded, safe_name
 from grader.render.html import render_template
 from grader.render.whole_file import ends_with, write_bytes
 from grader.report import Report, TargetResult
@@ -95,6 +95,14 @@ def write_feedback(
         with contextlib.suppress(OSError):
             plain.unlink(missing_ok=True)
     return path
+
+
+def remove_feedback(out: Path, student: str) -> None:
+    """Remove a name's page, plain or hashed (a student the roster now names otherwise: the
+    page under the old name would stay beside the new one, and go stale)."""
+    for clashing in (frozenset(), frozenset({folded(student)})):
+        with contextlib.suppress(OSError):
+            (out / "feedback" / f"{safe_name(student, clashing)}.html").unlink(missing_ok=True)
 
 
 PAGE_END = b"</html>"  # how every page `feedback_page` renders ends
