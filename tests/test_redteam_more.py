@@ -58,6 +58,15 @@ queue = libc.msgget(0, 0o1600)
 HELD["msg"] = queue if queue < 0 else 0
 if queue < 0:
     HELD["msg"] = -ctypes.get_errno()
+open("/tmp/held", "w").close()
+try:
+    os.setxattr("/tmp/held", "user.a", b"x" * 65536)
+    HELD["xattr"] = 65536
+except OSError as exc:
+    HELD["xattr"] = -exc.errno
+# setxattrat (Linux 6.13, number 463 on x86_64 and arm64): refused before any kernel reads it
+done = libc.syscall(463, -100, b"/tmp/held", 0, b"user.b", None, 0)
+HELD["xattrat"] = -ctypes.get_errno() if done < 0 else done
 def softmax(items_in):
     raise ValueError(repr(sorted(HELD.items())))
 """
@@ -66,13 +75,16 @@ def softmax(items_in):
 def test_no_memory_outside_the_address_space_limit(fast_config: Config, tmp_path: Path) -> None:
     """The red team held System V shared memory without bound from one process (3 GB in a
     second, never in its address space, and no OOM killer sees it as the process's), and
-    16 MB per memfd: the system calls that make such memory are refused (EPERM)."""
+    16 MB per memfd, and gigabytes of extended attributes on its tmpfs: the system calls that
+    make such memory are refused (EPERM)."""
     path = write_notebook(tmp_path / "hoard.ipynb", [WRONG, HOARD])
     eperm = 1
     assert said_by_softmax(fast_config, path) == [
         ("memfd", -eperm),
         ("msg", -eperm),
         ("shm", -eperm),
+        ("xattr", -eperm),  # r51: kernel memory on the tmpfs, in no process and no size
+        ("xattrat", -eperm),
     ]
 
 

@@ -5,7 +5,8 @@ system calls that reach the kernel's largest attack surfaces and that no noteboo
 new user namespaces (the one thing an unprivileged process can still unshare), tracing and
 reading other processes' memory, kernel keyrings, eBPF, perf events, userfaultfd, io_uring,
 kernel modules and kexec; and the kinds of memory that a process holds outside its
-address space (System V shared memory and message queues, memfds). `clone3` answers ENOSYS,
+address space (System V shared memory and message queues, memfds, extended attributes on its
+tmpfs). `clone3` answers ENOSYS,
 so that the C library falls back to `clone`, whose flags the filter can read (clone3 passes
 them in memory it cannot see).
 """
@@ -38,6 +39,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "io_uring_register": 427, "unshare": 272, "clone": 56, "clone3": 435,
             "memfd_create": 319, "shmget": 29, "msgget": 68,
             "inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300,
+            "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "setxattrat": 463,
         },
     ),
     "aarch64": (
@@ -51,6 +53,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "io_uring_register": 427, "unshare": 97, "clone": 220, "clone3": 435,
             "memfd_create": 279, "shmget": 194, "msgget": 186,
             "inotify_init1": 26, "fanotify_init": 262,  # no inotify_init here
+            "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "setxattrat": 463,
         },
     ),
 }  # fmt: skip
@@ -62,6 +65,10 @@ REFUSED = (
     # IPC namespace sets no size limit), memfds (16 MB each, in no mounted file system) and
     # message queues (half a GB); /dev/shm and /tmp are bounded file systems instead
     "memfd_create", "shmget", "msgget",
+    # extended attributes: on the sandbox's tmpfs (/tmp, /dev/shm) their values are kernel
+    # memory that counts against neither the file system's size nor any process (r51: 3.8 GB
+    # from one notebook, and a memory group's OOM killer took the worker instead)
+    "setxattr", "lsetxattr", "fsetxattr", "setxattrat",
     # watches: 128 instances per user, and every sandbox's user is the host's nobody (or the
     # grader's user): one notebook holding them all would deny them to the rest
     "inotify_init", "inotify_init1", "fanotify_init",
