@@ -227,6 +227,32 @@ def test_a_notebook_a_student_named_in_their_folder_is_no_lms_export(
     assert handed.at == datetime.fromtimestamp(AFTER).astimezone()
 
 
+@pytest.mark.parametrize(
+    ("name", "claimed"),
+    [
+        ("smithjohn_LATE_12345_678901_hw_attempt_2020-01-01-00-00-00.ipynb", MTIME),
+        ("smithjohn_12345_678901_hw_attempt_2030-01-01-00-00-00.ipynb",
+         "the Canvas export (not flagged _LATE_)"),
+        ("John Smith_12345_assignsubmission_file_hw_attempt_2020-01-01-00-00-00.ipynb", MTIME),
+    ],
+)  # fmt: skip
+def test_a_blackboard_stamp_in_the_students_part_of_an_lms_name_is_theirs(
+    tmp_path: Path, name: str, claimed: str
+) -> None:
+    """r51: Canvas's and Moodle's names end in the file name the student uploaded; a
+    `_LATE_` upload named `hw_attempt_<long ago>` was read as Blackboard's time and lost no
+    points, with no word of it."""
+    due = datetime.fromisoformat("2026-03-01T23:59:00+01:00")
+    exported = write_notebook(tmp_path / name, ["x = 1"])
+    os.utime(exported, (AFTER, AFTER))
+    handed = handed_in(("smithjohn",), exported, tmp_path, {}, due)
+    assert handed.source.startswith(claimed), handed
+    if claimed == MTIME:
+        assert handed.at == datetime.fromtimestamp(AFTER).astimezone()
+    if "_LATE_" in name:
+        assert handed.source.endswith("(flagged _LATE_ by Canvas)")
+
+
 @pytest.mark.slow
 def test_a_zipped_blackboard_export_still_says_when(tmp_path: Path) -> None:
     """A .zip is listed where it was unpacked: its Blackboard names are still the export's

@@ -4,7 +4,8 @@ stores in the gradebook (table `late`), so that every output and a later regrade
 Where a submission's time comes from, first found first:
 1. `--submitted-at FILE` (CSV student,timestamp): given by the instructor;
 2. the LMS's file name: Blackboard's `_attempt_<yyyy-mm-dd-hh-mm-ss>` (local time: in the
-   course's `time_zone:`, each with its own day's offset; else at the due date's offset);
+   course's `time_zone:`, each with its own day's offset; else at the due date's offset), in
+   a name that is not Canvas's or Moodle's (their names end in the student's own file name);
 3. the last git commit touching the notebook, in a cloned repository;
 4. a Canvas name without `_LATE_`: Canvas says it was on time;
 5. the file's modification time: the last resort, and every output says so.
@@ -40,6 +41,7 @@ MTIME = "the file's modification time (no better source: give --submitted-at)"
 _CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
 _CANVAS = re.compile(r"^[^_]+_\d+_\d+_")
 _BLACKBOARD = re.compile(r"_attempt_(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)")
+_MOODLE = re.compile(r"^.+?_\d+_assignsubmission_")
 
 
 @dataclass(frozen=True)
@@ -294,7 +296,12 @@ def handed_in(
 def _blackboard_time(path: Path) -> datetime | None:
     """The local time a Blackboard name's `_attempt_<yyyy-mm-dd-hh-mm-ss>` says; None for a
     name without one, or with one that is no date of the years a time may say (a folder
-    of the student's own may name its notebook anything: a month 13 stopped the class)."""
+    of the student's own may name its notebook anything: a month 13 stopped the class).
+    Never in a name the class folder reads as Canvas's or Moodle's: their prefix is followed by
+    the file name the student chose, who could write `hw_attempt_<the due date>` there (r51:
+    a `_LATE_` Canvas upload so named lost no points)."""
+    if any(p.match(path.name) for p in (_CANVAS, _CANVAS_LATE, _MOODLE)):
+        return None
     stamp = _BLACKBOARD.search(path.stem)
     if stamp is None:
         return None
