@@ -202,6 +202,32 @@ def test_an_import_the_grader_does_not_have_is_told_what_there_is(
     assert told and "ask your instructor" in told[0], own.messages
 
 
+def test_a_name_a_crashed_cell_never_set_is_told_the_crash(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # r52 S1: `import matplotlib.pyplot as plt` failed before `import numpy as np` on the
+    # next line, and every function was told only "name 'np' is not defined".
+    first, *rest = students.cells()
+    assert first.startswith("import numpy as np")
+    path = notebook(["import plotting_at_home as plt\n" + first, *rest])
+    report = grade_path(path, config, "self_attention")
+    softmax = _target(report.targets, "softmax")
+    said = [m for m in softmax.messages if m.startswith("`np` is not defined because cell")]
+    assert len(said) == 1, softmax.messages
+    assert re.match(r"`np` is not defined because cell (\d+) stopped before line 2, which sets "
+                    r"it: raised ModuleNotFoundError: No module named 'plotting_at_home' "
+                    r"\(cell \1, line 1\)", said[0]), said  # fmt: skip
+    assert softmax.messages.index(said[0]) < next(
+        i for i, m in enumerate(softmax.messages) if "NameError" in m
+    )
+    # a name no crashed cell sets is told nothing of the sort
+    path = notebook([first.replace("import numpy as np", "import numpy"), *rest])
+    report = grade_path(path, config, "self_attention")
+    softmax = _target(report.targets, "softmax")
+    assert any("name 'np' is not defined" in m for m in softmax.messages), softmax.messages
+    assert not any("is not defined because cell" in m for m in softmax.messages)
+
+
 IMPORTS = """\
 import helper
 import json, os.path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -33,6 +34,7 @@ from grader.judge.stubs import (
     exercise_stubs,
     is_exercise_stub,
     read_where_set,
+    unset_by_crash,
 )
 from grader.report import Finding, Location, TargetResult, messages_of
 from grader.run.wire import clean_text
@@ -115,6 +117,27 @@ def _crashes(submission: Submission, name: str, answers: Answers) -> tuple[str, 
     )
 
 
+_UNDEFINED = re.compile(r"^name '(\w+)' is not defined")
+
+
+def _unset(
+    submission: Submission, answers: Answers, raised: list[dict[str, Any]]
+) -> tuple[str, ...]:
+    """For a function that raised NameError: the crashed cell that would have set the name
+    further down (`np`, when `import matplotlib` failed on the line before `import numpy`)."""
+    names = {
+        m[1]
+        for e in raised
+        if e.get("type") == "NameError" and (m := _UNDEFINED.match(str(e.get("message", ""))))
+    }
+    return tuple(
+        f"`{name}` is not defined because cell {cell} stopped before line {line}, which sets "
+        f"it: {describe_error(answers.cell_errors[cell])}"
+        for name in sorted(names)
+        for cell, line in unset_by_crash(submission, name, answers.cell_errors)
+    )
+
+
 def _with_rebinding(result: TargetResult, submission: Submission) -> TargetResult:
     """A function target that is some other value after the notebook ran (`softmax` is a
     ndarray): where top-level code assigned its name after the `def`, if it did."""
@@ -187,7 +210,9 @@ def explain(
             base_digest=_digest(answers, name, probe_base(cases).index),
             reference_probes=dict(enumerate(expected.probe_references[name].outputs)),
             is_stub=is_exercise_stub(function, stubs),
-            crashes=_crashes(submission, name, answers) if spec.variable else (),
+            crashes=_crashes(submission, name, answers)
+            if spec.variable
+            else _unset(submission, answers, raised),
             errors=tuple(clean_text(e.get("message", ""), 300) for e in raised),
             error_places=tuple(location_of(e) for e in raised),
             fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),

@@ -147,3 +147,44 @@ def read_where_set(submission: Submission, name: str) -> set[str]:
         if tree is not None and binds(tree, name):
             found |= computed_from(tree, name)
     return found - {name}
+
+
+def _defines(tree: ast.Module, name: str) -> list[int]:
+    """The lines of a cell that give `name` a value: an assignment, an import, a `def` or a
+    `class` (at any depth: a `for` or `if` at the top level counts)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound = [(a.asname or a.name.split(".")[0]) for a in node.names]
+            if name in bound:
+                lines.append(node.lineno)
+        elif (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == name
+        ):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def unset_by_crash(
+    submission: Submission, name: str, cell_errors: Mapping[int, Mapping[str, Any]]
+) -> list[tuple[int, int]]:
+    """(cell, line) of each place that would have given `name` its value but never ran: its
+    cell raised on an earlier line (a failed `import matplotlib` before `import numpy as np`)."""
+    found = []
+    for cell in submission.cells:
+        error = cell_errors.get(cell.index)
+        tree = submission.tree(cell.index)
+        if error is None or tree is None:
+            continue
+        where = error.get("where")
+        stopped = 0
+        if isinstance(where, Mapping) and where.get("cell") == cell.index:
+            line = where.get("line")
+            stopped = line if isinstance(line, int) else 0
+        later = [line for line in _defines(tree, name) if line > stopped]
+        if later:
+            found.append((cell.index, later[0]))
+    return found
