@@ -228,6 +228,20 @@ def test_a_name_a_crashed_cell_never_set_is_told_the_crash(
     assert not any("is not defined because cell" in m for m in softmax.messages)
 
 
+def test_a_function_rebound_to_its_result_is_no_global_read_in_its_callers(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    # r52 S4: `softmax = softmax([1.0, 2.0, 3.0])` made attention_loop "uses_global: reads
+    # the notebook's global `softmax` ... use the arguments instead"; calling it is its job.
+    path = notebook([*students.cells(), "softmax = softmax(np.array([1.0, 2.0, 3.0]))"])
+    report = grade_path(path, config, "self_attention")
+    softmax = _target(report.targets, "softmax")
+    assert any("assigns `softmax` after its `def`" in m for m in softmax.messages)
+    caller = _target(report.targets, "attention_loop")
+    assert caller.status == "error" and "uses_global" not in caller.mistakes, caller.mistakes
+    assert any(m.startswith("fix `softmax` first") for m in caller.messages), caller.messages
+
+
 IMPORTS = """\
 import helper
 import json, os.path

@@ -103,19 +103,24 @@ def find_function(submission: Submission, name: str) -> FunctionSource | None:
 
 
 def notebook_globals(submission: Submission) -> set[str]:
-    """Names that top-level code binds to data (not functions, classes or modules)."""
+    """Names that top-level code binds to data (not functions, classes or modules). A name the
+    notebook also defines with `def` or `class` is its function, even when top-level code
+    rebinds it (`softmax = softmax(x)`: told as that rebinding, not as a global read)."""
     names: set[str] = set()
+    defined: set[str] = set()
     for cell in submission.cells:
         tree = submission.tree(cell.index)
         for node in tree.body if tree else ():
-            if isinstance(node, ast.Assign):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.add(node.name)
+            elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     names |= _stored(target)
             elif isinstance(node, ast.AnnAssign | ast.AugAssign):
                 names |= _stored(node.target)
             elif isinstance(node, ast.For):
                 names |= _stored(node)
-    return names
+    return names - defined
 
 
 def _stored(node: ast.AST) -> set[str]:
