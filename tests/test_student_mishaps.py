@@ -242,6 +242,30 @@ def test_a_function_rebound_to_its_result_is_no_global_read_in_its_callers(
     assert any(m.startswith("fix `softmax` first") for m in caller.messages), caller.messages
 
 
+def test_a_callee_that_passes_its_own_cases_is_not_told_to_be_fixed_first(
+    fast_config: Config, notebook: NotebookFactory
+) -> None:
+    # r52 S2: softmax_cols ✓ passed, and self_attention said "fix `softmax_cols` first ...
+    # `softmax_cols` never finished": it ends on its own cases, and is too slow for the caller.
+    slow = students.SOFTMAX_COLS.replace(
+        "def softmax_cols(data_in):\n",
+        "def softmax_cols(data_in):\n"
+        "    while sys._getframe(1).f_code.co_name == 'self_attention':\n"
+        "        pass\n",
+    )
+    path = notebook(["import sys", *students.cells(softmax_cols=slow)])
+    report = grade_path(path, fast_config, "self_attention")
+    assert _target(report.targets, "softmax_cols").status == "passed"
+    caller = _target(report.targets, "self_attention")
+    assert caller.status == "timeout"
+    assert not any("fix `softmax_cols` first" in m for m in caller.messages), caller.messages
+    said = [m for m in caller.messages if "passes its own cases but did not finish" in m]
+    assert len(said) == 1 and said[0].startswith(
+        "`self_attention` calls `softmax_cols`, which passes its own cases"
+    ), caller.messages
+    assert "inside the `while` loop at line 2: make this loop do less" in said[0]
+
+
 IMPORTS = """\
 import helper
 import json, os.path
