@@ -133,3 +133,11 @@ def test_a_sequence_is_stacked_once_and_its_stack_never_pickled() -> None:
     assert stack(Seq("list", (np.ones(2), None, np.ones(2)))) is None
     assert stack(Seq("list", (np.ones(2), np.ones(3)))) is None
     assert stack(Seq("tuple", ())) is not None
+
+
+def test_items_that_do_not_stack_are_named_in_the_order_returned() -> None:
+    # r52 S6: (7, 2), (2,), (2, 5) was said as "((2, 5), (2,), (7, 2))", sorted as text
+    got = Seq("tuple", (np.ones((7, 2)), np.ones(2), np.ones((2, 5)), np.ones(2)))
+    verdict = compare(EXPECTED, got, "exact", Tolerance())
+    assert not verdict.ok
+    assert verdict.message.endswith("do not stack into one array ((7, 2), (2,), (2, 5))")

@@ -245,7 +245,8 @@ def _not_numbers(got: Value) -> str:
             return f"returned an array of {match[1]} numbers, too many to compare (or to send)"
         return f"returned {describe(got)}, not numbers"
     if isinstance(got, Seq):
-        shapes = sorted({str(s.shape) for s in map(stack, got.items) if s is not None})
+        # in the order returned (each shape once): sorted, (7, 2), (2,), (2, 5) read backwards
+        shapes = list(dict.fromkeys(str(s.shape) for s in map(stack, got.items) if s is not None))
         return f"returned {describe(got)} that do not stack into one array ({', '.join(shapes)})"
     return f"returned {describe(got)}"
 
