@@ -266,6 +266,29 @@ def test_a_callee_that_passes_its_own_cases_is_not_told_to_be_fixed_first(
     assert "inside the `while` loop at line 2: make this loop do less" in said[0]
 
 
+def test_a_cell_looping_over_a_helper_is_not_placed_on_the_helpers_def_line(
+    fast_config: Config, notebook: NotebookFactory
+) -> None:
+    # r52 S7: "cell 20: did not finish within the time limit (cell 16, line 1)", the `def`
+    # line of the helper its endless loop called, where the time limit's signal was taken.
+    inner = (
+        "def inner(v):\n    e = np.exp(v - v.max(axis=0, keepdims=True))\n"
+        "    return e / e.sum(axis=0, keepdims=True)\n"
+    )
+    outer = (
+        "def outer(x, w):\n    q = w @ x\n    k = w @ x\n    a = inner(k.T @ q)\n    return x @ a\n"
+    )
+    endless = "x, w = np.ones((4, 3)), np.ones((4, 4))\nwhile True:\n    y = outer(x, w)\n"
+    path = notebook([*students.cells(), inner, outer, endless])
+    for _ in range(3):  # where the signal is taken varies: each run must name no `def` line
+        report = grade_path(path, fast_config, "self_attention")
+        said = [e for e in report.errors if "did not finish within the time limit" in e]
+        assert len(said) == 1, report.errors
+        last = int(said[0].split(":")[0].removeprefix("cell "))
+        assert f"(cell {last - 2}, line 1)" not in said[0], said
+        assert f"(cell {last - 1}, line 1)" not in said[0], said
+
+
 IMPORTS = """\
 import helper
 import json, os.path

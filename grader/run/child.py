@@ -276,12 +276,19 @@ def _cell_of(code: CodeType) -> int | None:
 
 def stuck_at(frame: FrameType | None) -> dict[str, int]:
     """The deepest student frame (a `<cell N>` file) of the stack the signal interrupted, as
-    the cell and line it was running: where a loop that never ends spends its time."""
+    the cell and line it was running: where a loop that never ends spends its time. A
+    function caught as it starts (still on its `def` line, where a signal is often taken) is
+    passed over for its caller, the loop that calls it again and again (r52: a `while True`
+    cell was placed on a helper's `def` line)."""
+    entered: dict[str, int] = {}
     while frame is not None:
         if (cell := _cell_of(frame.f_code)) is not None:
-            return {"cell": cell, "line": int(frame.f_lineno or 0)}
+            line = int(frame.f_lineno or 0)
+            if line != frame.f_code.co_firstlineno or frame.f_code.co_name == "<module>":
+                return {"cell": cell, "line": line}
+            entered = entered or {"cell": cell, "line": line}
         frame = frame.f_back
-    return {}
+    return entered
 
 
 def _student_line(tb: TracebackType | None, default_cell: int | None = None) -> dict[str, int]:
