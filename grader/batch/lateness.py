@@ -27,7 +27,7 @@ from pathlib import Path
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.roster import EXTENSION_COLUMN, ROSTER_FILE, course_roster
-from grader.batch.submissions import file_hash
+from grader.batch.submissions import file_hash, names_a_file_of_its_own
 from grader.batch.tables import csv_rows
 from grader.course.deadline import Late, LatePolicy, lateness, parse_time
 from grader.errors import ConfigError, UsageError
@@ -41,7 +41,6 @@ MTIME = "the file's modification time (no better source: give --submitted-at)"
 _CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
 _CANVAS = re.compile(r"^[^_]+_\d+_\d+_")
 _BLACKBOARD = re.compile(r"_attempt_(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)")
-_MOODLE = re.compile(r"^.+?_\d+_assignsubmission_")
 
 
 @dataclass(frozen=True)
@@ -300,7 +299,7 @@ def _blackboard_time(path: Path) -> datetime | None:
     Never in a name the class folder reads as Canvas's or Moodle's: their prefix is followed by
     the file name the student chose, who could write `hw_attempt_<the due date>` there (r51:
     a `_LATE_` Canvas upload so named lost no points)."""
-    if any(p.match(path.name) for p in (_CANVAS, _CANVAS_LATE, _MOODLE)):
+    if names_a_file_of_its_own(path.name):
         return None
     stamp = _BLACKBOARD.search(path.stem)
     if stamp is None:

@@ -76,6 +76,13 @@ def blackboard_prefix(names: Iterable[str]) -> str:
     return "_".join(common)
 
 
+def names_a_file_of_its_own(name: str) -> bool:
+    """Whether a file name is Canvas's or Moodle's export name, whose end is the name of the
+    file the student uploaded (anything the student chose, an `_attempt_<date>` included)."""
+    stem = Path(name).stem
+    return bool(_CANVAS.match(stem) or _MOODLE_FILE.match(stem))
+
+
 def student_of(name: str, is_dir: bool, prefix: str = "") -> tuple[str, str]:
     """(student, ordering key) for a file or folder name in an export; `prefix`: the
     assignment's part of the export's Blackboard names (blackboard_prefix)."""

@@ -103,23 +103,20 @@ def _explained(
         # (one never called before the notebook's time ran out), not where it was.
         return result
     owner = function_at(submission, where)
-    if owner is not None and owner != result.name and owner in passed:
-        # r52: "fix `softmax_cols` first ... never finished" beside softmax_cols's ✓: it
-        # ends on its own cases, and is too slow for what this target asks of it
-        stuck = stuck_words(submission, where, ends=True)
+    # r52: "fix `softmax_cols` first ... never finished" beside softmax_cols's ✓: a callee
+    # that passes its own cases ends, and is too slow for what this target asks of it
+    slow = owner in passed
+    stuck = stuck_words(submission, where, ends=slow)
+    if owner is not None and owner != result.name:
         text = (
             f"`{result.name}` calls `{owner}`, which passes its own cases but did not finish "
             f"in the time of this call; {stuck}"
-        )
-        finding = Finding("callee", text, location=where)
-    elif owner is not None and owner != result.name:
-        stuck = stuck_words(submission, where)
-        text = (
-            f"fix `{owner}` first: `{result.name}` calls it, and `{owner}` never finished; {stuck}"
+            if slow
+            else f"fix `{owner}` first: `{result.name}` calls it, and `{owner}` never finished; "
+            f"{stuck}"
         )
         finding = Finding("callee", text, location=where)
     else:
-        stuck = stuck_words(submission, where)
         finding = Finding("case", f"{stuck[0].upper()}{stuck[1:]}", location=where)
     findings = (*result.findings[:1], finding, *result.findings[1:])
     return replace(result, findings=findings, messages=messages_of(findings))

@@ -6,9 +6,8 @@ new user namespaces (the one thing an unprivileged process can still unshare), t
 reading other processes' memory, kernel keyrings, eBPF, perf events, userfaultfd, io_uring,
 kernel modules and kexec; and the kinds of memory that a process holds outside its
 address space (System V shared memory and message queues, memfds, extended attributes on its
-tmpfs). `clone3` answers ENOSYS,
-so that the C library falls back to `clone`, whose flags the filter can read (clone3 passes
-them in memory it cannot see).
+tmpfs). `clone3` answers ENOSYS, so that the C library falls back to `clone`, whose flags the
+filter can read (clone3 passes them in memory it cannot see).
 """
 
 from __future__ import annotations
