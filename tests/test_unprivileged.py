@@ -37,6 +37,7 @@ SANDBOX_TESTS = [
     "tests/test_unsandboxed_root.py",
     "tests/test_memory_group.py",
     "tests/test_endless_recursion.py",
+    "tests/test_cpu_share.py",
 ]
 
 

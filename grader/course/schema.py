@@ -40,9 +40,11 @@ _TOLERANCE = {
 _TIME_LIMIT = {
     "type": "object",
     "additionalProperties": False,
-    "description": "Wall-clock limits on the student's process, in seconds; what has not "
-    "answered when one runs out is a timeout. A key left out keeps the value of the level "
-    "above (built-in default, then `defaults`, then the assignment).",
+    "description": "Limits on the student's process, in seconds of the clock; what has not "
+    "answered when one runs out is a timeout. The time the process waited for a CPU behind "
+    "other processes (a loaded machine) is not counted, up to 3 times the limit on the "
+    "clock. A key left out keeps the value of the level above (built-in default, then "
+    "`defaults`, then the assignment).",
     "properties": {
         "submission": {
             **_POSITIVE,

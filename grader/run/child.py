@@ -25,6 +25,7 @@ from grader.course.notebook import CodeCell
 from grader.run import student_call, wire
 from grader.run.caught import CAUGHT_EXIT, CAUGHT_MARK, CAUGHT_SHARE
 from grader.run.compat import restore_removed_names
+from grader.run.cpu_wait import QueueWait, charged
 from grader.run.default_signals import end_by
 from grader.run.recursion import cap_recursion_limit
 from grader.run.scalars import SHIM_NAME, ScalarShim, rewrite_scalar_calls
@@ -138,6 +139,10 @@ class _Sampler:
         self.disarmed = 0.0  # when arm(0) last stopped this timer while it ran (monotonic)
         self.step = 0.0
         self.theirs: tuple[float, float] = (0.0, 0.0)  # when due (monotonic), and its interval
+        # The limit's own clock: when armed, for how long, and the run-queue wait then (the
+        # time waited for a CPU behind other processes is not charged: cpu_wait.py).
+        self.queue: QueueWait | None = None  # serve opens it, before any student code
+        self.began = self.limit = self.waited = 0.0
 
     def arm(self, seconds: float) -> None:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
@@ -148,6 +153,8 @@ class _Sampler:
         mine, step, self.left, first = self.armed, self.step, 0, 0.0
         self.armed, self.over = seconds > 0, 0
         if seconds > 0:
+            self.began, self.limit = time.monotonic(), seconds
+            self.waited = self.queue.seconds() if self.queue is not None else 0.0
             self.left = SAMPLES + 1
             # Whole microseconds (what the timer keeps), never none: `ours` knows it by them.
             self.step = max(round(seconds * SAMPLED / SAMPLES, 6), 1e-6)
@@ -186,6 +193,14 @@ class _Sampler:
             return False
         return self.armed and abs(interval - self.step) < 5e-7
 
+    def starved(self) -> bool:
+        """Whether the code, at its limit on the clock, spent some of that time waiting for a
+        CPU behind other processes, so that what the limit charges is still under it."""
+        if self.queue is None:
+            return False
+        waited = self.queue.seconds() - self.waited
+        return charged(time.monotonic() - self.began, waited) < self.limit
+
     def stale(self) -> bool:
         """Whether the SIGALRM just come is a tick of this timer that the kernel delivered
         just before `arm(0)` disarmed it: nothing is armed and no alarm of the notebook's is
@@ -216,6 +231,8 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
     where = stuck_at(frame)
     if where:
         _SAMPLER.seen.append((where["cell"], where["line"]))
+    if _SAMPLER.left == 1 and _SAMPLER.starved():
+        return  # at the limit on the clock, not in what it charges: the next tick looks again
     _SAMPLER.left -= 1
     if _SAMPLER.left > 0 or (frame is not None and frame.f_code.co_filename == __file__):
         # A sample before the limit: the code goes on. Or this module's own code, past the
@@ -657,9 +674,11 @@ def serve(
         if "grader" in sys.modules:
             sys.modules["grader"].check = _check_while_grading  # type: ignore[attr-defined]
         sys.stdout = sys.stderr = runner.out
-        started = time.monotonic()
+        queue = _SAMPLER.queue = QueueWait()
+        started, waited = time.monotonic(), queue.seconds()
         for cell in cells:
-            left = None if budget is None else budget - (time.monotonic() - started)
+            spent = charged(time.monotonic() - started, queue.seconds() - waited)
+            left = None if budget is None else budget - spent
             if left is not None and left <= 0:
                 runner.skip_cell(cell)
             else:

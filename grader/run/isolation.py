@@ -7,7 +7,8 @@ namespaces and mounts) and CAP_SETPCAP (the child's empty bounding set). Each ch
 then adds what must be its own: a PID namespace (it is PID 1 there, so every process it
 starts dies with it), mount, IPC and UTS namespaces, a fresh /tmp, /dev/shm, /proc and
 /dev/pts, the worker's / and /dev read-only (nothing left for the next student), a
-cap on processes, and the drop of every capability (no way back: no_new_privs). The
+cap on processes, the drop of every capability (no way back: no_new_privs), and a filter
+that keeps every process it starts in its session (seccomp.session_program). The
 namespaces come with the child's own fork (fork_isolated); the rest it does itself before
 any student code (set_up_child). As a PID namespace's first process it would ignore the
 signals whose default action ends a process: default_signals.py makes them end it.
@@ -44,6 +45,8 @@ CLONE_CHILD_CLEARTID = 0x00200000
 CLONE_CHILD_SETTID = 0x01000000
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PROCESS_LIMIT = 64
 WORKDIR = "/tmp/work"
 
@@ -60,6 +63,22 @@ for _name in CHILD_CALLS:
 _api = ctypes.PyDLL(None, use_errno=True)
 _api.syscall.restype = ctypes.c_long
 _api.syscall.argtypes = [ctypes.c_long] * 6
+
+
+class _Program(ctypes.Structure):  # struct sock_fprog
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _session_filter() -> tuple[ctypes.Array[ctypes.c_char], _Program] | None:
+    """seccomp.session_program, ready to hand to the kernel (built once, in the worker)."""
+    if not seccomp.supported():
+        return None
+    code = seccomp.session_program()
+    held = ctypes.create_string_buffer(code, len(code))
+    return held, _Program(len(code) // 8, ctypes.addressof(held))
+
+
+_SESSION_FILTER = _session_filter()
 
 
 class IsolationError(OSError):
@@ -204,6 +223,8 @@ def set_up_child() -> str:
     os.mkdir(WORKDIR, 0o700)
     resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
     _drop_capabilities()
+    if _SESSION_FILTER is not None:  # after no_new_privs, which lets it be added unprivileged
+        _call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SESSION_FILTER[1]), 0, 0)
     return WORKDIR
 
 

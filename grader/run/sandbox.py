@@ -9,6 +9,7 @@ The worker kills the child's whole process group when the work is done or the ti
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import pickle
 import resource
@@ -22,6 +23,7 @@ from typing import Any, Literal, get_args
 
 from grader.run import default_signals, isolation, unprivileged
 from grader.run.caught import CAUGHT_EXIT, CAUGHT_MARK, CAUGHT_SHARE
+from grader.run.cpu_wait import QueueWait, charged
 from grader.run.output import Output
 from grader.run.wire import FrameReader, Value, WireError, encode_frame
 
@@ -285,6 +287,9 @@ class Child:
         os.close(write_fd)
         self.pid = pid
         self.read_fd = read_fd
+        # The child's own wait for a CPU: the deadline and the watchdog below do not count
+        # it, as its own limits do not (cpu_wait.py).
+        self.queue = QueueWait(f"/proc/{pid}/schedstat")
 
     def collect(self) -> ChildRun:
         """Read the child's frames until its last one, its end, the submission's time limit or too
@@ -303,11 +308,11 @@ class Child:
         there; release the view, then `close_output`, before the next child is forked."""
         run = ChildRun()
         self.output = buffer = Output(MAX_OUTPUT)
-        deadline = self.started + self.limits.submission
         try:
-            self._read(buffer, run, deadline)
+            self._read(buffer, run)
         finally:
             self._mark(buffer)
+            self.queue.close()
             self._stop(run, buffer)
         start = len(STARTED) * self.took_payload + len(SET_UP) * self.set_up
         run.isolated = self.isolated
@@ -326,20 +331,26 @@ class Child:
         self.took_payload = self.took_payload or buffer.startswith(STARTED)
         self.set_up = self.set_up or buffer.startswith(STARTED + SET_UP)
 
-    def _read(self, buffer: Output, run: ChildRun, deadline: float) -> None:
-        """Until the child's last frame, its end, the deadline, or too much output."""
+    def _read(self, buffer: Output, run: ChildRun) -> None:
+        """Until the child's last frame, its end, the submission's limit, or too much
+        output; silence past `silence` ends it too. Both count the clock's time less what the
+        child waited for a CPU (cpu_wait.charged)."""
         poller = select.poll()
         poller.register(self.read_fd, select.POLLIN | select.POLLHUP)
+        heard, heard_wait = self.started, 0.0
         while True:
-            remaining = deadline - time.monotonic()
+            now, wait = time.monotonic(), self.queue.seconds()
+            remaining = self.limits.submission - charged(now - self.started, wait)
             if remaining <= 0:
                 run.timed_out = True
                 return
-            if not poller.poll(min(remaining, self.silence) * 1000):
-                if remaining > self.silence:  # silent for longer than any cell or target may be
-                    run.timed_out = run.went_silent = True
-                    return
+            quiet = self.silence - charged(now - heard, wait - heard_wait)
+            if quiet <= 0:  # silent for longer than any cell or target may be
+                run.timed_out = run.went_silent = True
+                return
+            if not poller.poll(max(1, math.ceil(min(remaining, quiet) * 1000))):
                 continue
+            heard, heard_wait = time.monotonic(), self.queue.seconds()
             if not buffer.read(self.read_fd):
                 return
             if len(buffer) > MAX_OUTPUT:

@@ -39,6 +39,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "memfd_create": 319, "shmget": 29, "msgget": 68,
             "inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300,
             "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "setxattrat": 463,
+            "setsid": 112,
         },
     ),
     "aarch64": (
@@ -53,6 +54,7 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "memfd_create": 279, "shmget": 194, "msgget": 186,
             "inotify_init1": 26, "fanotify_init": 262,  # no inotify_init here
             "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "setxattrat": 463,
+            "setsid": 157,
         },
     ),
 }  # fmt: skip
@@ -106,5 +108,19 @@ def program(machine: str | None = None) -> bytes:
             _op(_RET, eperm),
             _op(_LD_ABS, _NR),
         ]
+    ops.append(_op(_RET, _ALLOW))
+    return b"".join(ops)
+
+
+def session_program(machine: str | None = None) -> bytes:
+    """A second filter, which each student's process adds once it leads the session the
+    grader made for it (isolation.set_up_child): `setsid` answers 0, as done, and changes
+    nothing. The kernel shares the CPUs among sessions (its autogroups), not processes: a
+    notebook whose many processes each made a session of their own would take a share apiece
+    and starve a classmate graded beside it; kept in one, they share one. Code that starts a
+    program in a new session (`subprocess.Popen(start_new_session=True)`) still runs."""
+    arch, numbers = _ARCHES[machine or platform.machine()]
+    ops = [_op(_LD_ABS, _ARCH), _op(_JEQ, arch, 0, 3), _op(_LD_ABS, _NR)]
+    ops += [_op(_JEQ, numbers["setsid"], 0, 1), _op(_RET, _ERRNO | 0)]
     ops.append(_op(_RET, _ALLOW))
     return b"".join(ops)

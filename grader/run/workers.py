@@ -28,6 +28,7 @@ from grader.course.notebook import CodeCell
 from grader.errors import GraderError
 from grader.run import bwrap, head_start, memory_group, sandbox
 from grader.run.background import Spawner
+from grader.run.cpu_wait import STRETCH
 from grader.run.pipes import MAX_HEADER, encode_message, read_exact
 from grader.run.sandbox import ENDINGS, MAX_OUTPUT, ChildRun
 
@@ -236,7 +237,7 @@ class Worker:
         if self.jobs == 0:  # the next identical `grader check` sends it at once
             head_start.note_job(self.sent_init, header)
         self.jobs += 1
-        deadline = time.monotonic() + limits.submission + GRACE_SECONDS
+        deadline = time.monotonic() + limits.submission * STRETCH + GRACE_SECONDS
         try:
             if early is None:
                 _write_all(self.to_fd, message, deadline)
