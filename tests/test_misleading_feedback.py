@@ -572,3 +572,60 @@ def test_code_after_a_comment_with_an_odd_line_break_is_quoted_from_its_own_line
     assert found is not None
     texts = {h.kind: (h.location.line, h.text) for h in function_hints(found, set())}
     assert texts["discarded"] == (3, "scores / 2"), texts
+
+
+def _sentence_target(tmp_path: Path, config: Config, name: str, source: str) -> TargetResult:
+    """The sentence-attention solution with function `name` replaced by `source`."""
+    notebook = nbformat.read(SENTENCE, as_version=4)
+    cell = next(c for c in notebook.cells if f"def {name}(" in c.source)
+    cell.source = source
+    path = tmp_path / "student.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_path(path, config, "sentence_attention")
+    return next(t for t in report.targets if t.name == name)
+
+
+def test_values_rounded_to_two_places_are_told_so_not_as_a_changing_factor(
+    tmp_path: Path, config: Config
+) -> None:
+    """r52 S3: `np.round(…, 2)` was told "off by a factor that changes from case to case"."""
+    source = (
+        "def cosine_similarity(a, b):\n"
+        "    similarity = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))\n"
+        "    return np.round(similarity, 2)\n"
+    )
+    result = _sentence_target(tmp_path, config, "cosine_similarity", source)
+    assert result.status == "failed" and result.location is not None
+    said = "every value is the expected one rounded to 2 decimal places"
+    assert any(m.startswith(said) for m in result.messages), result.messages
+    assert not any("factor" in m for m in result.messages), result.messages
+    assert result.location.line == 3  # the `return np.round(…)`
+
+
+def test_whole_parts_of_small_values_are_a_rounding_not_values_that_never_arrive(
+    tmp_path: Path, config: Config
+) -> None:
+    """r52 S3: `.astype(int)` of values between -1 and 1 gives zeros, which were told "the
+    computed values never reach what it returns"."""
+    source = (
+        "def pointwise_mutual_information(p_x, p_y, p_xy):\n"
+        "    return np.log2(p_xy / (p_x * p_y)).astype(int)\n"
+    )
+    result = _sentence_target(tmp_path, config, "pointwise_mutual_information", source)
+    assert result.status == "failed" and result.location is not None
+    assert any(m.startswith("every value is a whole number") for m in result.messages)
+    assert not any("never reach" in m for m in result.messages), result.messages
+    assert result.location.line == 2
+
+
+def test_a_body_that_never_fills_its_zeros_is_still_told_so(tmp_path: Path, config: Config) -> None:
+    """Zeros from a body with no rounding in it are values that never reached the result,
+    even where they are also the whole parts of the expected values."""
+    source = (
+        "def pointwise_mutual_information(p_x, p_y, p_xy):\n"
+        "    out = np.zeros_like(p_xy)\n"
+        "    pmi = np.log2(p_xy / (p_x * p_y))\n"
+        "    return out\n"
+    )
+    result = _sentence_target(tmp_path, config, "pointwise_mutual_information", source)
+    assert any("never reach what it returns" in m for m in result.messages), result.messages

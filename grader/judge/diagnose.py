@@ -29,7 +29,7 @@ from grader.judge.mutant_vetting import as_in_code, contradicted, loop_dropped, 
 from grader.judge.normalisers import CHAINS, TRANSPOSED, NoAnswer, apply_chain
 from grader.judge.normalisers import NO_ANSWER as NO_ANSWER  # where the engine finds them
 from grader.judge.normalisers import Answer as Answer
-from grader.judge.number_patterns import swapped_infinities
+from grader.judge.number_patterns import rounds, swapped_infinities, whole_parts
 from grader.judge.pair_store import pairs_of
 from grader.judge.placement import (
     bound_line,
@@ -117,6 +117,14 @@ def _stub_or_filler(ev: Evidence) -> Diagnosis | None:
     untouched = _untouched(ev)
     if untouched is None:
         return None
+    function = ev.function
+    if (
+        not ev.is_stub
+        and function is not None
+        and function.first_line(rounds)
+        and whole_parts(answered_pairs(ev))
+    ):
+        return None  # zeros that are the whole parts of values between -1 and 1: a rounding
     where = ev.function.location() if ev.function else None
     if ev.is_stub:
         text = f"not implemented yet: {untouched}: the body is still the unfinished stub"

@@ -63,8 +63,58 @@ def whole_numbers(got: np.ndarray, expected: np.ndarray) -> str | None:
         return None
     return (
         "every value is a whole number where the expected ones are not: a floor division "
-        "`//` (use `/`) or an `int(…)` rounds the result"
+        "`//` (use `/`), an `int(…)` or an `.astype(int)` rounds the result"
     )
+
+
+def _exactly(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-12, atol=1e-12))
+
+
+def _usable(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> bool:
+    return bool(pairs) and all(
+        g.size and g.shape == w.shape and np.all(np.isfinite(w)) for g, w in pairs
+    )
+
+
+def whole_parts(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> bool:
+    """Every value is the expected one made a whole number (towards zero, down or to the
+    nearest), where the expected ones are not whole: zeros from values between -1 and 1
+    are such a rounding, not values that never reached the result."""
+    if not _usable(pairs) or all(_exactly(w, np.round(w)) for _, w in pairs):
+        return False
+    return any(all(_exactly(g, whole(w)) for g, w in pairs) for whole in _WHOLE)
+
+
+_WHOLE = (np.trunc, np.floor, np.round)
+
+
+def decimal_places(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> str | None:
+    """Every value the expected one rounded to a few (1 to 4) decimal places, where the
+    expected ones have more: a `round(…, 2)` kept for printing."""
+    if not _usable(pairs):
+        return None
+    for places in range(1, 5):
+        if all(_exactly(g, np.round(w, places)) for g, w in pairs):
+            if all(_exactly(w, np.round(w, places)) for _, w in pairs):
+                return None  # the expected values have no more places than that
+            return (
+                f"every value is the expected one rounded to {places} decimal "
+                f"place{'s' if places > 1 else ''}: the grader compares all the digits; "
+                "return the values as computed, and round only what you print"
+            )
+    return None
+
+
+_ROUNDS = re.compile(
+    r"\bround\s*\(|\.astype\s*\(\s*(?:np\.)?[\"']?u?int|\bint\s*\(|\b(?:floor|trunc|fix|rint)\s*\("
+)
+
+
+def rounds(line: str) -> bool:
+    """A line that rounds numbers (`round(`, `.round(`, `int(`, `.astype(int)`, `np.floor`,
+    `np.trunc`, `np.fix`, `np.rint`), outside its comment."""
+    return bool(_ROUNDS.search(line.split("#", 1)[0]))
 
 
 MEAN = re.compile(r"\bmean\s*\(")  # a line that takes a mean

@@ -144,14 +144,17 @@ def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
 def _number_sentences(
     ev: Evidence, pairs: list[tuple[np.ndarray, np.ndarray]], place: Location | None
 ) -> tuple[list[str], Location | None, bool]:
-    """What the wrong numbers show (whole numbers, a `//`, a True/False mask, a factor, one
-    that is a size), the place they point at, and whether they are whole numbers."""
+    """What the wrong numbers show (whole numbers or a few decimal places, a `//`, a
+    True/False mask, a factor, one that is a size), the place they point at, and whether
+    they are rounded."""
     sentences: list[str] = []
     # whole numbers: a rounding, whose factors and insensitivity to inputs are by-products
     whole = number_patterns.whole_numbers(*pairs[0]) if pairs else None
+    whole = whole or number_patterns.decimal_places(pairs)
+    function = ev.function
     if whole:
         sentences.append(whole)
-    function = ev.function
+        place = place or (function.first_line(number_patterns.rounds) if function else None)
     if function and (floor := function.first_line(number_patterns.floor_division)):
         sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
         place = place or floor
