@@ -10,6 +10,9 @@ import pytest
 from test_misleading_feedback import masked
 
 from grader.course.config import Config
+from grader.engine import grade_path
+
+from conftest import NotebookFactory
 
 
 def test_a_mask_compared_with_none_is_told_to_use_is_not(tmp_path: Path, config: Config) -> None:
@@ -194,3 +197,43 @@ def test_nan_where_zero_is_expected_gets_the_mask_advice_only_with_an_infinity(
     assert ("does not give a mask" in said[0]) is advised, said
     if not advised:
         assert "`0 * np.log(0)` is one" in said[0]
+
+
+def test_a_mask_argument_never_read_is_told_beside_a_failing_callee(
+    tmp_path: Path, config: Config, notebook: NotebookFactory
+) -> None:
+    """r52 S5: a function that always adds a causal mask of its own and never reads `mask`,
+    with a softmax that fails (it overflows) and the notebook's globals read, was told
+    "fix `softmax` first" twice and nothing of the mask."""
+    function = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    scaled = q @ k.T / np.sqrt(d_k)\n"
+        "    scaled = scaled + causal_mask(L)\n"
+        "    attention = softmax(scaled)\n"
+        "    return attention @ v, attention\n"
+    )
+    overflowing = (
+        "def softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=-1, keepdims=True)\n"
+    )
+    causal = "def causal_mask(L):\n    return np.where(np.tri(L) == 1, 0.0, -np.inf)\n"
+    path = notebook(["import numpy as np", "L, d_k, d_v = 4, 8, 8", causal, overflowing, function])
+    report = grade_path(path, config, "masked_attention")
+    result = next(t for t in report.targets if t.name == "scaled_dot_product_attention")
+    assert result.status == "failed"
+    first = [m for m in result.messages if m.startswith("fix `softmax` first")]
+    assert len(first) == 1, result.messages
+    assert any(m.startswith("never reads its argument `mask`") for m in result.messages)
+
+
+def test_an_argument_read_is_not_said_unread(tmp_path: Path, config: Config) -> None:
+    source = (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    scaled = q @ k.T / np.sqrt(q.shape[-1] + 1)\n"
+        "    if mask is not None:\n"
+        "        scaled = scaled + mask\n"
+        "    attention = softmax(scaled)\n"
+        "    return attention @ v, attention\n"
+    )
+    result = masked(tmp_path, config, "scaled_dot_product_attention", source)
+    assert result.status == "failed"
+    assert not any("never reads" in m for m in result.messages), result.messages

@@ -49,6 +49,7 @@ from grader.judge.relation_sentences import (
 from grader.judge.shown import is_derived, told
 from grader.judge.static import Hint, HintKind
 from grader.judge.twin_values import TWIN_MISTAKES, twin_slip
+from grader.judge.unread import unread_argument
 from grader.report import Finding, Location
 from grader.run.wire import Seq, Value
 
@@ -142,12 +143,16 @@ def _stub_or_filler(ev: Evidence) -> Diagnosis | None:
 
 
 def diagnose(ev: Evidence) -> Diagnosis:
-    """The mistakes named for one failing target; a crash that explains it comes first."""
+    """The mistakes named for one failing target; a crash that explains it comes first, an
+    argument the code never reads last; each thing is said once."""
     found = _diagnose(ev)
-    if not ev.crashes:
-        return found
     crashes = tuple(Finding("crash", text) for text in ev.crashes)
-    return Diagnosis(found.mistakes, (*crashes, *found.findings), found.location)
+    findings = (*crashes, *found.findings)
+    location = found.location
+    if unread := unread_argument(ev, found.findings):
+        findings, location = (*findings, unread), location or unread.location
+    once = tuple({finding.message: finding for finding in reversed(findings)}.values())
+    return Diagnosis(found.mistakes, once[::-1], location)
 
 
 def _diagnose(ev: Evidence) -> Diagnosis:

@@ -66,6 +66,11 @@ def unmasked(ev: Evidence, found: Diagnosis, own: Mapping[str, int]) -> Diagnosi
         f"it is wrong at the notebook's own sizes too ({sizes}), where the global is right: "
         "the global is not the only mistake",
     )
-    new = [f for f in there.findings if f.mistake not in found.mistakes or f.mistake is None]
+    said = {f.message for f in found.findings}  # a failing callee's "fix it first", say
+    new = [
+        f
+        for f in there.findings
+        if (f.mistake not in found.mistakes or f.mistake is None) and f.message not in said
+    ]
     ids = tuple(dict.fromkeys((*found.mistakes, *there.mistakes)))
     return Diagnosis(ids, (*found.findings, lead, *new), found.location or there.location)
