@@ -154,3 +154,16 @@ def test_an_unwritable_job_summary_still_gives_the_annotations_and_the_score(
     assert lines[-1].startswith("::warning title=No job summary::the job summary ")
     assert "No such file or directory" in lines[-1]
     assert any(line.startswith("::notice title=Score::0 / 1 points") for line in lines)
+
+
+def test_the_junit_message_says_what_is_wrong_not_only_how_many_cases() -> None:
+    """r52 M7: the `message` a CI page shows held only "4 of 4 cases failed"."""
+    import xml.etree.ElementTree as ET
+
+    from grader.report import Report, TargetResult
+
+    said = ("4 of 4 cases failed", "the weights sum to 6.876, not to one", "case 1 (N=3): …")
+    target = TargetResult("softmax", "failed", 0, 1, messages=said)
+    xml = junit.render(Report("ada.ipynb", "self_attention", (target,)))
+    (failure,) = ET.fromstring(xml).iter("failure")
+    assert failure.get("message") == "4 of 4 cases failed; the weights sum to 6.876, not to one"

@@ -1,4 +1,5 @@
-"""`--format junit`: one test case per target; GitLab reads the element text, not `message`.
+"""`--format junit`: one test case per target; GitLab reads the element text, Jenkins and
+most viewers the `message`: the count of failing cases and the first finding.
 
 Every string that may hold student text, attribute or element text, goes through one_line:
 XML 1.0 forbids some characters (U+FFFE, most controls) even escaped, so they must not reach
@@ -28,7 +29,8 @@ def _case(report: Report, target: TargetResult) -> ET.Element:
         case.set("line", str(target.location.file_line or target.location.line))
     element = _ELEMENT.get(target.status)
     if element:
-        summary = target.messages[0] if target.messages else target.status
+        # The count alone says nothing a CI page can act on: the first finding joins it.
+        summary = "; ".join(target.messages[:2]) or target.status
         detail = [*verdict_lines(target), *target.messages]  # `element`: it did not pass
         failure = ET.SubElement(case, element, message=one_line(summary), type=target.status)
         failure.text = "\n".join(map(one_line, detail))
