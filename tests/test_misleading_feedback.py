@@ -574,17 +574,6 @@ def test_code_after_a_comment_with_an_odd_line_break_is_quoted_from_its_own_line
     assert texts["discarded"] == (3, "scores / 2"), texts
 
 
-def _sentence_target(tmp_path: Path, config: Config, name: str, source: str) -> TargetResult:
-    """The sentence-attention solution with function `name` replaced by `source`."""
-    notebook = nbformat.read(SENTENCE, as_version=4)
-    cell = next(c for c in notebook.cells if f"def {name}(" in c.source)
-    cell.source = source
-    path = tmp_path / "student.ipynb"
-    nbformat.write(notebook, path)
-    report = grade_path(path, config, "sentence_attention")
-    return next(t for t in report.targets if t.name == name)
-
-
 def test_values_rounded_to_two_places_are_told_so_not_as_a_changing_factor(
     tmp_path: Path, config: Config
 ) -> None:
@@ -594,7 +583,7 @@ def test_values_rounded_to_two_places_are_told_so_not_as_a_changing_factor(
         "    similarity = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))\n"
         "    return np.round(similarity, 2)\n"
     )
-    result = _sentence_target(tmp_path, config, "cosine_similarity", source)
+    result = replaced(tmp_path, config, "sentence_attention", "cosine_similarity", source)
     assert result.status == "failed" and result.location is not None
     said = "every value is the expected one rounded to 2 decimal places"
     assert any(m.startswith(said) for m in result.messages), result.messages
@@ -611,7 +600,9 @@ def test_whole_parts_of_small_values_are_a_rounding_not_values_that_never_arrive
         "def pointwise_mutual_information(p_x, p_y, p_xy):\n"
         "    return np.log2(p_xy / (p_x * p_y)).astype(int)\n"
     )
-    result = _sentence_target(tmp_path, config, "pointwise_mutual_information", source)
+    result = replaced(
+        tmp_path, config, "sentence_attention", "pointwise_mutual_information", source
+    )
     assert result.status == "failed" and result.location is not None
     assert any(m.startswith("every value is a whole number") for m in result.messages)
     assert not any("never reach" in m for m in result.messages), result.messages
@@ -627,5 +618,7 @@ def test_a_body_that_never_fills_its_zeros_is_still_told_so(tmp_path: Path, conf
         "    pmi = np.log2(p_xy / (p_x * p_y))\n"
         "    return out\n"
     )
-    result = _sentence_target(tmp_path, config, "pointwise_mutual_information", source)
+    result = replaced(
+        tmp_path, config, "sentence_attention", "pointwise_mutual_information", source
+    )
     assert any("never reach what it returns" in m for m in result.messages), result.messages
