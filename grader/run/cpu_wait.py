@@ -42,6 +42,7 @@ class QueueWait:
             return 0.0
 
     def close(self) -> None:
+        """Close the schedstat file (a later `seconds` reads 0.0)."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
