@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from grader.course.config import Config, load_config
+from grader.course.config import Config, Mode, load_config
 from grader.engine import grade_path
+from grader.run.child import STALE, _Sampler
 from grader.run.cpu_wait import STRETCH, QueueWait, charged
 
 from conftest import repo_config_raw, write_notebook
@@ -138,12 +141,40 @@ def softmax(items_in):
 """
 
 
-def test_a_process_of_the_notebook_cannot_make_a_session_of_its_own(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["required", "none"])
+def test_a_process_of_the_notebook_cannot_make_a_session_of_its_own(
+    tmp_path: Path, sandbox: Mode
+) -> None:
     """setsid answers as done (a program started in a new session still starts) and leaves
-    the process in the student's session: softmax is right only when it stayed."""
+    the process in the student's session: softmax is right only when it stayed. Without
+    the sandbox too (r53 #1: there sixty spinners still cost classmates points)."""
     config = _one_target_course(tmp_path)
     path = write_notebook(tmp_path / "sessions.ipynb", ["import numpy as np", SESSION_PROBE])
-    report = grade_path(path, config, "self_attention")
+    report = grade_path(path, config, "self_attention", sandbox=sandbox)
     assert report.errors == (), report.errors
     (target,) = report.targets
     assert target.status == "passed", target.messages
+
+
+def test_a_tick_of_the_limit_handled_late_is_never_taken_for_the_notebooks_alarm() -> None:
+    """r53 #6: a process starved of the CPU runs a tick's handler long after its limit was
+    disarmed; taken for the notebook's own alarm, it ended the process (SIGALRM). An alarm
+    of the notebook's that was given the timer back is still its own."""
+    sampler = _Sampler()
+    # The ticks themselves go to a handler that does nothing: `stale` is asked below, when
+    # a starved process would run the real one.
+    handler = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    try:
+        sampler.arm(0.02)
+        time.sleep(0.05)  # its ticks come
+        sampler.arm(0)
+        time.sleep(STALE * 4)  # the handler of the last one runs late
+        assert sampler.stale()
+        signal.setitimer(signal.ITIMER_REAL, 0.01)  # the notebook's own alarm
+        sampler.arm(1.0)  # a limit takes the timer, keeping the alarm
+        sampler.arm(0)  # and gives it back
+        time.sleep(0.05)  # where it goes off
+        assert not sampler.stale()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)

@@ -143,6 +143,7 @@ class _Sampler:
         # time waited for a CPU behind other processes is not charged: cpu_wait.py).
         self.queue: QueueWait | None = None  # serve opens it, before any student code
         self.began = self.limit = self.waited = 0.0
+        self.handed_back = False  # arm(0) gave the timer back to an alarm of the notebook's
 
     def arm(self, seconds: float) -> None:
         """Start over: the first sample at (1 - SAMPLED) of `seconds`, the last at the limit,
@@ -151,7 +152,7 @@ class _Sampler:
         if self.over > UNWIND:
             sys.settrace(None)  # _unwind's trace function, if it has not fired
         mine, step, self.left, first = self.armed, self.step, 0, 0.0
-        self.armed, self.over = seconds > 0, 0
+        self.armed, self.over, self.handed_back = seconds > 0, 0, False
         if seconds > 0:
             self.began, self.limit = time.monotonic(), seconds
             self.waited = self.queue.seconds() if self.queue is not None else 0.0
@@ -178,7 +179,7 @@ class _Sampler:
             due = due + interval * (1 + (now - due) // interval) if interval else 0.0
             self.theirs = (due, interval)
         if due and not first:
-            self.theirs = (0.0, 0.0)
+            self.theirs, self.handed_back = (0.0, 0.0), True
             signal.setitimer(signal.ITIMER_REAL, due - now, interval)
         elif due and due - now < first:
             signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6), self.step)
@@ -203,9 +204,13 @@ class _Sampler:
 
     def stale(self) -> bool:
         """Whether the SIGALRM just come is a tick of this timer that the kernel delivered
-        just before `arm(0)` disarmed it: nothing is armed and no alarm of the notebook's is
-        kept (it would be its own, to end the process)."""
-        if self.armed or self.theirs[0] or time.monotonic() - self.disarmed > STALE:
+        before `arm(0)` disarmed it: nothing is armed and no alarm of the notebook's is kept
+        (it would be its own, to end the process). However late its handler runs (a process
+        starved of the CPU runs it long after), unless the timer was given back to an alarm
+        of the notebook's: then only within STALE of the disarming."""
+        if self.armed or self.theirs[0]:
+            return False
+        if self.handed_back and time.monotonic() - self.disarmed > STALE:
             return False
         return signal.getitimer(signal.ITIMER_REAL)[0] == 0
 

@@ -223,9 +223,17 @@ def set_up_child() -> str:
     os.mkdir(WORKDIR, 0o700)
     resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
     _drop_capabilities()
-    if _SESSION_FILTER is not None:  # after no_new_privs, which lets it be added unprivileged
-        _call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SESSION_FILTER[1]), 0, 0)
+    keep_session()
     return WORKDIR
+
+
+def keep_session() -> None:
+    """From now on `setsid` leaves this process, and every process it starts, in its session
+    (seccomp.session_program); no_new_privs first, which lets an unprivileged process add
+    the filter. Nothing where the machine has no filter of ours."""
+    if _SESSION_FILTER is not None:
+        _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        _call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SESSION_FILTER[1]), 0, 0)
 
 
 # A child's own terminals: a new devpts instance with room for a few (a notebook that opens

@@ -279,6 +279,9 @@ class Child:
                 isolation.die_with_parent()
                 if isolated:
                     default_signals.take_default_actions(write_fd)
+                else:  # the sandbox's child did this in set_up_child; best effort here
+                    with contextlib.suppress(OSError, AttributeError):
+                        isolation.keep_session()
                 os.write(write_fd, SET_UP)
                 budget = cells_budget(limits.submission, limits.cell)
                 serve(cells, plan, write_fd, limits.cell, limits.call, budget)
