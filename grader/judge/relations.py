@@ -176,6 +176,11 @@ def optional_argument(
     return None
 
 
+def moved(before: np.ndarray, after: np.ndarray) -> bool:
+    """Whether a reference's result changed when one input was perturbed (a probe call)."""
+    return before.shape != after.shape or not np.allclose(after, before, rtol=1e-9, atol=1e-12)
+
+
 def ignored_inputs(
     parameters: Sequence[str],
     unchanged: set[int],
@@ -192,8 +197,7 @@ def ignored_inputs(
         ref_probe = reference_probes.get(position)
         if ref_probe is None or ref_probe.shape != reference_base.shape:
             continue
-        reference_moves = not np.allclose(ref_probe, reference_base, rtol=1e-9, atol=1e-12)
-        if reference_moves and position < len(parameters):
+        if moved(reference_base, ref_probe) and position < len(parameters):
             ignored.append(f"`{parameters[position]}`")
     if not ignored:
         return None

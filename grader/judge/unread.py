@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.course.cases import probe_base
 from grader.judge import static
 from grader.judge.compare import stack
 from grader.judge.diagnosis_data import Evidence
+from grader.judge.relations import moved
 from grader.report import Finding
 from grader.run.wire import Seq, Value
 
@@ -33,14 +35,11 @@ def _arrays(value: Value | None) -> list[np.ndarray] | None:
 def _reference_depends_on(ev: Evidence, position: int) -> bool:
     """Whether changing the argument at `position` changes the reference's result on the
     probe case (the case the probes perturb: the second, when there are two)."""
-    base = _arrays(ev.reference.outputs[ev.cases[1 % len(ev.cases)].index])
-    moved = _arrays(ev.reference_probes.get(position))
-    if base is None or moved is None or len(base) != len(moved):
+    base = _arrays(ev.reference.outputs[probe_base(ev.cases).index])
+    probed = _arrays(ev.reference_probes.get(position))
+    if base is None or probed is None or len(base) != len(probed):
         return False
-    return any(
-        a.shape != b.shape or not np.allclose(a, b, rtol=1e-9, atol=1e-12)
-        for a, b in zip(base, moved, strict=True)
-    )
+    return any(moved(a, b) for a, b in zip(base, probed, strict=True))
 
 
 def unread_argument(ev: Evidence, said: tuple[Finding, ...]) -> Finding | None:

@@ -340,20 +340,21 @@ class Child:
         child waited for a CPU (cpu_wait.charged)."""
         poller = select.poll()
         poller.register(self.read_fd, select.POLLIN | select.POLLHUP)
-        heard, heard_wait = self.started, 0.0
+        heard: tuple[float, float] | None = (self.started, 0.0)  # last heard: clock and wait
         while True:
             now, wait = time.monotonic(), self.queue.seconds()
+            heard = heard or (now, wait)
             remaining = self.limits.submission - charged(now - self.started, wait)
             if remaining <= 0:
                 run.timed_out = True
                 return
-            quiet = self.silence - charged(now - heard, wait - heard_wait)
+            quiet = self.silence - charged(now - heard[0], wait - heard[1])
             if quiet <= 0:  # silent for longer than any cell or target may be
                 run.timed_out = run.went_silent = True
                 return
             if not poller.poll(max(1, math.ceil(min(remaining, quiet) * 1000))):
                 continue
-            heard, heard_wait = time.monotonic(), self.queue.seconds()
+            heard = None  # heard now: the next round's clock and wait are its
             if not buffer.read(self.read_fd):
                 return
             if len(buffer) > MAX_OUTPUT:
