@@ -19,7 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from grader.course.mistakes import Mistake
-from grader.judge import returns
+from grader.judge import returns, signature
 from grader.judge.compare import agrees, stack
 from grader.judge.diagnosis_data import Diagnosis as Diagnosis
 from grader.judge.diagnosis_data import Evidence as Evidence
@@ -41,6 +41,7 @@ from grader.judge.placement import (
     root_line,
 )
 from grader.judge.relation_sentences import (
+    NO_MATCH,
     answered_pairs,
     error_sentences,
     one_short,
@@ -148,11 +149,15 @@ def diagnose(ev: Evidence) -> Diagnosis:
     found = _diagnose(ev)
     crashes = tuple(Finding("crash", text) for text in ev.crashes)
     findings = (*crashes, *found.findings)
-    location = found.location
+    location, mistakes = found.location, found.mistakes
+    if order := signature.parameter_order(ev):  # every name in the body then means another array
+        kept = (f for f in findings if f.message != NO_MATCH)
+        findings, location = (order, *kept), order.location
+        mistakes = (signature.MISTAKE, *mistakes)
     if unread := unread_argument(ev, found.findings):
         findings, location = (*findings, unread), location or unread.location
     once = tuple({finding.message: finding for finding in reversed(findings)}.values())
-    return Diagnosis(found.mistakes, once[::-1], location)
+    return Diagnosis(mistakes, once[::-1], location)
 
 
 def _diagnose(ev: Evidence) -> Diagnosis:

@@ -485,6 +485,17 @@ def loop_items_dropped(nodes: Sequence[ast.AST]) -> Iterator[tuple[int, Change]]
                     f"item (`{code_of(dropped)}`)"
                 )
                 yield index, Change(dropped, "off_by_one", words)
+        elif isinstance(node, ast.Call) and _callee(node) in ("zip", "enumerate"):
+            # pairs of items: a loop by index that stops one early drops the last pair
+            for part, which in ((ast.Slice(None, ast.Constant(-1)), "last"),
+                                (ast.Slice(ast.Constant(1), None), "first")):  # fmt: skip
+                listed = ast.Call(ast.Name("list", ast.Load()), [copy.deepcopy(node)], [])
+                dropped = ast.Subscript(listed, part, ast.Load())
+                words = (
+                    f"is off by one: the loop over `{code_of(node)}` leaves out its {which} "
+                    f"item (`{code_of(dropped)}`)"
+                )
+                yield index, Change(dropped, "off_by_one", words)
         elif isinstance(node, ast.Call) and _callee(node) == "range" and len(node.args) == 1:
             started = ast.Call(node.func, [ast.Constant(1), node.args[0]], [])
             words = (

@@ -117,6 +117,40 @@ def rounds(line: str) -> bool:
     return bool(_ROUNDS.search(line.split("#", 1)[0]))
 
 
+# A line that makes numbers of a narrower float type (outside its comment): `np.float32`,
+# `dtype="float16"`, `.astype("f4")`, `np.half`, `np.single`.
+_NARROW = re.compile(r"float(16|32)|\bhalf\b|\bsingle\b|[\"'][<>=]?f[24][\"']")
+
+
+def narrows(line: str) -> bool:
+    """A line that converts to, or makes, a float type narrower than float64."""
+    return bool(_NARROW.search(line.split("#", 1)[0]))
+
+
+# The narrower float types, the tighter first, with their significant digits and how many of
+# their epsilons, relative to the values' magnitude, a computation in one stays within (from
+# float64 attention with L up to 32 and d up to 128: float32 up to 9, float16 up to 1.4;
+# float16's bound is kept tight, 0.4%, so that a factor of 1.01 is never taken for it).
+_NARROWER = (("float32", 7, 16), ("float16", 3, 4))
+
+
+def float_precision(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> str | None:
+    """The narrowest float type to whose precision every value agrees with the expected
+    one (within a few of its epsilons of the largest expected magnitude), if any: the
+    numbers of a computation made in float16 or float32. Said with the code's evidence
+    (`narrows`), never from the numbers alone."""
+    if not _usable(pairs) or not all(np.all(np.isfinite(g)) for g, _ in pairs):
+        return None
+    for name, digits, epsilons in _NARROWER:
+        bound = epsilons * float(np.finfo(name).eps)
+        if all(
+            float(np.max(np.abs(g - w))) <= bound * max(float(np.max(np.abs(w))), 1e-30)
+            for g, w in pairs
+        ):
+            return name + f" (about {digits} significant digits)"
+    return None
+
+
 MEAN = re.compile(r"\bmean\s*\(")  # a line that takes a mean
 _FLOOR = re.compile(r"(?<![/])//(?![/=])")
 _REAL = re.compile(r"@|\bsqrt\b|\bnorm\b|\bexp\b|\.dot\b|\bdot\(")

@@ -17,6 +17,9 @@ from grader.judge.normalisers import NoAnswer
 from grader.report import Finding, Location
 from grader.run.wire import Seq, Value
 
+# Said when nothing else is: what the numbers show is then only in the cases below.
+NO_MATCH = "no known mistake matches this output; compare the cases below"
+
 
 def error_sentences(ev: Evidence) -> list[str]:
     """What NumPy's errors in the failing calls mean (a reduction that lost its axis, inner
@@ -136,7 +139,7 @@ def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
                 "loop: index with the loop's variable where each pass needs its own item"
             )
     if not sentences and not base.mistakes:
-        sentences.append("no known mistake matches this output; compare the cases below")
+        sentences.append(NO_MATCH)
     found = (Finding("relation", sentence) for sentence in sentences)
     return Diagnosis(base.mistakes, (*base.findings, *found), place)
 
@@ -155,6 +158,9 @@ def _number_sentences(
     if whole:
         sentences.append(whole)
         place = place or (function.first_line(number_patterns.rounds) if function else None)
+    if not whole and (narrow := _narrowed(ev, pairs)):
+        sentences.append(narrow[0])
+        place = place or narrow[1]
     if function and (floor := function.first_line(number_patterns.floor_division)):
         sentences.append(f"`//` ({floor.describe()}) rounds down to a whole number; `/` divides")
         place = place or floor
@@ -172,6 +178,26 @@ def _number_sentences(
                 function.first_line(number_patterns.MEAN.search) if function else None
             )
     return sentences, place, bool(whole)
+
+
+def _narrowed(
+    ev: Evidence, pairs: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[str, Location] | None:
+    """A computation in float16 or float32: a line of theirs that narrows the numbers, and
+    values that agree with the expected ones to that type's precision only."""
+    function = ev.function
+    line = function.first_line(number_patterns.narrows) if function else None
+    text = function.text_at(line) if function and line else None
+    kind = number_patterns.float_precision(pairs or _item_pairs(ev)) if line else None
+    if not (line and text and kind):
+        return None
+    name = kind.split()[0]
+    told = (
+        f"every value agrees with the expected one to the precision of {kind}, not to the "
+        f"grader's tolerance: `{text.strip()}` ({line.describe()}) computes in {name}; "
+        "leave the conversion out and compute in float64, NumPy's default"
+    )
+    return told, line
 
 
 def _code_sentences(
