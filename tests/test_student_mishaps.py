@@ -220,12 +220,36 @@ def test_a_name_a_crashed_cell_never_set_is_told_the_crash(
     assert softmax.messages.index(said[0]) < next(
         i for i, m in enumerate(softmax.messages) if "NameError" in m
     )
+    # the hint on modules is told once, with the notebook's problems, not beside each target
+    assert sum("ask your instructor" in e for e in report.errors) == 1, report.errors
+    told = [m for t in report.targets for m in t.messages if "ask your instructor" in m]
+    assert not told, told
     # a name no crashed cell sets is told nothing of the sort
     path = notebook([first.replace("import numpy as np", "import numpy"), *rest])
     report = grade_path(path, config, "self_attention")
     softmax = _target(report.targets, "softmax")
     assert any("name 'np' is not defined" in m for m in softmax.messages), softmax.messages
     assert not any("is not defined because cell" in m for m in softmax.messages)
+
+
+def test_a_callee_whose_cell_crashed_is_told_once_in_its_own_entry(
+    config: Config, notebook: NotebookFactory
+) -> None:
+    """r52 M9: `softmax_cols` defined in a cell whose `import scipy` failed; each caller
+    repeated the crash, hint and all, beside "fix `softmax_cols` first"."""
+    cell = students.CORRECT["softmax_cols"]
+    report = grade_path(
+        notebook(students.cells(softmax_cols="import scipy_at_home\n" + cell)),
+        config,
+        "self_attention",
+    )
+    own = _target(report.targets, "softmax_cols")
+    assert own.status == "missing"
+    assert any("scipy_at_home" in m and "ask your instructor" in m for m in own.messages)
+    for caller in ("self_attention", "scaled_dot_product_self_attention"):
+        result = _target(report.targets, caller)
+        assert any(m.startswith("fix `softmax_cols` first") for m in result.messages)
+        assert not any("scipy_at_home" in m for m in result.messages), result.messages
 
 
 def test_a_function_rebound_to_its_result_is_no_global_read_in_its_callers(

@@ -121,18 +121,23 @@ _UNDEFINED = re.compile(r"^name '(\w+)' is not defined")
 
 
 def _unset(
-    submission: Submission, answers: Answers, raised: list[dict[str, Any]]
+    submission: Submission,
+    answers: Answers,
+    raised: list[dict[str, Any]],
+    callees: Sequence[str],
 ) -> tuple[str, ...]:
     """For a function that raised NameError: the crashed cell that would have set the name
-    further down (`np`, when `import matplotlib` failed on the line before `import numpy`)."""
+    further down (`np`, when `import matplotlib` failed on the line before `import numpy`).
+    A failing target it calls is left out: "fix it first" sends the student to that target,
+    whose own entry tells its cell's crash."""
     names = {
         m[1]
         for e in raised
         if e.get("type") == "NameError" and (m := _UNDEFINED.match(str(e.get("message", ""))))
-    }
+    } - set(callees)
     return tuple(
         f"`{name}` is not defined because cell {cell} stopped before line {line}, which sets "
-        f"it: {describe_error(answers.cell_errors[cell])}"
+        f"it: {describe_error(answers.cell_errors[cell], hints=False)}"
         for name in sorted(names)
         for cell, line in unset_by_crash(submission, name, answers.cell_errors)
     )
@@ -192,6 +197,7 @@ def explain(
         }
         spec = assignment.target(name)
         raised = _raised(answers, name, cases)
+        callees = _upstream(submission, name, function, failing, spec.variable)
         evidence = Evidence(
             spec=spec,
             cases=cases,
@@ -204,7 +210,7 @@ def explain(
             fingerprints=expected.fingerprints[name],
             function=function,
             hints=function_hints(function, global_names) if function else [],
-            failing_callees=_upstream(submission, name, function, failing, spec.variable),
+            failing_callees=callees,
             known_mistakes=result.mistakes,
             probes=probes,
             base_digest=_digest(answers, name, probe_base(cases).index),
@@ -212,7 +218,7 @@ def explain(
             is_stub=is_exercise_stub(function, stubs),
             crashes=_crashes(submission, name, answers)
             if spec.variable
-            else _unset(submission, answers, raised),
+            else _unset(submission, answers, raised, callees),
             errors=tuple(clean_text(e.get("message", ""), 300) for e in raised),
             error_places=tuple(location_of(e) for e in raised),
             fixed=_in_target_code(submission, name, function, spec.variable, fixed_indexes),

@@ -83,9 +83,10 @@ def location_of(error: Mapping[str, Any]) -> Location | None:
     return None
 
 
-def describe_error(error: Mapping[str, Any]) -> str:
+def describe_error(error: Mapping[str, Any], hints: bool = True) -> str:
     """A child's error as one sentence: a time limit, a parse error or the exception raised, with
-    its place and a NumPy hint where it helps."""
+    its place and a NumPy hint where it helps (`hints=False`: without the hint, for a crash
+    told again beside each target it stopped, after the notebook's problems told it whole)."""
     kind = clean_text(error.get("type"), 60)
     message = clean_text(error.get("message", ""), 300)
     where = location_of(error)
@@ -103,6 +104,8 @@ def describe_error(error: Mapping[str, Any]) -> str:
             "lists and tuples of them"
         )
     text = f"raised {exception_text(error)}{at}"
+    if not hints:
+        return text
     if kind == "TypeError" and ZERO_DIM_MESSAGE in message:
         text += f". {NUMPY_HINT}"
     if kind == "EOFError" and message == INPUT_MESSAGE:
