@@ -103,6 +103,27 @@ def test_tokens_command_prints_a_link_per_person_and_reads_the_roster(tmp_path: 
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "base_url",
+    ["grader.example.edu", "https://", "ftp://grader.example.edu", "https://x.edu/?a=1",
+     "https://x.edu:port", "http://[::1"],  # fmt: skip
+)
+def test_a_base_url_no_browser_opens_is_refused_before_any_token_is_issued(
+    tmp_path: Path, base_url: str
+) -> None:
+    """Links made from it would reach no one, and each issued token replaces the last."""
+    out = tmp_path / "out"
+    args = ["serve", "tokens", "--instructor", "ada", "--out", str(out), "--base-url", base_url]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"Error: --base-url {base_url!r}: give the address students open the service at, "
+        "with http:// or https:// and a host, and no ? or # part (e.g. "
+        "https://grader.example.edu or https://example.edu/grader)"
+    ]
+    assert not out.exists() or not any(out.iterdir())
+
+
 def test_sign_in_by_form_and_by_link_with_safe_cookies(served: Class) -> None:
     client = served.client()
     first = client.get("/")

@@ -176,6 +176,27 @@ def serve_command(
         )
 
 
+def _base_url(url: str) -> None:
+    """Refuse, in one line, a --base-url that would make links no browser opens: one
+    without http:// or https://, without a host, or with a query or fragment (a link is
+    the address, then /t/TOKEN)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        usable = parts.port is None or parts.port > 0  # a port that is no number raises
+    except ValueError:  # an unclosed [ of an IPv6 address, a port out of range
+        usable = False
+    if not usable or parts.scheme not in ("http", "https") or not parts.hostname:
+        usable = False
+    if not usable or parts.query or parts.fragment:
+        raise UsageError(
+            f"--base-url {url!r}: give the address students open the service at, with "
+            "http:// or https:// and a host, and no ? or # part (e.g. "
+            "https://grader.example.edu or https://example.edu/grader)"
+        )
+
+
 @serve_command.command("tokens")
 @click.option(
     "--roster",
@@ -258,6 +279,7 @@ def serve_tokens(
         return
     if roster is None and not instructors:
         raise UsageError("name a --roster, an --instructor, or both")
+    _base_url(base_url)  # before any token is issued: each replaces the person's last one
     _database_option(database, out)
     if only and roster is None:
         raise UsageError("--student needs --roster (the student's name is read from it)")
