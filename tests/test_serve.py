@@ -105,8 +105,14 @@ def test_tokens_command_prints_a_link_per_person_and_reads_the_roster(tmp_path: 
 
 @pytest.mark.parametrize(
     "base_url",
-    ["grader.example.edu", "https://", "ftp://grader.example.edu", "https://x.edu/?a=1",
-     "https://x.edu:port", "http://[::1"],  # fmt: skip
+    [
+        "grader.example.edu",
+        "https://",
+        "ftp://grader.example.edu",
+        "https://x.edu/?a=1",
+        "https://x.edu:port",
+        "http://[::1",
+    ],
 )
 def test_a_base_url_no_browser_opens_is_refused_before_any_token_is_issued(
     tmp_path: Path, base_url: str
