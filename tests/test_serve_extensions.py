@@ -101,3 +101,55 @@ def test_a_late_upload_reads_the_extensions_once(
         home = student.get("/").text
         assert f"due {theirs} (with your extension of 48 h)" in home
     store.close()
+
+
+def _hand_in(student: TestClient, form: str) -> int:
+    """Upload the solution; its id once graded."""
+    sent = {"notebook": ("work.ipynb", SOLUTION)}
+    where = student.post("/upload", data={"csrf": form}, files=sent).headers["location"]
+    assert wait_graded(student, where) == "graded"
+    return int(where.rsplit("/", 1)[1])
+
+
+def test_an_extension_granted_after_a_late_upload_counts_without_a_regrade(
+    tmp_path: Path,
+) -> None:
+    """Before, the upload kept its late penalty (page, best, gradebook) until the instructor
+    pressed Regrade, which grades the whole class again."""
+    config = course(tmp_path)  # self_attention was due a day ago
+    app, store, tokens = _service(config, tmp_path)
+    with TestClient(app, follow_redirects=False) as alice:
+        bob = TestClient(app, follow_redirects=False)
+        alices = _hand_in(alice, sign_in(alice, tokens["alice"]))
+        bobs = _hand_in(bob, sign_in(bob, tokens["bob"]))
+        for upload in (alices, bobs):
+            view = store.view(upload)
+            assert view is not None and view.late_percent > 0
+        bob_page = store.page(bobs)
+        (config.path.parent / "extensions.csv").write_text("student,hours\nalice,48\n")
+        deadline = time.monotonic() + 60
+        while (view := store.view(alices)) is None or view.late_percent > 0:
+            assert time.monotonic() < deadline, "the extension never counted"
+            time.sleep(0.1)
+        page = store.page(alices)
+        assert page is not None and "10%" not in page
+        assert store.page(bobs) == bob_page  # graded once: nothing changed for bob
+    store.close()
+
+
+def test_reweighing_extensions_queues_only_the_students_whose_extension_changed(
+    tmp_path: Path,
+) -> None:
+    config = course(tmp_path)
+    app, store, tokens = _service(config, tmp_path)
+    with TestClient(app, follow_redirects=False) as alice:
+        bob = TestClient(app, follow_redirects=False)
+        alices = _hand_in(alice, sign_in(alice, tokens["alice"]))
+        bobs = _hand_in(bob, sign_in(bob, tokens["bob"]))
+    # the service stopped: nothing grades what is queued here
+    store.reweigh_extensions({})  # as the service's last look saw them (no file)
+    assert store.reweigh_extensions({"ALICE": 48.0}) == ["alice"]  # matched as a batch does
+    assert store.reweigh_extensions({"ALICE": 48.0}) == []  # the same hours: nothing again
+    status = {u: (store.upload(u) or pytest.fail("lost")).status for u in (alices, bobs)}
+    assert status == {alices: "queued", bobs: "graded"}
+    store.close()

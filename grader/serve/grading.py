@@ -30,13 +30,22 @@ from grader.report import Report
 from grader.run import bwrap
 from grader.run.sandbox import GRADER_FAULTS
 from grader.serve.checks import graded_as
-from grader.serve.semester import Extensions, graded_view, read_extensions, record_late
+from grader.serve.semester import (
+    Extensions,
+    extension_files,
+    graded_view,
+    hours_now,
+    read_extensions,
+    record_late,
+)
 from grader.serve.store import Store, Upload, View
 
 IN_FLIGHT_PER_WORKER = 2
 # The other assignments are prepared while the queue is idle, but only once no upload came
 # for this long: during a burst (a restart's backlog, a deadline) every worker grades.
 IDLE_BEFORE_PREPARING = 2.0
+# How often, while idle, the service looks whether the roster or extensions.csv changed.
+WATCH_EXTENSIONS = 2.0
 
 
 T = TypeVar("T")
@@ -85,6 +94,9 @@ class Grading:
         self.extensions = ""  # why the extensions cannot be read, while they cannot
         self.busy = ""  # the database another program holds locked, while it does
         self.unprepared: set[str] = set()
+        # the extension files as last read (extension_files), and when to look again
+        self.looked_at: tuple[tuple[str, int, int], ...] | None = None
+        self.next_look = 0.0
         self.grace = 0.0
         self.stop_by = float("inf")  # the end of the grace period, once stopping
         self.started = False
@@ -206,6 +218,7 @@ class Grading:
                     self.wakeup.clear()
                     # a replica that died: its uploads, here
                     self._patiently(self.store.requeue_orphans)
+                    self._reweigh()
                 continue
             # Short: an upload queued while all are busy is claimed within this.
             finished, _ = wait(running, timeout=0.05, return_when=FIRST_COMPLETED)
@@ -245,6 +258,30 @@ class Grading:
                     )
                 )
                 self.timings.setdefault("first", time.monotonic())
+
+    def _reweigh(self) -> None:
+        """While idle, every WATCH_EXTENSIONS seconds: where the roster or `extensions.csv`
+        changed, the graded uploads of each student whose extension changed (since the last
+        look, this start's or an earlier one's) are graded again, so that their lateness,
+        their best and the gradebook count it; no Regrade of the class is needed."""
+        late = any(s.late is not None for s in self.config.assignments.values())
+        now = time.monotonic()
+        if not late or now < self.next_look:
+            return
+        self.next_look = now + WATCH_EXTENSIONS
+        course = self.config.path.parent
+        files = extension_files(course)
+        if files == self.looked_at:
+            return
+        best = [s.id for s in self.config.assignments.values() if s.keep == "best"]
+        hours = hours_now(course)
+        queued = self._patiently(partial(self.store.reweigh_extensions, hours, best))
+        self.looked_at = files
+        if queued:
+            self.announce(
+                f"extensions changed for {len(queued)} student(s) with graded uploads: "
+                "those uploads are graded again"
+            )
 
     def _kept(self, upload: Upload, outcome: Outcome, report: Report) -> bool:
         """Whether the gradebook keeps this graded upload as the student's grade of its

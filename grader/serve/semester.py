@@ -17,9 +17,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
+from grader.batch import lateness
 from grader.batch.adjust import Change, above_maximum, check_totals
 from grader.batch.gradebook import Gradebook, locked_out
-from grader.batch.lateness import Handed, late_of, load_extensions, matched_hours, save_late
+from grader.batch.lateness import (
+    EXTENSIONS_FILE,
+    Handed,
+    late_of,
+    load_extensions,
+    matched_hours,
+    save_late,
+)
 from grader.batch.records import (
     Comment,
     Override,
@@ -29,6 +37,7 @@ from grader.batch.records import (
     overrides,
     set_override,
 )
+from grader.batch.roster import ROSTER_FILE
 from grader.batch.standing import Standing, one_standing
 from grader.course.config import AssignmentSpec, Config
 from grader.course.deadline import Late, LatePolicy
@@ -165,6 +174,28 @@ def read_extensions(course: Path) -> Extensions:
             f"the extensions cannot be read ({exc}): uploads graded meanwhile count no "
             "extension; fix the file, then Regrade",
         )
+
+
+def extension_files(course: Path) -> tuple[tuple[str, int, int], ...]:
+    """What tells whether the extensions may have changed without reading them: the
+    modification time and size of the roster and of `extensions.csv` (absent: -1)."""
+    found = []
+    for name in (ROSTER_FILE, EXTENSIONS_FILE):
+        try:
+            stat = (course / name).stat()
+            found.append((name, stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            found.append((name, -1, -1))
+    return tuple(found)
+
+
+def hours_now(course: Path) -> dict[str, float]:
+    """The course's extensions in hours by student, for the service's watch on them; none
+    while they cannot be read, as the uploads graded meanwhile count none."""
+    try:
+        return lateness.read_course_extensions(course).hours
+    except GraderError:
+        return {}
 
 
 def upload_late(

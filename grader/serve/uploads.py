@@ -16,14 +16,16 @@ the least interval between uploads once its result says so, and never counts aga
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import astuple
 from pathlib import Path
 
 from grader.batch.database import LOCK_CLASS
+from grader.batch.lateness import matched_hours
 from grader.serve.connected import Connected
 from grader.serve.stored import UPLOAD_COLUMNS, Upload, View, upload_of
 
@@ -298,6 +300,49 @@ class Uploads(Connected):
                 f" v.assignment) OR id IN (SELECT upload FROM views WHERE assignment IN ({kept})))",
                 tuple(best),
             ).rowcount
+
+    def reweigh_extensions(
+        self, hours: Mapping[str, float], best: Collection[str] = ()
+    ) -> list[str]:
+        """Queue again the graded uploads of each student whose extension is not what it
+        was when the service last looked (`hours`, as `extensions.csv` and the roster give
+        them; the last look's are kept in `settings`): their latest of each assignment, and
+        every one of an assignment in `best`, as Regrade queues them, so that lateness, the
+        best and the gradebook count the new extension. The first look only records the
+        hours. Returns the students queued, by their upload ids' names."""
+        now = json.dumps(dict(sorted(hours.items())))
+        with self._transaction() as db:
+            if self.db.dialect == "postgresql":  # replicas take turns, as SQLite's lock does
+                db.execute("SELECT 1 FROM settings WHERE key='extensions' FOR UPDATE")
+            row = db.execute("SELECT value FROM settings WHERE key='extensions'").fetchone()
+            if row is not None and row[0] == now:
+                return []
+            db.execute(
+                "INSERT INTO settings VALUES ('extensions', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (now,),
+            )
+            if row is None:
+                return []
+            before = {str(k): float(v) for k, v in json.loads(row[0]).items()}  # written here
+            graded = [
+                str(r[0])
+                for r in db.execute(
+                    "SELECT DISTINCT student FROM uploads WHERE status='graded'"
+                ).fetchall()
+            ]
+            old, new = matched_hours(before, graded), matched_hours(hours, graded)
+            changed = sorted(s for s in graded if old.get(s, 0.0) != new.get(s, 0.0))
+            kept = ", ".join("?" for _ in best) or "NULL"
+            for student in changed:
+                db.execute(
+                    "UPDATE uploads SET status='queued' WHERE status='graded' AND student=? AND"
+                    " (id IN (SELECT MAX(u.id) FROM uploads u JOIN views v ON v.upload = u.id"
+                    " WHERE u.student=? GROUP BY v.assignment) OR id IN (SELECT upload FROM"
+                    f" views WHERE assignment IN ({kept})))",
+                    (student, student, *best),
+                )
+        return changed
 
     def upload(self, upload_id: int) -> Upload | None:
         """One upload by id."""
