@@ -84,9 +84,15 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
         and node.func.id != new.func.id
         else None
     )  # fmt: skip
+    # arrays joined in another order: the line of the join, which a student may have
+    # written apart from the statement that uses it (`stacked = np.vstack(…)`, then `return`)
+    callee = new.func if isinstance(new, ast.Call) else None
+    joined = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+    join = rf"\b{joined}\s*\(" if joined in _JOINS else None
     patterns = [
         swapped,
         *_written(statement, node, new),
+        join,
         f"^{held}{start[1:]}" if start and held else None,
         start,
         *_named(statement, node, new, len(set(variables))),
@@ -95,6 +101,10 @@ def locate_pattern(function: ast.FunctionDef, node: ast.AST, new: ast.AST) -> st
     ]
     found = [p for p in patterns if p]
     return "\n".join(dict.fromkeys(found)) if found else None
+
+
+# NumPy's functions that join arrays, whose order a mutant swaps (mutant_operators).
+_JOINS = ("vstack", "hstack", "concatenate", "stack", "column_stack", "row_stack", "block")
 
 
 # An empty start: `[]`, `()`, `{}`, `None`, `0`, `0.0`, `list()`, `np.zeros(...)` is not one

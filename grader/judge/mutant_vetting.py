@@ -127,8 +127,14 @@ def _term_kept(ev: Evidence, mistake: Mistake) -> bool:
     done = re.compile(rf"\w\s*\([^#]*{re.escape(found[1])}\s*[\w.]*\b{re.escape(calls[0])}\s*\(")
     # their own body, or a function of theirs it calls (the 1-D `softmax` they call where
     # `softmax_cols` is meant subtracts the maximum of the whole array)
-    called = (ev.functions(name) for name in calls_in_order(ev.function))
+    # and the helper a helper's mutant changed (`softmax_cols`, which `one_head` calls)
+    inside = _IN_HELPER.match(mistake.message)
+    names = [*calls_in_order(ev.function), *([inside[1]] if inside else [])]
+    called = (ev.functions(name) for name in names)
     return any(
         source.first_line(lambda line: done.search(line.split("#")[0])) is not None
         for source in (ev.function, *(f for f in called if f is not None))
     )
+
+
+_IN_HELPER = re.compile(r"^in `(\w+)`, which ")  # mutant_helpers.py's words

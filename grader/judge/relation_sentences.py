@@ -60,6 +60,8 @@ def _stored_into(ev: Evidence, place: Location | None) -> bool:
 
 
 _LOOPING = (ast.For, ast.While, ast.comprehension, ast.Slice)
+# A big number written out: `1e9`, `1e+30`, `10**9`, `99999` (outside a comment's words).
+_BIG_NUMBER = re.compile(r"\b\d+(?:\.\d*)?[eE]\+?\d+|\b10\s*\*\*\s*\d+|\b\d{4,}\b")
 
 
 def _loops_or_slices(ev: Evidence) -> bool:
@@ -118,6 +120,8 @@ def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
     for got, want in [*pairs[:1], *_item_pairs(ev)[:1]]:  # the whole, else an item
         if said := relations.shape_relations(got, want):
             sentences += said
+            if fn and any(s.startswith(relations.LARGE_FINITE) for s in said):
+                place = place or fn.first_line(_BIG_NUMBER.search)  # its `-1e9`
             break
     # the whole, else the first item of a pair or list that holds a NaN (an `(out, weights)`)
     infinite = _infinities(ev)
@@ -128,7 +132,10 @@ def relation_sentences(ev: Evidence, base: Diagnosis) -> Diagnosis:
         sentences.append(extra)
     tol = ev.spec.tolerance
     looped = _loops_or_slices(ev)
-    lines = relations.lines_in_every_case(pairs, tol, looped)
+    # items changed in place by the function (mutates_input, already told) are wrong by
+    # that, whatever their pattern: no loop that stops early is suggested beside it
+    mutated = "mutates_input" in ev.known_mistakes
+    lines = None if mutated else relations.lines_in_every_case(pairs, tol, looped)
     if lines and not totals:
         sentences.append(lines)
         if ev.fixed and relations.rows_as_first(pairs[0][0], pairs[0][1], ev.spec.tolerance):
@@ -316,8 +323,14 @@ def _ignored(ev: Evidence) -> str | None:
     reference_base = stack(ev.reference.outputs[base_index])
     if ev.base_digest is None or reference_base is None:
         return None
-    if not isinstance(ev.answers[base], np.ndarray | Seq):
+    answer = ev.answers[base]
+    if not isinstance(answer, np.ndarray | Seq):
         return None  # no numbers (a string, an array too large to send): nothing to move
+    got = stack(answer)
+    if got is not None and got.size and (not np.isfinite(got).all() or np.ptp(got) == 0):
+        # one value everywhere, or inf and NaN: a result saturated on this case (`exp` of
+        # large scores overflowing to 0 after the division) stays put whatever the input
+        return None
     unchanged = {p for p, d in ev.probes.items() if d is not None and d == ev.base_digest}
     reference = {p: a for p, v in ev.reference_probes.items() if (a := stack(v)) is not None}
     return relations.ignored_inputs(ev.reference.parameters, unchanged, reference_base, reference)

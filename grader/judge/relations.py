@@ -262,7 +262,7 @@ def lines_in_every_case(
                 if counts == {1}
                 else f"only the {end} {counts.pop()} {name} differ"
                 if len(counts) == 1
-                else f"only {name} at the {end} differ"
+                else f"only {name} at the {'end' if end == 'last' else 'start'} differ"
             )
             why = f", as when a loop or slice {late}" if looped else ""
             return f"{what} in every case; the others are right{why}"
@@ -433,6 +433,9 @@ def _permuted(got: np.ndarray, expected: np.ndarray) -> str | None:
     return None
 
 
+LARGE_FINITE = "a large finite number"  # how _finite_for_infinite's sentence starts
+
+
 def _finite_for_infinite(got: np.ndarray, expected: np.ndarray) -> str | None:
     if got.shape != expected.shape:
         return None
@@ -444,7 +447,7 @@ def _finite_for_infinite(got: np.ndarray, expected: np.ndarray) -> str | None:
         return None
     value = float(got[infinite].flat[0])
     return (
-        f"a large finite number ({value:.4g}) where ±inf is expected: use `-np.inf` (or "
+        f"{LARGE_FINITE} ({value:.4g}) where ±inf is expected: use `-np.inf` (or "
         "`np.inf`) itself; a big number is not the same after scaling or adding"
     )
 

@@ -1,8 +1,10 @@
 """What a student has been shown: the words of their own notebook's code and of the exercise
 notebook's code (its stubs). A derived mistake's words are made from the reference's source
 (mutants.py quotes the expression it changed); a student may be shown such a quote only when
-no word of it is one of the solution's that they have not seen. Otherwise the mistake is told
-in words of its kind, at the student's own line.
+no word of it is one of the solution's that they have not seen, and, when it is a few words
+long, not one word away from their code (an expression of the reference's made of their
+words, `axis=0` where they wrote `axis=1`, would read as a misquote of their line).
+Otherwise the mistake is told in words of its kind, at the student's own line.
 """
 
 from __future__ import annotations
@@ -86,6 +88,50 @@ def _notebook_words(path: Path, stamp: int, code_only: bool) -> frozenset[str]:
         return frozenset()
 
 
+@lru_cache(maxsize=16)
+def _notebook_tokens(path: Path, stamp: int) -> tuple[str, ...]:
+    """The names and numbers of a course notebook's code cells, in order, read once per
+    version of the file."""
+    del stamp  # part of the cache key only
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        return tuple(
+            _WORD.findall(
+                "\n".join(
+                    "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                    for c in cells
+                    if c.get("cell_type") == "code"
+                )
+            )
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
+
+
+# A quote of this many words or more that is one word away from the student's code reads as
+# a misquote of it (`np.max(data_in, axis=0, …)` beside their `axis=1`, `q.shape[0]` beside
+# their `k.shape[0]`); shorter ones (`all_keys[:-1]`, `omega_q @ x`) name what to change.
+_MISQUOTE_WORDS = 3
+
+
+# The words before a quote of the form meant, not of the student's (mutant_operators.py's
+# "takes `x` where `y` is meant", "write `d ** 0.5`", "divide by the product: `x / (a * b)`").
+_FIX_BEFORE = ("where ", "write ", ": ")
+
+
+def _fewest_differing(quote: tuple[str, ...], code: tuple[str, ...]) -> int:
+    """How few of `quote`'s words differ where `code` holds as many words in a row as it
+    (0: it is there as it stands; more than the quote's length: code too short)."""
+    n = len(quote)
+    fewest = n + 1
+    for start in range(len(code) - n + 1):
+        differ = sum(a != b for a, b in zip(quote, code[start : start + n], strict=True))
+        fewest = min(fewest, differ)
+        if not fewest:
+            break
+    return fewest
+
+
 def _words_at(path: Path | None, code_only: bool) -> frozenset[str]:
     if path is None or not path.is_file():
         return frozenset()
@@ -108,10 +154,31 @@ class Shown:
         seen = own | _words_at(self._exercise, code_only=True)
         return _words_at(self._solution, code_only=True) - seen
 
+    @cached_property
+    def tokens(self) -> tuple[tuple[str, ...], ...]:
+        """The names and numbers of the student's code and of the exercise's, in order."""
+        own = tuple(_WORD.findall("\n".join(cell.original for cell in self._submission.cells)))
+        exercise = self._exercise
+        if exercise is None or not exercise.is_file():
+            return (own,)
+        return own, _notebook_tokens(exercise, exercise.stat().st_mtime_ns)
+
     def quotes_only_shown(self, message: str) -> bool:
-        """Whether no quoted piece of code in `message` holds a word of the solution that the
-        student has not seen."""
-        return not any(words_of(quoted) & self.hidden for quoted in _QUOTED.findall(message))
+        """Whether every quoted piece of code in `message` is one the student may be shown:
+        no word of the solution they have not seen, and not, when it is a few words long,
+        one word away from what their code or the exercise's holds (a reference's
+        expression made of their words would read as a misquote of their line)."""
+        for found in _QUOTED.finditer(message):
+            quoted = found[1]
+            if words_of(quoted) & self.hidden:
+                return False
+            words = tuple(_WORD.findall(quoted))
+            fix = message[: found.start()].endswith(_FIX_BEFORE)  # the meant form: one away
+            if len(words) >= _MISQUOTE_WORDS and not fix:
+                differing = [_fewest_differing(words, t) for t in self.tokens]
+                if 0 not in differing and 1 in differing:
+                    return False
+        return True
 
 
 def is_derived(function: str) -> bool:
