@@ -483,3 +483,15 @@ def test_more_public_cases_than_the_target_has_is_refused(tmp_path: Path) -> Non
     )
     targets["softmax"]["public_cases"] = count  # every case, said so: taken
     assert load_config(write(tmp_path, raw)).assignment("self_attention").target("softmax")
+
+
+def test_a_file_that_is_no_config_is_quoted_short_in_its_error(tmp_path: Path) -> None:
+    """r55 #8: a roster passed as --config put all of its 7 KB into the one-line error."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\n" + "".join(f"s{i:03},Student {i}\n" for i in range(300)))
+    with pytest.raises(ConfigError) as refused:
+        load_config(roster)
+    said = str(refused.value)
+    assert said.startswith(f"{roster} is not a valid grader config: (top level): must be a ")
+    assert "'id,name s000,Student 0" in said and len(said) < 300, said
+    assert said.endswith(" characters)") and "s299" not in said

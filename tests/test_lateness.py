@@ -125,7 +125,11 @@ def test_the_config_reads_a_due_date_quoted_or_not_and_the_policy(tmp_path: Path
     ("keys", "said"),
     [
         ({"due": "2026-03-01T23:59:00"}, "assignments.self_attention.due: not an ISO 8601 time"),
-        ({"due": "next monday"}, "assignments.self_attention.due: not an ISO 8601 time"),
+        (
+            {"due": "next monday"},
+            "assignments.self_attention.due: not an ISO 8601 time with a zone: 'next monday' "
+            "is not a date and time (write it as 2026-03-01T23:59:00+01:00)",
+        ),
         ({"late": {"percent": 10}}, "assignments.self_attention.late: a late policy needs `due`"),
         (
             {"due": "2026-03-01T23:59:00+01:00", "late": {"cutoff": "2026-02-01T00:00:00Z"}},

@@ -87,6 +87,25 @@ def test_init_refuses_a_folder_that_has_something_in_it(tmp_path: Path) -> None:
     assert code == 2 and "has no config.yaml" in err
 
 
+def test_new_assignment_finds_the_course_from_a_folder_inside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r55 #7: run from the course's `solutions/` it said ". has no config.yaml", where
+    `selftest` from the same folder found the course."""
+    course = tmp_path / "course"
+    invoke("init", course)
+    monkeypatch.chdir(course / "solutions")
+    code, _, err = invoke("new-assignment", "attn", "--function", "attn(q, k)")
+    assert code == 0, err
+    assert (course / "solutions" / "attn.ipynb").is_file()
+    assert not (course / "solutions" / "solutions").exists()
+    assert "attn" in yaml.safe_load((course / "config.yaml").read_text())["assignments"]
+    monkeypatch.chdir(tmp_path)  # no course here nor above (tmp_path's parents hold none)
+    code, _, err = invoke("new-assignment", "other")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "no config.yaml in" in err and "or name it with --course DIR" in err
+
+
 def test_signatures() -> None:
     assert parse_signature("softmax").text() == "softmax(x)"
     assert parse_signature(" f(a, b) ").parameters == ("a", "b")

@@ -271,12 +271,12 @@ def init_command(folder: Path) -> None:
 @click.option(
     "--course",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="The course folder (its config.yaml).",
+    default=None,
+    help="The course folder (its config.yaml) [default: the working folder or the nearest "
+    "one above it with a config.yaml, as the other authoring commands find it].",
 )
 @_errors_to_exit_codes
-def new_assignment_command(name: str, functions: tuple[str, ...], course: Path) -> None:
+def new_assignment_command(name: str, functions: tuple[str, ...], course: Path | None) -> None:
     """Add an assignment skeleton to a course: a solution notebook with a stub to fill, an
     empty mistake catalogue, and its config entry (one declared argument per parameter).
 
@@ -295,6 +295,16 @@ def new_assignment_command(name: str, functions: tuple[str, ...], course: Path) 
             "notebook and the assignment's targets in config.yaml (docs/course-author.md)"
         )
     function = functions[0] if functions else None
+    if course is None:
+        from grader.course.locate import CONFIG_NAME, find_upward
+
+        found = find_upward()
+        if found is None or found.name != CONFIG_NAME:
+            raise UsageError(
+                f"no {CONFIG_NAME} in {Path.cwd()} or a folder above it: make a course first "
+                "(grader init DIR), or name it with --course DIR"
+            )
+        course = found.parent
     with _writing(course, "--course"):
         made = new_assignment(course, name, function)
     for path in made:

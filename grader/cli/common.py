@@ -308,7 +308,7 @@ def database_option(text: str) -> Callable[[F], F]:
 # --db URL for the commands that read a graded class's gradebook.
 DATABASE_OPTION = database_option(
     "The gradebook is in this PostgreSQL database (the class was graded with `grader "
-    "grade --db URL`), not in OUT/gradebook.sqlite; the files are still written in OUT."
+    "grade --db URL`), not in the --results folder's gradebook.sqlite."
 )
 
 

@@ -182,7 +182,8 @@ def export_command(
       grader export --format canvas --results results/ --out canvas.csv --db postgresql://…
       grader export --format csv --results results/ --out - | head   # to standard output
     Columns and how each LMS reads them: docs/instructor.md.
-    Exit codes: 0 written · 2 no gradebook in OUT, unknown assignment, an --out it cannot write.
+    Exit codes: 0 written · 2 no gradebook in the --results folder, unknown assignment, an
+    --out it cannot write.
     """
     from grader.batch.lms import exported
     from grader.render.whole_file import write_text

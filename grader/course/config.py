@@ -457,6 +457,13 @@ def _explain(raw: Any, path: Path) -> None:
         raise ConfigError(f"{path} is not a valid grader config:\n  " + "\n  ".join(lines) + more)
 
 
+def _shown(value: object, most: int = 80) -> str:
+    """A value as an error quotes it, cut short: a CSV passed as the config is one long
+    string, which would otherwise fill the terminal (r55 #8)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}… ({len(text)} characters)"
+
+
 def _describe(err: Any) -> str:
     """One violation (a jsonschema.ValidationError) as a key path and a plain sentence."""
     where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
@@ -465,7 +472,7 @@ def _describe(err: Any) -> str:
         expected = err.validator_value
         kinds = list(expected) if isinstance(expected, list) else [expected]
         words = [TYPE_WORDS.get(str(t), str(t)) for t in kinds]
-        return f"{where}: must be {' or '.join(words)}, not {err.instance!r}"
+        return f"{where}: must be {' or '.join(words)}, not {_shown(err.instance)}"
     if kind == "required":
         missing = str(err.message).split("'")[1] if "'" in err.message else err.message
         return f"{where}: missing required key '{missing}'"
@@ -477,10 +484,11 @@ def _describe(err: Any) -> str:
     if kind in ("enum", "const"):
         value = err.validator_value
         allowed = list(value) if kind == "enum" and isinstance(value, list) else [value]
-        return f"{where}: must be one of {', '.join(map(repr, allowed))}, not {err.instance!r}"
+        listed = ", ".join(map(repr, allowed))
+        return f"{where}: must be one of {listed}, not {_shown(err.instance)}"
     if kind in ("minimum", "exclusiveMinimum", "maximum"):
         op = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤"}[kind]
-        return f"{where}: must be {op} {err.validator_value}, not {err.instance!r}"
+        return f"{where}: must be {op} {err.validator_value}, not {_shown(err.instance)}"
     if kind in ("minItems", "minProperties"):
         return f"{where}: must not be empty"
     return f"{where}: {err.message}"

@@ -50,7 +50,12 @@ class Late:
 def parse_time(text: str) -> datetime:
     """An ISO 8601 time with a time zone; ValueError for anything else (no zone included:
     a deadline without one means different moments on the grader and the LMS)."""
-    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:  # Python's own words ("Invalid isoformat string") show no example
+        raise ValueError(
+            f"{text!r} is not a date and time (write it as 2026-03-01T23:59:00+01:00)"
+        ) from None
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(f"{text!r} has no time zone (write it as 2026-03-01T23:59:00+01:00)")
     return moment

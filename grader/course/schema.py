@@ -322,8 +322,10 @@ _ASSIGNMENT = {
         "keep": {
             "enum": ["latest", "best"],
             "description": "When a student hands in several notebooks, each is graded and "
-            "one is kept: latest (the default: the last by submission time, else by name) or "
-            "best (the highest score after any late penalty; ties: the latest).",
+            "one is kept: latest (the default: the last in the export's order, a Canvas "
+            "submission id or a Blackboard attempt date, else the last by file name; never "
+            "by a file's modification time, which a copy changes) or best (the highest "
+            "score after any late penalty; ties: the latest).",
         },
         "per_student_inputs": {
             "type": "boolean",
