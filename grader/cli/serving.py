@@ -184,10 +184,9 @@ def _base_url(url: str) -> None:
 
     try:
         parts = urlsplit(url)
-        usable = parts.port is None or parts.port > 0  # a port that is no number raises
-    except ValueError:  # an unclosed [ of an IPv6 address, a port out of range
-        usable = False
-    if not usable or parts.scheme not in ("http", "https") or not parts.hostname:
+        port = parts.port  # raises for a port that is no number, or out of range
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and port != 0
+    except ValueError:  # also an unclosed [ of an IPv6 address
         usable = False
     if not usable or parts.query or parts.fragment:
         raise UsageError(

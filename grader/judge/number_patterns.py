@@ -134,11 +134,11 @@ def narrows(line: str) -> bool:
 _NARROWER = (("float32", 7, 16), ("float16", 3, 4))
 
 
-def float_precision(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> str | None:
+def float_precision(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[str, int] | None:
     """The narrowest float type to whose precision every value agrees with the expected
-    one (within a few of its epsilons of the largest expected magnitude), if any: the
-    numbers of a computation made in float16 or float32. Said with the code's evidence
-    (`narrows`), never from the numbers alone."""
+    one (within a few of its epsilons of the largest expected magnitude), and its
+    significant digits, if any: the numbers of a computation made in float16 or float32.
+    Said with the code's evidence (`narrows`), never from the numbers alone."""
     if not _usable(pairs) or not all(np.all(np.isfinite(g)) for g, _ in pairs):
         return None
     for name, digits, epsilons in _NARROWER:
@@ -147,7 +147,7 @@ def float_precision(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> str | Non
             float(np.max(np.abs(g - w))) <= bound * max(float(np.max(np.abs(w))), 1e-30)
             for g, w in pairs
         ):
-            return name + f" (about {digits} significant digits)"
+            return name, digits
     return None
 
 

@@ -198,10 +198,11 @@ def _narrowed(
     kind = number_patterns.float_precision(pairs or _item_pairs(ev)) if line else None
     if not (line and text and kind):
         return None
-    name = kind.split()[0]
+    name, digits = kind
     told = (
-        f"every value agrees with the expected one to the precision of {kind}, not to the "
-        f"grader's tolerance: `{text.strip()}` ({line.describe()}) computes in {name}; "
+        f"every value agrees with the expected one to the precision of {name} (about "
+        f"{digits} significant digits), not to the grader's tolerance: `{text.strip()}` "
+        f"({line.describe()}) computes in {name}; "
         "leave the conversion out and compute in float64, NumPy's default"
     )
     return told, line

@@ -71,41 +71,25 @@ def words_of(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=16)
-def _notebook_words(path: Path, stamp: int, code_only: bool) -> frozenset[str]:
-    """The words of a course notebook: its code cells, or every cell (prose included), read
-    once per version of the file; none when it cannot be read."""
+def _notebook_text(path: Path, stamp: int, code_only: bool) -> str:
+    """A course notebook's code cells, or every cell (prose included), as one text, read
+    once per version of the file; empty when it cannot be read."""
     del stamp  # part of the cache key only: a changed notebook is read again
     try:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        return words_of(
-            "\n".join(
-                "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-                for cell in cells
-                if not code_only or cell.get("cell_type") == "code"
-            )
+        return "\n".join(
+            "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for cell in cells
+            if not code_only or cell.get("cell_type") == "code"
         )
     except (OSError, ValueError, KeyError, TypeError):
-        return frozenset()
+        return ""
 
 
 @lru_cache(maxsize=16)
-def _notebook_tokens(path: Path, stamp: int) -> tuple[str, ...]:
-    """The names and numbers of a course notebook's code cells, in order, read once per
-    version of the file."""
-    del stamp  # part of the cache key only
-    try:
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        return tuple(
-            _WORD.findall(
-                "\n".join(
-                    "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-                    for c in cells
-                    if c.get("cell_type") == "code"
-                )
-            )
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return ()
+def _notebook_words(path: Path, stamp: int, code_only: bool) -> frozenset[str]:
+    """The words of a course notebook (`_notebook_text`), found once per version."""
+    return words_of(_notebook_text(path, stamp, code_only))
 
 
 # A quote of this many words or more that is one word away from the student's code reads as
@@ -161,7 +145,8 @@ class Shown:
         exercise = self._exercise
         if exercise is None or not exercise.is_file():
             return (own,)
-        return own, _notebook_tokens(exercise, exercise.stat().st_mtime_ns)
+        text = _notebook_text(exercise, exercise.stat().st_mtime_ns, code_only=True)
+        return own, tuple(_WORD.findall(text))
 
     def quotes_only_shown(self, message: str) -> bool:
         """Whether every quoted piece of code in `message` is one the student may be shown:

@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import astuple
 from pathlib import Path
 
-from grader.batch.database import LOCK_CLASS
+from grader.batch.database import LOCK_CLASS, Database
 from grader.batch.lateness import matched_hours
 from grader.serve.connected import Connected
 from grader.serve.stored import UPLOAD_COLUMNS, Upload, View, upload_of
@@ -291,15 +291,8 @@ class Uploads(Connected):
         assignments in `best` (`keep: best`) every graded upload is queued: the best is
         chosen again among the new scores (each one graded is weighed against those
         graded again before it, never against a score of the course as it was)."""
-        kept = ", ".join("?" for _ in best) or "NULL"
         with self._transaction() as db:
-            return db.execute(
-                "UPDATE uploads SET status='queued' WHERE status IN ('graded', 'problem') AND"
-                " (id IN (SELECT MAX(id) FROM uploads GROUP BY student) OR id IN (SELECT"
-                " MAX(u.id) FROM uploads u JOIN views v ON v.upload = u.id GROUP BY u.student,"
-                f" v.assignment) OR id IN (SELECT upload FROM views WHERE assignment IN ({kept})))",
-                tuple(best),
-            ).rowcount
+            return _requeue(db, best)
 
     def reweigh_extensions(
         self, hours: Mapping[str, float], best: Collection[str] = ()
@@ -307,7 +300,8 @@ class Uploads(Connected):
         """Queue again the graded uploads of each student whose extension is not what it
         was when the service last looked (`hours`, as `extensions.csv` and the roster give
         them; the last look's are kept in `settings`): their latest of each assignment, and
-        every one of an assignment in `best`, as Regrade queues them, so that lateness, the
+        every one of an assignment in `best`, as Regrade queues them (`_requeue`, for those
+        students only), so that lateness, the
         best and the gradebook count the new extension. The first look only records the
         hours. Returns the students queued, by their upload ids' names."""
         now = json.dumps(dict(sorted(hours.items())))
@@ -333,15 +327,8 @@ class Uploads(Connected):
             ]
             old, new = matched_hours(before, graded), matched_hours(hours, graded)
             changed = sorted(s for s in graded if old.get(s, 0.0) != new.get(s, 0.0))
-            kept = ", ".join("?" for _ in best) or "NULL"
-            for student in changed:
-                db.execute(
-                    "UPDATE uploads SET status='queued' WHERE status='graded' AND student=? AND"
-                    " (id IN (SELECT MAX(u.id) FROM uploads u JOIN views v ON v.upload = u.id"
-                    " WHERE u.student=? GROUP BY v.assignment) OR id IN (SELECT upload FROM"
-                    f" views WHERE assignment IN ({kept})))",
-                    (student, student, *best),
-                )
+            if changed:
+                _requeue(db, best, changed)
         return changed
 
     def upload(self, upload_id: int) -> Upload | None:
@@ -416,3 +403,21 @@ class Uploads(Connected):
         """The newest upload's id (0: none yet)."""
         with self.lock:
             return int(self.db.execute("SELECT COALESCE(MAX(id), 0) FROM uploads").fetchone()[0])
+
+
+def _requeue(db: Database, best: Collection[str], students: Collection[str] | None = None) -> int:
+    """Queue again, in the transaction `db`, what Regrade grades again: each student's
+    latest upload, their latest graded one of each assignment, and every graded one of an
+    assignment in `best`; of `students` only, when given. How many were queued."""
+    kept = ", ".join("?" for _ in best) or "NULL"
+    only = "" if students is None else f" AND student IN ({', '.join('?' for _ in students)})"
+    return int(
+        db.execute(
+            "UPDATE uploads SET status='queued' WHERE status IN ('graded', 'problem') AND"
+            " (id IN (SELECT MAX(id) FROM uploads GROUP BY student) OR id IN (SELECT"
+            " MAX(u.id) FROM uploads u JOIN views v ON v.upload = u.id GROUP BY u.student,"
+            f" v.assignment) OR id IN (SELECT upload FROM views WHERE assignment IN ({kept})))"
+            + only,
+            (*best, *(students or ())),
+        ).rowcount
+    )
