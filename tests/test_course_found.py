@@ -65,10 +65,12 @@ def test_a_found_course_never_grades_its_own_notebooks(
     (clone / "config.yaml").write_text("version: 1\n")
     inside = write_notebook(clone / "exercises" / "hw.ipynb", [SOFTMAX])
     monkeypatch.chdir(clone)
-    chosen = choose_course(None, inside)
-    assert chosen.how == "bundled" and chosen.config == bundled_config_path()
-    notes = ignored_configs(chosen, inside, "--course DIR")
-    assert len(notes) == 1 and str(clone / "config.yaml") in notes[0]
+    inside_it = r"hw\.ipynb lies inside the folder of .*clone/config\.yaml.*--course DIR"
+    with pytest.raises(ConfigError, match=inside_it):
+        choose_course(None, inside, "--course DIR")
+    # named, it is the course; the bundled one is never taken instead (r55: a checkout graded
+    # an instructor's class kept in their course folder against the attention course)
+    assert choose_course(clone, inside) == Course(clone / "config.yaml", "named")
 
 
 def test_the_environment_names_a_course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,7 +134,7 @@ def test_no_course_anywhere_is_a_config_error_naming_the_ways(
     with pytest.raises(ConfigError, match=r"no course found.*--course DIR"):
         choose_course(None, tmp_path / "x.ipynb", "--course DIR")
     (tmp_path / "config.yaml").write_text("version: 1\n")
-    with pytest.raises(ConfigError, match=r"holds .*x\.ipynb.*--course DIR"):
+    with pytest.raises(ConfigError, match=r"config\.yaml lies beside .*x\.ipynb.*--course DIR"):
         choose_course(None, tmp_path / "x.ipynb", "--course DIR")
 
 

@@ -58,16 +58,17 @@ def _no_course_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GRADER_COURSE", raising=False)
 
 
-@pytest.mark.slow
-def test_check_ignores_the_working_folders_config_and_says_so(tmp_path: Path) -> None:
+def test_check_refuses_the_working_folders_config_unnamed(tmp_path: Path) -> None:
+    """Not named, it is not used, and no other course is taken instead: a checkout's bundled
+    course graded a class of another course with exit 0 (r55)."""
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
     result = grader(clone, "check", "homework.ipynb", "--format", "json")
-    assert result.returncode == 1, result.stderr
-    assert json.loads(result.stdout)["score"] == 0
-    assert not marker.exists()
-    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
-    assert len(notes) == 1 and str(clone / "config.yaml") in notes[0], result.stderr
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == "" and not marker.exists()
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "beside" in lines[0], lines
+    assert "--course" in lines[0]
 
 
 @pytest.mark.parametrize("how", ["--config", "GRADER_CONFIG"])
@@ -112,18 +113,22 @@ def test_check_grades_against_a_course_named_with_course(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_grade_ignores_the_working_folders_config(tmp_path: Path) -> None:
+def test_grade_refuses_the_working_folders_course_for_a_class_inside_it(tmp_path: Path) -> None:
+    """The class inside the working folder's course: that course may be the student's, and
+    the bundled one is not taken instead (r55: a grader installed from a checkout graded an
+    instructor's class against the attention course, exit 0); it has to be named."""
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
-    klass = clone / "class"  # the class inside the working folder's course: it may be theirs
+    klass = clone / "class"
     klass.mkdir()
     shutil.move(clone / "homework.ipynb", klass / "ana.ipynb")
     result = grader(clone, "grade", "class", "--assignment", "self_attention")
-    assert result.returncode == 0, result.stderr
-    assert not marker.exists()
-    assert "ignored" in result.stderr and str(clone / "config.yaml") in result.stderr
-    assert "10 / 10" not in result.stdout and "softmax" in result.stdout
-    assert "qkv_loop" in result.stdout  # the bundled course's table, not the student's
+    assert result.returncode == 2, result.stderr
+    assert not marker.exists() and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
+    assert f"class lies inside the folder of {clone / 'config.yaml'}" in lines[0], lines
+    assert "which was not named" in lines[0] and "--course" in lines[0]
 
 
 def test_grade_refuses_a_config_in_the_class_folder(tmp_path: Path) -> None:
@@ -136,15 +141,15 @@ def test_grade_refuses_a_config_in_the_class_folder(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-@pytest.mark.slow
-def test_pytest_notebook_ignores_the_working_folders_config(pytester: pytest.Pytester) -> None:
+def test_pytest_notebook_refuses_the_working_folders_config_unnamed(
+    pytester: pytest.Pytester,
+) -> None:
     marker = pytester.path.parent / "marker"
     plant(pytester.path, marker)
     result = pytester.runpytest_subprocess("--notebook", "homework.ipynb", "-p", "no:cacheprovider")
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("failed", 0) >= 1 and "qkv_loop" in str(result.stdout)
-    assert not marker.exists()
-    result.stdout.fnmatch_lines([f"*ignored {pytester.path / 'config.yaml'}*"])
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # 2: a collection error
+    result.stdout.fnmatch_lines(["*the grader cannot read*config.yaml*beside*"])
+    assert "qkv_loop" not in str(result.stdout) and not marker.exists()
 
 
 @pytest.mark.slow
@@ -161,17 +166,16 @@ def test_pytest_notebook_refuses_a_named_config_beside_the_notebook(
     assert not marker.exists()
 
 
-def test_inline_check_ignores_the_working_folders_config(
+def test_inline_check_refuses_the_working_folders_config_unnamed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clone, marker = tmp_path / "clone", tmp_path / "marker"
     plant(clone, marker)
     monkeypatch.chdir(clone)
-    report = check(notebook="homework.ipynb").report
-    assert report is not None and report.score < report.max_score
-    assert "qkv_loop" in [t.name for t in report.targets]
+    result = check(notebook="homework.ipynb")
+    assert result.report is None
+    assert "could not grade" in repr(result) and "beside" in repr(result)
     assert not marker.exists()
-    assert any(f"ignored {clone / 'config.yaml'}" in note for note in report.notes), report.notes
 
 
 def test_inline_check_refuses_a_named_config_beside_the_notebook(

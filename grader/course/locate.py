@@ -102,23 +102,25 @@ def named_course(given: Path | None = None) -> Course | None:
 def choose_course(
     given: Path | None = None, graded: Path | None = None, hint: str = "--course DIR"
 ) -> Course:
-    """The named course, else the one found from the working folder (unless it holds the
-    graded notebooks), else the bundled one; a ConfigError (exit 2) when there is none."""
+    """The named course, else the one found from the working folder, else the bundled one
+    (where none is found); a ConfigError (exit 2) when there is none, and when the course
+    found holds the graded notebooks (it has to be named then)."""
     if (named := named_course(given)) is not None:
         return named
     found = find_upward()
     # A bundle may hold the student's notebooks: it runs nothing, and its numbers decide
     # only that student's own check.
-    if found is not None and (graded is None or is_bundle(found) or not _holds(found, graded)):
-        return Course(found, "found")
+    if found is not None:
+        if graded is None or is_bundle(found) or not _holds(found, graded):
+            return Course(found, "found")
+        # Never the bundled course instead: the course found was the one meant (an
+        # instructor's class kept inside their course folder), and a checkout's attention
+        # course would grade it against other targets and points with exit 0 (r55).
+        refuse_beside(Course(found, "found"), graded, hint)  # it holds them: this raises
+        raise ConfigError(f"{found} holds {graded}: name the course to grade against ({hint})")
     bundled = bundled_config_path()
     if bundled.is_file():
         return Course(bundled, "bundled")
-    if found is not None:
-        raise ConfigError(
-            f"{found} holds {graded}, so it may be a student's own course and is not used "
-            f"unless named; name the course to grade against ({hint})"
-        )
     raise ConfigError(
         f"no course found: no {CONFIG_NAME} or {BUNDLE_NAME} in {Path.cwd()} or any folder "
         f"above it; run in a course folder or name one ({hint}){_bundle_beside(graded)}"
