@@ -269,6 +269,8 @@ class ClassSummary:
     notes: tuple[tuple[str, str], ...] = field(default=())
     # The gradebook's names that differ only in case: their pages carry a hash (escape.twins).
     clashing: frozenset[str] = field(default=frozenset())
+    # The submissions the last batch gave no roster student (a line each: whose, and why).
+    unmatched: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON-ready data (rates and means rounded to 4 places)."""
@@ -301,4 +303,5 @@ class ClassSummary:
             "slowest": [{"student": s, "seconds": round(t, 4)} for s, t in self.slowest],
             "failing_to_run": [{"student": s, "problem": p} for s, p in self.failing_to_run],
             "notes": [{"student": s, "note": n} for s, n in self.notes],
+            "unmatched": list(self.unmatched),
         }

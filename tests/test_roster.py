@@ -4,6 +4,7 @@ exactly the roster (a student without a submission gets 0 and "no submission")."
 from __future__ import annotations
 
 import csv
+import json
 import sqlite3
 import unicodedata
 from pathlib import Path
@@ -175,11 +176,21 @@ def test_the_outputs_cover_exactly_the_roster(tmp_path: Path) -> None:
     assert float(bo["total"]) == 0 and bo["max_total"] == ada["max_total"]
     assert cy["name"] == "'=HYPERLINK(1)"  # inert in a spreadsheet
     report = (out / "report.html").read_text(encoding="utf-8")
-    assert "mallory" not in report and report.count("no submission") == 2
+    assert report.count("no submission") == 2
+    # mallory is no student's, and said so where the class is read, not only on stderr (r55):
+    # the summary line, the report's own section (and nowhere else in it), `grader report`.
+    assert "1 set aside by the roster" in result.stdout.splitlines()[-2], result.stdout
+    aside = "<tr><td>mallory: matches no student of the roster; not graded (mallory.ipynb)</td>"
+    assert report.count("mallory") == aside.count("mallory") and aside in report
+    assert "1 submission set aside by the roster" in report
+    shown = CliRunner().invoke(main, ["report", str(out), "--format", "json"])
+    assert json.loads(shown.stdout)["unmatched"] == [aside.removeprefix("<tr><td>")[:-5]]
     # The unmatched one matched: now everyone is graded or absent, and the exit says so.
     (folder / "mallory.ipynb").rename(folder / "cyd.ipynb")
     result = CliRunner().invoke(main, [*command, "--out", str(out)])
     assert result.exit_code == 0, result.output
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "set aside" not in report and "set aside" not in result.stdout
     with sqlite3.connect(out / "gradebook.sqlite") as db:
         assert [r[0] for r in db.execute("SELECT id FROM roster ORDER BY rowid")] == [
             "s1",

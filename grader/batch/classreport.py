@@ -58,7 +58,9 @@ def load_summary(
         # a second time.
         rows = from_gradebook(book, name, whole=True, latest=scores)
         summary = with_standings(summary, rows, ids is not None)
-        summary = replace(summary, clashing=twins(book.names()))
+        summary = replace(
+            summary, clashing=twins(book.names()), unmatched=tuple(book.unmatched(name))
+        )
     finally:
         book.close()
     return replace(summary, assignment=name)

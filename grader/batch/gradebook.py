@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -215,6 +215,24 @@ class Gradebook:
                 " SET path=excluded.path, problem=excluded.problem, seen_at=excluded.seen_at",
                 (student, assignment, str(path), problem, time.time()),
             )
+
+    def set_unmatched(self, assignment: str, lines: Sequence[str]) -> None:
+        """What the latest batch of `assignment` could not give to a roster student (a line
+        each, as `grader grade` prints it), in place of the previous batch's."""
+        self.flush()
+        now = time.time()
+        with self.db.transaction():
+            self.db.execute("DELETE FROM unmatched WHERE assignment=?", (assignment,))
+            for line in dict.fromkeys(lines):
+                self.db.execute("INSERT INTO unmatched VALUES (?, ?, ?)", (assignment, line, now))
+
+    def unmatched(self, assignment: str) -> list[str]:
+        """The lines `set_unmatched` keeps for `assignment`, in order."""
+        self.flush()
+        rows = self.db.execute(
+            "SELECT line FROM unmatched WHERE assignment=? ORDER BY line", (assignment,)
+        )
+        return [str(row[0]) for row in rows]
 
     def assignments(self) -> list[str]:
         """The assignments the gradebook holds graded submissions of, by name."""

@@ -109,9 +109,22 @@ def write_outputs(
     the caller has read them."""
     grades = write_csv(outcome.entries, outcome.spec, out, batch.roster, database, rows)
     gradebook = shown(database) if database else out / "gradebook.sqlite"
+    keep_unmatched(out, outcome.spec.id, batch.unmatched, database)
     for folder in (out, out / "feedback"):  # what a grader killed mid-write left there
         sweep(folder)
     return [grades, gradebook, write_report(out, outcome.spec.id, database)]
+
+
+def keep_unmatched(out: Path, aid: str, lines: Sequence[str], database: str | None) -> None:
+    """Keep in the gradebook what this batch gave no roster student, for report.html (and a
+    later `grader report`): the lines printed on stderr, which no other output holds."""
+    from grader.batch.gradebook import Gradebook
+
+    book = Gradebook(database or out / "gradebook.sqlite")
+    try:
+        book.set_unmatched(aid, lines)
+    finally:
+        book.close()
 
 
 def also_held(out: Path, aid: str, database: str | None = None) -> list[str]:

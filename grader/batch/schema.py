@@ -161,6 +161,18 @@ MIGRATIONS: tuple[Step, ...] = (
         backfill="INSERT INTO ungraded SELECT student, '', path, problem, seen_at"
         " FROM unreadable WHERE true ON CONFLICT (student, assignment) DO NOTHING",
     ),
+    # The submissions of the last batch that no roster student fits (or a student's second
+    # one), by assignment: replaced by each batch with --out, shown in report.html.
+    Step(
+        "gradebook",
+        """CREATE TABLE IF NOT EXISTS unmatched (
+    assignment TEXT NOT NULL,
+    line TEXT NOT NULL,
+    seen_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (assignment, line)
+)""",
+        later=True,
+    ),
     Step(
         "service",
         """CREATE TABLE IF NOT EXISTS people (

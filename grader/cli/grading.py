@@ -276,10 +276,12 @@ def grade(
             "grade every notebook as one assignment",
             err=True,
         )
+    aside = len(batch.unmatched)
     click.echo(
         f"{outcome.graded} graded, {batch.skipped} unchanged (kept from the gradebook), "
-        f"{len(batch.ungraded)} could not be graded, {len(batch.problems)} skipped; "
-        f"{batch.seconds:.2f} s"
+        f"{len(batch.ungraded)} could not be graded, {len(batch.problems)} skipped"
+        + f", {aside} set aside by the roster (listed above)" * bool(aside)
+        + f"; {batch.seconds:.2f} s"
     )
     if out is not None:
         written = write_outputs(outcome, out, batch, database, rows)

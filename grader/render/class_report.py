@@ -57,6 +57,8 @@ def _csv_rows(summary: ClassSummary) -> Iterator[list[object]]:
         yield ["did_not_run", student, "", problem]
     for student, note in summary.notes:
         yield ["note", student, "", note]
+    for line in summary.unmatched:
+        yield ["unmatched", "", "", line]
 
 
 def render_json(summary: ClassSummary) -> str:
