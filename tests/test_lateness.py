@@ -18,9 +18,12 @@ import yaml
 from click.testing import CliRunner
 
 from grader.batch.lateness import (
+    CANVAS_FLAG,
+    COPY_SECONDS,
     MAX_EXTENSION_HOURS,
     MTIME,
     Handed,
+    copied_times,
     handed_in,
     late_of,
     load_extensions,
@@ -326,3 +329,54 @@ def test_lateness_is_in_grades_csv_feedback_report_and_exports(tmp_path: Path) -
     result = CliRunner().invoke(main, [*command, "--out", str(out), "--submitted-at", str(times)])
     rows = {row["student"]: row for row in read_rows(out / "grades.csv")}
     assert float(rows["s3"]["late_penalty"]) == two_hours and float(rows["s2"]["total"]) == full
+
+
+def test_file_times_of_a_copy_are_no_hand_in_times() -> None:
+    """Three files or more timed by their files alone, all modified within a minute: a copy's
+    times (`cp -r` after the due date charged the whole class past the cut-off, r55)."""
+    at = DUE + timedelta(days=5)
+    copied = {s: Handed(at + timedelta(seconds=i * 20), MTIME) for i, s in enumerate("abc")}
+    unknown = copied_times(copied)
+    assert set(unknown) == set("abc") and all(h.at is None for h in unknown.values())
+    late = late_of(POLICY, unknown["a"], 0)
+    assert late.percent == 0 and late.note.startswith("no late penalty taken: ")
+    assert "3 files, all modified within 40 s" in late.note and "--submitted-at" in late.note
+    # fewer files, a spread of more than a minute, or one file timed otherwise: hand-in times
+    assert copied_times(dict(list(copied.items())[:2])) == {}
+    spread = {**copied, "d": Handed(at + timedelta(seconds=COPY_SECONDS + 1), MTIME)}
+    assert copied_times(spread) == {}
+    assert copied_times({**copied, "e": Handed(None, "the Canvas export")}) == {}
+    # Canvas's _LATE_ flag stays: charged as late by a second past the grace, as before
+    flagged = {**copied, "b": Handed(at, f"{MTIME}{CANVAS_FLAG}")}
+    charged = late_of(POLICY, copied_times(flagged)["b"], 0)
+    assert charged.percent == POLICY.percent and "_LATE_" in charged.note
+    # a Canvas name without the flag is on time, whatever the word _LATE_ in its source
+    on_time = Handed(None, "the Canvas export (not flagged _LATE_)")
+    assert late_of(POLICY, on_time, 0).percent == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("apart", [0, 3600])
+def test_a_class_copied_after_the_due_date_is_not_charged_late(tmp_path: Path, apart: int) -> None:
+    config = course_with(tmp_path, **LATE_KEYS)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    stamp = (DUE + timedelta(days=4)).timestamp()  # past the cap
+    for i, name in enumerate(("ada", "bo", "cy")):
+        notebook = write_notebook(folder / f"{name}.ipynb", students.cells())
+        os.utime(notebook, (stamp + i * apart, stamp + i * apart))
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(config.parent), "-a", "self_attention"]
+    result = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = read_rows(out / "grades.csv")
+    penalties = [float(row["late_penalty"]) for row in rows]
+    if apart:  # an hour apart: hand-in times, charged (days late: the cap)
+        assert penalties == [float(POLICY.cap)] * 3, penalties
+        assert "3 submission time(s) taken" in result.stderr
+        return
+    assert penalties == [0.0] * 3 and all(row["total"] == row["autograded"] for row in rows)
+    assert all("a copy's" in row["lateness"] for row in rows)
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 1 and "all modified within 60 s" in warned[0], result.stderr
+    assert "taken from the file's modification time" not in result.stderr

@@ -22,8 +22,10 @@ from grader.batch.entries import Batch, Entry
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
 from grader.batch.lateness import (
+    COPY_SECONDS,
     GIVEN,
     MTIME,
+    copied_times,
     given_before,
     handed_in,
     read_course_extensions,
@@ -259,6 +261,16 @@ def _when_handed(
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
+    timed = {student: recorder.handed[student] for student in recorder.batch.file_times}
+    if copied := copied_times(timed):
+        recorder.handed.update(copied)
+        recorder.batch.warnings.append(
+            f"the {len(timed)} submissions timed by their files alone were all modified "
+            f"within {COPY_SECONDS:.0f} s of each other: a copy's times, not hand-in times, so "
+            "no late penalty was taken from them; give --submitted-at FILE "
+            "(student,timestamp) for the real ones"
+        )
+        recorder.batch.file_times.clear()
     if unused := [name for name in given if same_student(name) not in used]:
         shown = ", ".join(map(repr, unused[:5])) + (" …" if len(unused) > 5 else "")
         recorder.batch.warnings.append(

@@ -8,7 +8,9 @@ Where a submission's time comes from, first found first:
    a name that is not Canvas's or Moodle's (their names end in the student's own file name);
 3. the last git commit touching the notebook, in a cloned repository;
 4. a Canvas name without `_LATE_`: Canvas says it was on time;
-5. the file's modification time: the last resort, and every output says so.
+5. the file's modification time: the last resort, and every output says so; not even that
+   when the files timed so are three or more and all modified within a minute (a copy's
+   times: no late penalty is taken from them, and the batch warns).
 The LMS's names (2 and 4) are read only for a file of the class folder itself, where an export
 puts them: a notebook inside a student's folder is named by the student, who could otherwise
 name it `hw_attempt_<the due date>` and be on time.
@@ -37,6 +39,14 @@ EXTENSIONS_FILE = "extensions.csv"
 # The longest extension: a century, far from where a due date plus it leaves the calendar.
 MAX_EXTENSION_HOURS = 100 * 366 * 24
 MTIME = "the file's modification time (no better source: give --submitted-at)"
+
+# The file times of a copy, not of hand-ins: COPY_FILES or more submissions, every one timed
+# by its file alone, all modified within COPY_SECONDS (a `cp -r` or a download of the class
+# after the due date would otherwise charge everyone late; r55).
+COPY_FILES = 3
+COPY_SECONDS = 60.0
+COPIED = "the files' modification times, a copy's"
+CANVAS_FLAG = " (flagged _LATE_ by Canvas)"  # after a file's time: charged late at least
 
 _CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
 _CANVAS = re.compile(r"^[^_]+_\d+_\d+_")
@@ -288,8 +298,28 @@ def handed_in(
     if exported and _CANVAS.match(path.name) and not _CANVAS_LATE.match(path.name):
         return Handed(None, "the Canvas export (not flagged _LATE_)")
     mtime = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
-    flagged = " (flagged _LATE_ by Canvas)" if exported and _CANVAS_LATE.match(path.name) else ""
+    flagged = CANVAS_FLAG if exported and _CANVAS_LATE.match(path.name) else ""
     return Handed(mtime, f"{MTIME}{flagged}")
+
+
+def copied_times(handed: Mapping[str, Handed]) -> dict[str, Handed]:
+    """In place of `handed` (each student's time, from their file alone), no time at all
+    when they are a copy's: COPY_FILES or more, all within COPY_SECONDS of each other, a
+    spread no class hands in at (a Canvas `_LATE_` flag is kept: late_of still charges
+    it). Empty when they may be hand-in times."""
+    times = [h.at for h in handed.values() if h.at is not None]
+    if len(times) < COPY_FILES or len(times) != len(handed):
+        return {}
+    spread = (max(times) - min(times)).total_seconds()
+    if spread > COPY_SECONDS:
+        return {}
+    why = (
+        f"{COPIED} ({len(times)} files, all modified within {spread:.0f} s of each other, not "
+        "at hand-in times; give --submitted-at FILE)"
+    )
+    return {
+        student: Handed(None, why + h.source.removeprefix(MTIME)) for student, h in handed.items()
+    }
 
 
 def _blackboard_time(path: Path) -> datetime | None:
@@ -350,11 +380,15 @@ def late_of(policy: LatePolicy, handed: Handed, extension: float) -> Late:
     grace period is charged as late by one second past it (Canvas knows better), unless the
     student has an extension: Canvas's flag says "after the due date", not after the
     extension, so the file's time counts."""
-    if handed.at is None:
+    flagged = handed.source.endswith(CANVAS_FLAG) and not extension
+    past_grace = policy.due + timedelta(minutes=policy.grace_minutes, seconds=1)
+    if handed.at is None and not flagged:
+        if handed.source.startswith(COPIED):
+            return Late(0.0, 0.0, f"no late penalty taken: the only time known is {handed.source}")
         return Late(0.0, 0.0, f"on time, as {handed.source} says")
-    at = handed.at
-    if "_LATE_" in handed.source and not extension:
-        at = max(at, policy.due + timedelta(minutes=policy.grace_minutes, seconds=1))
+    at = past_grace if handed.at is None else handed.at
+    if flagged:
+        at = max(at, past_grace)
     late = lateness(policy, at, extension)
     return Late(late.minutes, late.percent, f"{late.note}; time from {handed.source}")
 
