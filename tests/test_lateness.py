@@ -228,6 +228,11 @@ def test_the_time_comes_from_the_best_source_there_is(tmp_path: Path) -> None:
     assert late.source.startswith(MTIME) and "_LATE_" in late.source
     charged = late_of(POLICY, late, 0)
     assert charged.percent == POLICY.percent and "modification time" in charged.note
+    # the time charged is Canvas's flag's, not one the student handed in at (r55)
+    assert charged.note.startswith("flagged _LATE_ by Canvas, so charged as handed in ")
+    os.utime(flagged, (DUE.timestamp() + 7200, DUE.timestamp() + 7200))
+    later = late_of(POLICY, handed_in(("s2",), flagged, folder, {}, DUE), 0)
+    assert later.note.startswith("handed in ") and later.percent == 2 * POLICY.percent
 
 
 def test_a_cloned_repository_gives_its_last_commit_touching_the_notebook(tmp_path: Path) -> None:

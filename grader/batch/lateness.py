@@ -390,7 +390,9 @@ def late_of(policy: LatePolicy, handed: Handed, extension: float) -> Late:
     if flagged:
         at = max(at, past_grace)
     late = lateness(policy, at, extension)
-    return Late(late.minutes, late.percent, f"{late.note}; time from {handed.source}")
+    # no time of the student's is made up: one moved to Canvas's flag is said to be
+    charged = "flagged _LATE_ by Canvas, so charged as " * (at != handed.at)
+    return Late(late.minutes, late.percent, f"{charged}{late.note}; time from {handed.source}")
 
 
 def save_late(book: Gradebook, student: str, assignment: str, handed: Handed, late: Late) -> None:
