@@ -154,3 +154,22 @@ def test_inits_config_offers_the_sandbox_key_a_course_uncomments(tmp_path: Path)
     config.write_text(text.replace("# sandbox: required ", "sandbox: required "))
     loaded = load_config(config)
     assert loaded.sandbox == "required" and loaded.sandbox_named
+
+
+def test_inits_config_offers_the_semester_keys_a_course_uncomments(tmp_path: Path) -> None:
+    """`due`, `late`, `keep` and `time_zone` are offered commented out (docs: "every key
+    commented"), and load as written once uncommented (r55: init offered none of them)."""
+    course = tmp_path / "course"
+    assert CliRunner().invoke(main, ["init", str(course)]).exit_code == 0
+    config = course / "config.yaml"
+    assert load_config(config).assignment("example").late is None  # nothing late, unasked
+    text = config.read_text(encoding="utf-8")
+    for key in ("# time_zone: ", "    # due: ", "    # late: ", "    # keep: "):
+        assert text.count(key) == 1, key
+        text = text.replace(key, key.replace("# ", "", 1))
+    config.write_text(text, encoding="utf-8")
+    loaded = load_config(config)
+    example = loaded.assignment("example")
+    assert example.late is not None and example.late.percent == 10 and example.late.per == "day"
+    assert example.late.due.isoformat() == "2026-03-01T23:59:00+01:00"
+    assert example.keep == "latest" and str(loaded.zone()) == "Europe/Berlin"

@@ -13,6 +13,8 @@ version: 1
 # sandbox: required   # students' notebooks run only in the bubblewrap sandbox, else
 #                     # exit 2; the default, auto, falls back to process limits with a
 #                     # note (docs/sandbox.md)
+# time_zone: Europe/Berlin   # the zone of local times an LMS writes without one, and of
+#                            # the calendar days of `late: {per: day}`
 
 defaults:
   tolerance: {rtol: 1.0e-5, atol: 1.0e-8}          # as numpy.allclose
@@ -29,6 +31,10 @@ assignments:
     exercise: exercises/standardize.ipynb        #   what students write (grader assign)
     mistakes: solutions/standardize_mistakes.py  # known wrong variants, with words for them
     seed: 12345                                  # the same cases for every student
+    # due: 2026-03-01T23:59:00+01:00             # with a zone; without `due`, nothing is late
+    # late: {grace: 15, percent: 10, per: day, cap: 50, cutoff: 2026-03-08T23:59:00+01:00}
+    #                                            # minutes free, then % off per started day
+    # keep: latest                               # or best: which of a student's notebooks counts
     sizes: [{N: 4, D: 3}, {N: 6, D: 2}, {N: 3, D: 5}]   # each entry is one case
     targets:
       standardize:             # the function students write, called once per size
