@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from grader.batch.gradebook import Gradebook
 from grader.batch.lms import render, split_name
-from grader.batch.records import Override
+from grader.batch.records import Comment, Override
 from grader.batch.standing import Standing, book_results
 from grader.cli import main
 from grader.course.config import Config, load_config
@@ -126,16 +126,18 @@ def test_moodle_feedback_has_no_empty_part_and_names_a_file_without_its_folder(
 ) -> None:
     spec = config.assignment("self_attention")
     cap = Override("s1", "self_attention", "", 6.5, "fair", "prof", 0.0)
+    said = Comment("s1", "self_attention", "see me about the mask", "prof", 0.0)
     late = Late(90.0, 10.0, "handed in 90 min late: 10 % off")
     where = tmp_path / "class" / "s2" / "hw.ipynb"
     problem = f"{where}: not a Jupyter notebook (no 'nbformat' field)"
     standings = [
-        Standing("s1", None, "", "Ada Lovelace", overrides=(cap,), late=late),
+        Standing("s1", None, "", "Ada Lovelace", overrides=(cap,), comments=(said,), late=late),
         Standing("s2", None, problem, "Bo Chen", problem_file=str(where)),
     ]
     moodle = parse(render("moodle", standings, spec))
     feedback = [line[5] for line in moodle[1:]]
-    assert feedback[0] == f"{cap.describe()}; {late.note}"  # was "…; ; …"
+    # was "…; ; …"; a comment, the words `grader comment` keeps for the student, is there
+    assert feedback[0] == f"{cap.describe()}; {said.describe()}; {late.note}"
     assert feedback[1] == "hw.ipynb: not a Jupyter notebook (no 'nbformat' field)"
     assert str(tmp_path) not in render("moodle", standings, spec)
     grades_csv = render("csv", standings, spec)  # the instructor's own file keeps the path

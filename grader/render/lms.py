@@ -8,7 +8,7 @@ The columns are the importers' own (docs/instructor.md says where each fact come
 - Moodle (Grade administration > Import > CSV file): any header; the teacher maps a column
   to "Identify user by" (email address or ID number) and the grade column to a grade item,
   and may map a feedback column. We write `First name`, `Surname`, `ID number`,
-  `Email address`, the assignment, `Feedback`.
+  `Email address`, the assignment, `Feedback` (overrides, comments, a problem, lateness).
 - Blackboard (Grade Centre > Work Offline > Upload): the user name identifies a student;
   `Last Name`, `First Name`, `Username`, `Student ID`, then a column per item (a column without
   a column id becomes a new column); in a comma-delimited file every value is quoted.
@@ -64,7 +64,12 @@ def _moodle(grades: Grades) -> Lines:
     yield [*MOODLE_COLUMNS, grades.assignment, "Feedback"]
     for row in grades.rows:
         first, last = split_name(row.name or row.student)
-        parts = [*(o.describe() for o in row.overrides), row.shown_problem, row.lateness]
+        parts = [
+            *(o.describe() for o in row.overrides),
+            *(c.describe() for c in row.comments),  # `grader comment`: words for the student
+            row.shown_problem,
+            row.lateness,
+        ]
         feedback = "; ".join(part for part in parts if part)
         yield [first, last, row.student, row.email, _score(row), feedback]
 
