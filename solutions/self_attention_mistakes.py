@@ -48,6 +48,17 @@ def softmax__softmax_no_exp(items_in):
     return scores / np.sum(scores)
 
 
+@CATALOGUE.mistake(
+    "softmax", "sum_of_raw_scores",
+    "divides the exponentials by the sum of the raw scores, not by the sum of the exponentials",
+    hint="sum what you exponentiated: `e = np.exp(scores)`, then `e / np.sum(e)`",
+    locate=r"sum\(",
+)
+def softmax__sum_of_raw_scores(items_in):
+    scores = np.asarray(items_in, dtype=float)
+    return np.exp(scores) / np.sum(scores)
+
+
 # ---------------------------------------------------------------- softmax_cols
 
 
@@ -69,6 +80,17 @@ def softmax_cols__softmax_wrong_axis(data_in):
 )
 def softmax_cols__softmax_no_exp(data_in):
     return data_in / np.sum(data_in, axis=0, keepdims=True)
+
+
+@CATALOGUE.mistake(
+    "softmax_cols", "sum_of_raw_scores",
+    "divides the exponentials by the column sums of the raw scores, not of the exponentials",
+    hint="sum what you exponentiated: `e = np.exp(data_in)`, then "
+    "`e / np.sum(e, axis=0, keepdims=True)`",
+    locate=r"sum\(",
+)
+def softmax_cols__sum_of_raw_scores(data_in):
+    return np.exp(data_in) / np.sum(data_in, axis=0, keepdims=True)
 
 
 # ---------------------------------------------------------------- self_attention

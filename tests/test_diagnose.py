@@ -25,6 +25,7 @@ CASES = [
     ("missing_bias", "qkv_loop", ["missing_bias"], 3, 4),
     ("elementwise_product", "qkv_loop", ["elementwise_product"], 3, 7),
     ("softmax_no_exp", "softmax", ["softmax_no_exp"], 4, 1),
+    ("sum_of_raw_scores", "softmax", ["sum_of_raw_scores"], 4, 2),
     ("softmax_wrong_axis", "softmax_cols", ["softmax_wrong_axis"], 6, 3),
     ("attention_transposed", "self_attention", ["attention_transposed"], 7, 5),
     ("softmax_over_queries", "self_attention", ["softmax_over_queries"], 7, 5),
@@ -298,3 +299,28 @@ def test_a_callee_that_makes_the_caller_raise_is_the_root_cause(config: Config) 
     result = target(grade_path(path, config), "word_attention")
     assert result.status == "error" and result.mistakes == ()
     assert result.messages[1].startswith("fix `stable_softmax` first")
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "line"),
+    [
+        (
+            "softmax_cols",
+            "def softmax_cols(data_in):\n"
+            "    exp_values = np.exp(data_in)\n"
+            "    return exp_values / np.sum(data_in, axis=0, keepdims=True)\n",
+            3,
+        ),
+    ],
+)
+def test_a_softmax_summing_the_raw_scores_is_told_so_at_its_sum(
+    config: Config, notebook: NotebookFactory, name: str, source: str, line: int
+) -> None:
+    """r54 sa02 (softmax: the notebook `sum_of_raw_scores`): told as a pair, "uses one
+    computed value where another is meant" at the return and the max shift left out (which
+    changes no number here)."""
+    result = one(config, notebook, name, source)
+    assert result.mistakes == ("sum_of_raw_scores",), result.messages
+    assert result.location is not None and result.location.line == line
+    said = next(f for f in result.findings if f.mistake == "sum_of_raw_scores").message
+    assert "sum of the raw scores" in said or "sums of the raw scores" in said

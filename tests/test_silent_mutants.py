@@ -7,7 +7,9 @@ mutant of its own (`size_for_sum`)."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -23,17 +25,27 @@ from conftest import REPO
 CORPUS = REPO / "tests" / "notebooks" / "corpus"
 
 
+# A softmax that sums the raw scores, where the catalogue does not hold that mistake (the
+# self_attention catalogue does: `sum_of_raw_scores`, tests/test_diagnose.py).
+RAW_SUM = "def softmax(x):\n    e = np.exp(x)\n    return e / np.sum(x, axis=-1, keepdims=True)\n"
+
+
 @pytest.mark.parametrize(
     ("assignment", "name", "named"),
     [
-        ("self_attention", "softmax_sum_of_raw", {"term_dropped", "wrong_variable"}),
+        ("masked_attention", RAW_SUM, {"term_dropped", "wrong_variable"}),
         ("udl_12_1", "softmax_divides_by_count", {"size_for_sum", "term_dropped"}),
     ],
 )
 def test_a_softmax_without_its_shift_and_another_mistake_is_named(
-    config: Config, assignment: str, name: str, named: set[str]
+    config: Config, assignment: str, name: str, named: set[str], tmp_path: Path
 ) -> None:
     path = CORPUS / assignment / f"{name}.ipynb"
+    if name == RAW_SUM:  # the assignment's correct notebook with this softmax
+        notebook = nbformat.read(REPO / "tests/notebooks" / assignment / "correct.ipynb", 4)
+        next(c for c in notebook.cells if "def softmax(" in c.source).source = RAW_SUM
+        path = tmp_path / "student.ipynb"
+        nbformat.write(notebook, path)
     report = grade_path(path, config, assignment)
     result = next(t for t in report.targets if t.name == "softmax")
     assert result.status == "failed"
