@@ -13,6 +13,7 @@ from grader.course.config import Config
 from grader.engine import grade_path
 from grader.judge.number_patterns import float_precision, narrows
 from grader.judge.relation_sentences import NO_MATCH
+from grader.judge.relations import axis_beyond
 from grader.report import TargetResult
 
 import students
@@ -145,3 +146,26 @@ def test_a_loop_by_index_that_stops_one_early_is_an_off_by_one_at_its_line(
     assert "off_by_one" in result.mistakes, result.messages
     assert NO_MATCH not in result.messages
     assert result.location is not None and result.location.line == 7
+
+
+def test_an_axis_a_one_row_case_lacks_is_told_instead_of_no_known_mistake(
+    tmp_path: Path, config: Config
+) -> None:
+    """r54 ma06: `axis=1` raised AxisError on the one-row case and was told "no known mistake
+    matches this output" (there was no output)."""
+    source = (
+        "def softmax(x):\n"
+        "    x_max = np.max(x, axis=1, keepdims=True)\n"
+        "    e = np.exp(x - x_max)\n"
+        "    return e / np.sum(e, axis=1, keepdims=True)\n"
+    )
+    result = masked(tmp_path, config, "softmax", source)
+    assert result.status == "error" and NO_MATCH not in result.messages, result.messages
+    said = [m for m in result.messages if m.startswith("`axis=1` names an axis")]
+    assert said and "array of 1 dimension does not have" in said[0], result.messages
+    assert "`axis=-1` is the last axis" in said[0]
+    assert axis_beyond("axis -2 is out of bounds for array of dimension 1") == (
+        "`axis=-2` names an axis that an array of 1 dimension does not have, and some cases "
+        "pass one"
+    )
+    assert axis_beyond("operands could not be broadcast together") is None

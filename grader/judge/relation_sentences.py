@@ -31,6 +31,8 @@ def error_sentences(ev: Evidence) -> list[str]:
         found.append(told)
     if told := next(filter(None, map(relations.matmul_sizes, ev.errors)), None):
         found.append(told)
+    if told := next(filter(None, map(relations.axis_beyond, ev.errors)), None):
+        found.append(told)
     for message, place in zip(ev.errors, ev.error_places, strict=False):
         line = ev.function.text_at(place) if ev.function and place else None
         if place and line and (told := relations.elementwise_not_matmul(message, line)):

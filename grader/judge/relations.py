@@ -466,6 +466,26 @@ def _broadcast_shapes(message: str) -> list[tuple[int, ...]]:
     ]
 
 
+_AXIS_BEYOND = re.compile(r"axis (-?\d+) is out of bounds for array of dimension (\d+)")
+
+
+def axis_beyond(message: str) -> str | None:
+    """For NumPy's AxisError: the code names an axis that an input of some case lacks (an
+    `axis=1` written for a matrix, given one row of scores); `axis=-1` is the last axis of
+    an array of any number of dimensions. None for any other message."""
+    found = _AXIS_BEYOND.search(message)
+    if found is None:
+        return None
+    axis, dims = int(found[1]), int(found[2])
+    said = (
+        f"`axis={axis}` names an axis that an array of {dims} "
+        f"dimension{'s' * (dims != 1)} does not have, and some cases pass one"
+    )
+    if axis < 0:
+        return said
+    return f"{said}: `axis=-1` is the last axis, whatever the number of dimensions"
+
+
 def dropped_axis(message: str, sums_to_one: str | None = None) -> str | None:
     """For NumPy's "could not be broadcast" error between a shape and that shape less one
     axis, e.g. (5,6) and (5,): the smaller is a sum or maximum taken along that axis, which
