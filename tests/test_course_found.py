@@ -140,3 +140,20 @@ def test_no_course_anywhere_is_a_config_error_naming_the_ways(
 
 def test_the_repository_is_the_bundled_course() -> None:
     assert bundled_config_path() == REPO / "config.yaml"
+
+
+def test_a_course_found_inside_the_folder_graded_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from one student's folder of the class, `grader grade ..` found that student's
+    config.yaml and graded everyone against it (r56)."""
+    klass = tmp_path / "class"
+    (klass / "ada").mkdir(parents=True)
+    (klass / "ada" / "config.yaml").write_text("version: 1\n")
+    monkeypatch.chdir(klass / "ada")
+    with pytest.raises(ConfigError, match=r"ada/config\.yaml lies inside \.\., the folder graded"):
+        choose_course(None, Path(".."), "--course DIR")
+    # named, it may be used; a class elsewhere is graded against the course found as before
+    assert choose_course(klass / "ada", Path("..")).named
+    (tmp_path / "other").mkdir()
+    assert choose_course(None, tmp_path / "other").how == "found"

@@ -86,6 +86,18 @@ def _holds(config: Path, graded: Path) -> bool:
     return any(t.is_relative_to(home) for t in _places(graded) for home in homes)
 
 
+def _within(config: Path, graded: Path) -> bool:
+    """Whether the course of `config` lies inside the folder graded (run from one student's
+    folder of the class, `grader grade ..`: their config.yaml would grade everyone)."""
+    if not graded.is_dir():
+        return False
+    return any(
+        place.parent.is_relative_to(folder)
+        for place in _places(config)
+        for folder in _places(graded)
+    )
+
+
 def named_course(given: Path | None = None) -> Course | None:
     """The course named by an option (`given`, a config file), $GRADER_COURSE (a folder) or
     $GRADER_CONFIG (a file); None when nobody named one."""
@@ -111,6 +123,12 @@ def choose_course(
     # A bundle may hold the student's notebooks: it runs nothing, and its numbers decide
     # only that student's own check.
     if found is not None:
+        if graded is not None and _within(found, graded):
+            raise ConfigError(
+                f"{found} lies inside {graded}, the folder graded: a course found there may "
+                f"be one student's own, and is never used for the class; name the course to "
+                f"grade against ({hint})"
+            )
         if graded is None or is_bundle(found) or not _holds(found, graded):
             return Course(found, "found")
         # Never the bundled course instead: the course found was the one meant (an
