@@ -356,3 +356,21 @@ def test_a_roster_of_only_its_header_stops_grade_and_keeps_the_stored_one(
     assert result.stderr.splitlines()[-1].startswith(said), result.stderr
     with sqlite3.connect(out / "gradebook.sqlite") as db:
         assert db.execute("SELECT id FROM roster").fetchall() == [("s1",)]
+
+
+def test_each_of_a_students_set_aside_submissions_names_the_one_graded() -> None:
+    """With three submissions of one student, a line said "ada also handed in adalovelace;
+    graded adalovelace" while lovelaceada was graded (r56), and report.html now keeps it."""
+    found = match(
+        ROSTER[:1],
+        [
+            ("ada", Path("a.ipynb")),
+            ("adalovelace", Path("b.ipynb")),
+            ("lovelaceada", Path("c.ipynb")),
+        ],
+    )
+    assert found.submissions == [("s1", Path("c.ipynb"))]
+    assert found.unmatched == [
+        "ada: s1 also handed in lovelaceada; graded lovelaceada",
+        "adalovelace: s1 also handed in lovelaceada; graded lovelaceada",
+    ]

@@ -136,7 +136,7 @@ def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) ->
     for student in roster:
         for key in set(_keys(student)):
             by_key.setdefault(key, []).append(student)
-    chosen: dict[str, tuple[str, Path]] = {}
+    handed: dict[str, list[tuple[str, Path]]] = {}  # each student's submissions, found order
     unmatched: list[str] = []
     for name, path in submissions:
         digits = _DIGITS.search(name)
@@ -150,12 +150,15 @@ def match(roster: Sequence[Student], submissions: Sequence[tuple[str, Path]]) ->
             why = "fits several students" if found else "matches no student"
             unmatched.append(f"{name}: {why} of the roster; not graded ({path.name})")
             continue
-        student = found[0]
-        if student.id in chosen:
-            other = chosen[student.id][0]
-            kept, dropped = sorted([other, name])[1], sorted([other, name])[0]
-            unmatched.append(f"{dropped}: {student.id} also handed in {kept}; graded {kept}")
-            if kept == other:
-                continue
-        chosen[student.id] = (name, path)
-    return Matched(sorted((sid, path) for sid, (_, path) in chosen.items()), unmatched)
+        handed.setdefault(found[0].id, []).append((name, path))
+    chosen: list[tuple[str, Path]] = []
+    for sid, theirs in handed.items():
+        kept = max(theirs, key=lambda pair: pair[0])  # the later by name
+        chosen.append((sid, kept[1]))
+        # said once the choice is made: with three, each line names the one graded (r56)
+        unmatched += [
+            f"{name}: {sid} also handed in {kept[0]}; graded {kept[0]}"
+            for name, _ in sorted(theirs)
+            if name != kept[0]
+        ]
+    return Matched(sorted(chosen), unmatched)
