@@ -394,3 +394,24 @@ def test_the_config_hash_changes_with_the_case_builders_and_the_graders_code(
         handle.write("\n# changed\n")
     assert code_digest(copy) != code_digest(package)
     assert grader_version().endswith(f"+{code_digest(package)}")
+
+
+def test_each_shard_of_a_class_keeps_its_own_set_aside_submissions(
+    tmp_path: Path, database: str | None
+) -> None:
+    """Two sections graded into two OUTs with one PostgreSQL gradebook: the second batch's
+    list of submissions no roster student fits replaced the first's (r56)."""
+    book = Gradebook(database or tmp_path / "gradebook.sqlite")
+    try:
+        book.set_unmatched("hw", "/outA", ["stranger_a: matches no student"])
+        book.set_unmatched("hw", "/outB", ["stranger_b: matches no student"])
+        book.set_unmatched("other", "/outA", ["x: matches no student"])
+        assert book.unmatched("hw") == [
+            "stranger_a: matches no student",
+            "stranger_b: matches no student",
+        ]
+        book.set_unmatched("hw", "/outA", [])  # section A's stranger added to the roster
+        assert book.unmatched("hw") == ["stranger_b: matches no student"]
+        assert book.unmatched("other") == ["x: matches no student"]
+    finally:
+        book.close()

@@ -216,21 +216,27 @@ class Gradebook:
                 (student, assignment, str(path), problem, time.time()),
             )
 
-    def set_unmatched(self, assignment: str, lines: Sequence[str]) -> None:
-        """What the latest batch of `assignment` could not give to a roster student (a line
-        each, as `grader grade` prints it), in place of the previous batch's."""
+    def set_unmatched(self, assignment: str, out: str, lines: Sequence[str]) -> None:
+        """What the latest batch of `assignment` into `out` could not give to a roster
+        student (a line each, as `grader grade` prints it), in place of that OUT's previous
+        batch's (another OUT sharing a PostgreSQL gradebook, a shard of the class, keeps its
+        own)."""
         self.flush()
         now = time.time()
         with self.db.transaction():
-            self.db.execute("DELETE FROM unmatched WHERE assignment=?", (assignment,))
+            self.db.execute(
+                "DELETE FROM unmatched WHERE assignment=? AND folder=?", (assignment, out)
+            )
             for line in dict.fromkeys(lines):
-                self.db.execute("INSERT INTO unmatched VALUES (?, ?, ?)", (assignment, line, now))
+                self.db.execute(
+                    "INSERT INTO unmatched VALUES (?, ?, ?, ?)", (assignment, out, line, now)
+                )
 
     def unmatched(self, assignment: str) -> list[str]:
-        """The lines `set_unmatched` keeps for `assignment`, in order."""
+        """The lines `set_unmatched` keeps for `assignment`, of every OUT, in order."""
         self.flush()
         rows = self.db.execute(
-            "SELECT line FROM unmatched WHERE assignment=? ORDER BY line", (assignment,)
+            "SELECT DISTINCT line FROM unmatched WHERE assignment=? ORDER BY line", (assignment,)
         )
         return [str(row[0]) for row in rows]
 

@@ -162,14 +162,16 @@ MIGRATIONS: tuple[Step, ...] = (
         " FROM unreadable WHERE true ON CONFLICT (student, assignment) DO NOTHING",
     ),
     # The submissions of the last batch that no roster student fits (or a student's second
-    # one), by assignment: replaced by each batch with --out, shown in report.html.
+    # one), by assignment and the batch's OUT (shards of one class share a PostgreSQL
+    # gradebook): replaced by each batch with --out, shown in report.html.
     Step(
         "gradebook",
         """CREATE TABLE IF NOT EXISTS unmatched (
     assignment TEXT NOT NULL,
+    folder TEXT NOT NULL,
     line TEXT NOT NULL,
     seen_at DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (assignment, line)
+    PRIMARY KEY (assignment, folder, line)
 )""",
         later=True,
     ),
