@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from grader.batch.lateness import (
     CANVAS_FLAG,
-    COPY_SECONDS,
     MAX_EXTENSION_HOURS,
     MTIME,
     Handed,
-    copied_times,
+    copied_files,
+    copied_time,
     handed_in,
     late_of,
     load_extensions,
@@ -336,24 +336,26 @@ def test_lateness_is_in_grades_csv_feedback_report_and_exports(tmp_path: Path) -
     assert float(rows["s3"]["late_penalty"]) == two_hours and float(rows["s2"]["total"]) == full
 
 
-def test_file_times_of_a_copy_are_no_hand_in_times() -> None:
-    """Three files or more timed by their files alone, all modified within a minute: a copy's
-    times (`cp -r` after the due date charged the whole class past the cut-off, r55)."""
-    at = DUE + timedelta(days=5)
-    copied = {s: Handed(at + timedelta(seconds=i * 20), MTIME) for i, s in enumerate("abc")}
-    unknown = copied_times(copied)
-    assert set(unknown) == set("abc") and all(h.at is None for h in unknown.values())
-    late = late_of(POLICY, unknown["a"], 0)
-    assert late.percent == 0 and late.note.startswith("no late penalty taken: ")
-    assert "3 files, all modified within 40 s" in late.note and "--submitted-at" in late.note
-    # fewer files, a spread of more than a minute, or one file timed otherwise: hand-in times
-    assert copied_times(dict(list(copied.items())[:2])) == {}
-    spread = {**copied, "d": Handed(at + timedelta(seconds=COPY_SECONDS + 1), MTIME)}
-    assert copied_times(spread) == {}
-    assert copied_times({**copied, "e": Handed(None, "the Canvas export")}) == {}
+def test_file_times_of_a_copy_are_no_hand_in_times(tmp_path: Path) -> None:
+    """A file modified within a minute of two others or more is a copy's (`cp -r` after the
+    due date charged the whole class past the cut-off, r55), whatever the rest (r56: one
+    straggler turned the rule off for everyone)."""
+    at = (DUE + timedelta(days=5)).timestamp()
+    files = []
+    for i, seconds in enumerate((0, 20, 40, 3600, 3630, 9000)):
+        files.append(write_notebook(tmp_path / f"s{i}.ipynb", []))
+        os.utime(files[-1], (at + seconds, at + seconds))
+    assert copied_files(files) == set(files[:3])  # the last three: two within a minute, one
+    os.utime(files[5], (at + 3650, at + 3650))
+    assert copied_files(files) == set(files[:3]) | set(files[3:])
+    assert copied_files(files[:2]) == set()
+    unknown = copied_time(Handed(DUE + timedelta(days=5), MTIME))
+    late = late_of(POLICY, unknown, 0)
+    assert unknown.at is None and late.percent == 0
+    assert late.note.startswith("no late penalty taken: ") and "--submitted-at" in late.note
     # Canvas's _LATE_ flag stays: charged as late by a second past the grace, as before
-    flagged = {**copied, "b": Handed(at, f"{MTIME}{CANVAS_FLAG}")}
-    charged = late_of(POLICY, copied_times(flagged)["b"], 0)
+    flagged = copied_time(Handed(DUE + timedelta(days=5), f"{MTIME}{CANVAS_FLAG}"))
+    charged = late_of(POLICY, flagged, 0)
     assert charged.percent == POLICY.percent and "_LATE_" in charged.note
     # a Canvas name without the flag is on time, whatever the word _LATE_ in its source
     on_time = Handed(None, "the Canvas export (not flagged _LATE_)")
@@ -383,5 +385,47 @@ def test_a_class_copied_after_the_due_date_is_not_charged_late(tmp_path: Path, a
     assert penalties == [0.0] * 3 and all(row["total"] == row["autograded"] for row in rows)
     assert all("a copy's" in row["lateness"] for row in rows)
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
-    assert len(warned) == 1 and "all modified within 60 s" in warned[0], result.stderr
-    assert "taken from the file's modification time" not in result.stderr
+    assert len(warned) == 1 and "modified within 60 s of 2 others" in warned[0], result.stderr
+    assert "(ada, bo, cy)" in warned[0] and "taken from the file's modification time" not in (
+        result.stderr
+    )
+    # a straggler copied two hours later is timed by its file; the three stay a copy (r56)
+    dan = write_notebook(folder / "dan.ipynb", students.cells())
+    os.utime(dan, (stamp + 7200, stamp + 7200))
+    result = CliRunner().invoke(main, [*command, "--out", str(out)])
+    rows = {row["student"]: row for row in read_rows(out / "grades.csv")}
+    assert [float(rows[s]["late_penalty"]) for s in ("ada", "bo", "cy", "dan")] == [
+        0.0,
+        0.0,
+        0.0,
+        float(POLICY.cap),
+    ]
+    straggler = "1 submission time(s) taken from the file's modification time, the last resort"
+    assert f"{straggler} (dan)" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_class_copied_again_keeps_the_file_times_graded_before(tmp_path: Path) -> None:
+    """Graded with the files' own times (10, 20, 30% late), then copied unchanged with
+    `cp -r`: the copy's times erased every penalty of "unchanged" submissions (r56)."""
+    config = course_with(tmp_path, **LATE_KEYS)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    names = ("ada", "bo", "cy")
+    for hours, name in enumerate(names, start=1):
+        notebook = write_notebook(folder / f"{name}.ipynb", students.cells())
+        stamp = (DUE + timedelta(hours=hours)).timestamp()
+        os.utime(notebook, (stamp, stamp))
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(config.parent), "-a", "self_attention"]
+    first = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    charged = [10.0, 20.0, 30.0]
+    assert [float(r["late_penalty"]) for r in read_rows(out / "grades.csv")] == charged
+    copied = (DUE + timedelta(days=9)).timestamp()
+    for name in names:
+        os.utime(folder / f"{name}.ipynb", (copied, copied))
+    again = CliRunner().invoke(main, [*command, "--out", str(out)])
+    assert again.exit_code == 0, again.output
+    assert [float(r["late_penalty"]) for r in read_rows(out / "grades.csv")] == charged
+    assert "a copy's times" not in again.stderr  # each time is known: the one graded before

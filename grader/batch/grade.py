@@ -22,10 +22,14 @@ from grader.batch.entries import Batch, Entry
 from grader.batch.gradebook import Gradebook, config_hash
 from grader.batch.keep import Candidate, alt_key, base_of, choose
 from grader.batch.lateness import (
+    CANVAS_FLAG,
+    COPY_FILES,
     COPY_SECONDS,
+    FILE_TIMES,
     GIVEN,
     MTIME,
-    copied_times,
+    copied_files,
+    copied_time,
     given_before,
     handed_in,
     read_course_extensions,
@@ -118,7 +122,10 @@ def grade_batch(
                 everyone = [*submissions, *others]
                 listed = found.folder or source
                 given = submitted_at or {}
-                _when_handed(everyone, listed, found.direct, config, recorder, given, specs)
+                # every notebook found counts to tell a copy, set aside by the roster or not
+                extra = (path for paths in found.others.values() for path in paths)
+                files = [*(path for _, path in found.submissions), *extra]
+                _when_handed(everyone, listed, found.direct, files, config, recorder, given, specs)
             if on_total:
                 on_total(len(submissions))
             kept, todo = _unchanged(submissions, recorder, force)
@@ -231,6 +238,7 @@ def _when_handed(
     submissions: Sequence[tuple[str, Path]],
     source: Path,
     exported: Collection[Path],
+    found: Sequence[Path],
     config: Config,
     recorder: Recorder,
     given: Mapping[str, datetime],
@@ -240,7 +248,8 @@ def _when_handed(
     whose time is only their file's are listed in the batch. A Blackboard time without the
     course's `time_zone:` is read at the offset of the due date of the assignment graded
     (`specs`: the one asked for, else the course's, the first with a late policy).
-    `exported`: the notebooks that were the class folder's own entries, whose LMS names count."""
+    `exported`: the notebooks that were the class folder's own entries, whose LMS names count;
+    `found`: every notebook of the batch, whose file times tell a copy (copied_files)."""
     extensions = read_course_extensions(config.path.parent)
     named = [base_of(student) for student, _ in submissions]
     recorder.extensions = extensions.matched(named)
@@ -249,6 +258,8 @@ def _when_handed(
     only = specs[0].id if len(specs) == 1 else None  # --assignment: that one's time alone
     course_zone = config.zone()
     used: set[str] = set()  # the keys a time given could be found by (folded)
+    copied = copied_files(found)
+    copies: list[str] = []  # the students left with no time: their files are a copy's
     for student, path in submissions:
         keys: tuple[str, ...] = (student, path.stem, path.parent.name)
         if base_of(student) != student:  # another notebook of a student's
@@ -258,19 +269,28 @@ def _when_handed(
         if handed.source != GIVEN and recorder.book is not None:  # given to an earlier run?
             names = (student, *recorder.former.get(base_of(student), ()), *keys)
             handed = given_before(recorder.book, names, path, only) or handed
+        if handed.source.startswith(MTIME) and path in copied:
+            # a copy's time: the same bytes' own file time kept from an earlier run, else none
+            names = (student, *recorder.former.get(base_of(student), ()), *keys)
+            earlier = None
+            if recorder.book is not None:
+                earlier = given_before(recorder.book, names, path, only, FILE_TIMES)
+            handed = earlier or copied_time(handed)
+            if handed.at is None:
+                copies.append(student)
         recorder.handed[student] = handed
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
-    timed = {student: recorder.handed[student] for student in recorder.batch.file_times}
-    if copied := copied_times(timed):
-        recorder.handed.update(copied)
+    if copies:
+        flagged = sum(recorder.handed[s].source.endswith(CANVAS_FLAG) for s in copies)
+        charged = f" ({flagged} flagged _LATE_ by Canvas: charged one period)" * bool(flagged)
         recorder.batch.warnings.append(
-            f"the {len(timed)} submissions timed by their files alone were all modified "
-            f"within {COPY_SECONDS:.0f} s of each other: a copy's times, not hand-in times, so "
-            "no late penalty was taken from them; give --submitted-at FILE "
-            "(student,timestamp) for the real ones"
+            f"{len(copies)} submission file(s) were modified within {COPY_SECONDS:.0f} s of "
+            f"{COPY_FILES - 1} others or more, a copy's times, not hand-in times "
+            f"({', '.join(copies[:5])}{' …' * (len(copies) > 5)}): no late penalty was taken "
+            f"from their times{charged}; "
+            "give --submitted-at FILE (student,timestamp) for the real ones"
         )
-        recorder.batch.file_times.clear()
     if unused := [name for name in given if same_student(name) not in used]:
         shown = ", ".join(map(repr, unused[:5])) + (" …" if len(unused) > 5 else "")
         recorder.batch.warnings.append(

@@ -9,8 +9,8 @@ Where a submission's time comes from, first found first:
 3. the last git commit touching the notebook, in a cloned repository;
 4. a Canvas name without `_LATE_`: Canvas says it was on time;
 5. the file's modification time: the last resort, and every output says so; not even that
-   when the files timed so are three or more and all modified within a minute (a copy's
-   times: no late penalty is taken from them, and the batch warns).
+   for a file modified within a minute of two others of the batch or more (a copy's time:
+   the time the same bytes had in an earlier run, else none and no penalty, and a warning).
 The LMS's names (2 and 4) are read only for a file of the class folder itself, where an export
 puts them: a notebook inside a student's folder is named by the student, who could otherwise
 name it `hw_attempt_<the due date>` and be on time.
@@ -40,13 +40,14 @@ EXTENSIONS_FILE = "extensions.csv"
 MAX_EXTENSION_HOURS = 100 * 366 * 24
 MTIME = "the file's modification time (no better source: give --submitted-at)"
 
-# The file times of a copy, not of hand-ins: COPY_FILES or more submissions, every one timed
-# by its file alone, all modified within COPY_SECONDS (a `cp -r` or a download of the class
-# after the due date would otherwise charge everyone late; r55).
+# The file times of a copy, not of hand-ins: a notebook modified within COPY_SECONDS of
+# COPY_FILES - 1 others of the batch or more, however those are timed (a `cp -r` or a download
+# of the class after the due date would otherwise charge everyone late; r55, r56).
 COPY_FILES = 3
 COPY_SECONDS = 60.0
 COPIED = "the files' modification times, a copy's"
 CANVAS_FLAG = " (flagged _LATE_ by Canvas)"  # after a file's time: charged late at least
+FILE_TIMES = (MTIME, f"{MTIME}{CANVAS_FLAG}")  # the sources of a time that is a file's own
 
 _CANVAS_LATE = re.compile(r"^[^_]+_LATE_\d+_\d+_")
 _CANVAS = re.compile(r"^[^_]+_\d+_\d+_")
@@ -236,7 +237,11 @@ GIVEN = "--submitted-at"
 
 
 def given_before(
-    book: Gradebook, keys: Sequence[str], path: Path, assignment: str | None = None
+    book: Gradebook,
+    keys: Sequence[str],
+    path: Path,
+    assignment: str | None = None,
+    sources: Sequence[str] = (GIVEN,),
 ) -> Handed | None:
     """The time an earlier run was given with --submitted-at for the notebook at `path`,
     while it is the one graded then (the same bytes, whichever of the course's assignments
@@ -245,22 +250,23 @@ def given_before(
     `keys`: the student's id first, then the names their notebook had (the id an earlier
     run knew them by, before the course had a roster); `assignment`: the one graded, when
     the batch names it (the same bytes graded as another were given that one's time). None
-    otherwise."""
+    otherwise. `sources`: the stored times' sources that count (also a file's own time,
+    for a notebook whose file was copied since: copied_files)."""
     names = list(dict.fromkeys(keys))
-    marks = ", ".join("?" * len(names))
+    marks, kinds = ", ".join("?" * len(names)), ", ".join("?" * len(sources))
     which = " AND l.assignment = ?" if assignment else ""
     rows = book.db.execute(
-        "SELECT l.submitted_at FROM late l JOIN submissions s"
+        "SELECT l.submitted_at, l.source FROM late l JOIN submissions s"
         " ON s.student = l.student AND s.assignment = l.assignment"
-        f" WHERE l.student IN ({marks}) AND l.source = ? AND s.content_hash = ?{which}"
+        f" WHERE l.student IN ({marks}) AND l.source IN ({kinds}) AND s.content_hash = ?{which}"
         " ORDER BY s.graded_at DESC",
-        (*names, GIVEN, file_hash(path), *([assignment] if assignment else [])),
+        (*names, *sources, file_hash(path), *([assignment] if assignment else [])),
     )
     row = next(iter(rows), None)
     if row is None or not row[0]:
         return None
     try:
-        return Handed(parse_time(str(row[0])), GIVEN)
+        return Handed(parse_time(str(row[0])), str(row[1]))
     except ValueError:
         return None
 
@@ -302,24 +308,37 @@ def handed_in(
     return Handed(mtime, f"{MTIME}{flagged}")
 
 
-def copied_times(handed: Mapping[str, Handed]) -> dict[str, Handed]:
-    """In place of `handed` (each student's time, from their file alone), no time at all
-    when they are a copy's: COPY_FILES or more, all within COPY_SECONDS of each other, a
-    spread no class hands in at (a Canvas `_LATE_` flag is kept: late_of still charges
-    it). Empty when they may be hand-in times."""
-    times = [h.at for h in handed.values() if h.at is not None]
-    if len(times) < COPY_FILES or len(times) != len(handed):
-        return {}
-    spread = (max(times) - min(times)).total_seconds()
-    if spread > COPY_SECONDS:
-        return {}
+def copied_files(paths: Iterable[Path]) -> set[Path]:
+    """The files of `paths` modified together with others: COPY_FILES or more within
+    COPY_SECONDS, a spread no class hands in at, whatever else the batch holds (a straggler
+    copied later, files timed by an LMS name or a commit, files the roster set aside)."""
+    stamped = []
+    for path in set(paths):
+        try:
+            stamped.append((path.stat().st_mtime, str(path), path))
+        except OSError:
+            continue
+    stamped.sort()
+    copied: set[Path] = set()
+    last = 0  # the last file within COPY_SECONDS of file `first`
+    for first, (start, _, _) in enumerate(stamped):
+        last = max(last, first)
+        while last + 1 < len(stamped) and stamped[last + 1][0] - start <= COPY_SECONDS:
+            last += 1
+        if last - first + 1 >= COPY_FILES:
+            copied.update(path for _, _, path in stamped[first : last + 1])
+    return copied
+
+
+def copied_time(handed: Handed) -> Handed:
+    """In place of a time from a file's modification time alone, when the file is a copy's
+    (copied_files): no time at all, and why (a Canvas `_LATE_` flag is kept: late_of still
+    charges it a period)."""
     why = (
-        f"{COPIED} ({len(times)} files, all modified within {spread:.0f} s of each other, not "
-        "at hand-in times; give --submitted-at FILE)"
+        f"{COPIED} (modified within {COPY_SECONDS:.0f} s of {COPY_FILES - 1} other files or "
+        "more, not at a hand-in time; give --submitted-at FILE)"
     )
-    return {
-        student: Handed(None, why + h.source.removeprefix(MTIME)) for student, h in handed.items()
-    }
+    return Handed(None, why + handed.source.removeprefix(MTIME))
 
 
 def _blackboard_time(path: Path) -> datetime | None:
