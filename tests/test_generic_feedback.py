@@ -169,3 +169,21 @@ def test_an_axis_a_one_row_case_lacks_is_told_instead_of_no_known_mistake(
         "pass one"
     )
     assert axis_beyond("operands could not be broadcast together") is None
+
+
+def test_a_softmax_that_overflows_to_nan_is_told_where_nan_comes_from_not_its_sums(
+    tmp_path: Path, config: Config
+) -> None:
+    """r54 ma13: a shift by the minimum overflows on the large case; told "the rows do not
+    sum to one (sums from nan to nan)", and NaN's causes without the overflow's."""
+    source = (
+        "def softmax(x):\n"
+        "    x_max = np.min(x, axis=-1, keepdims=True)\n"
+        "    e = np.exp(x - x_max)\n"
+        "    return e / np.sum(e, axis=-1, keepdims=True)\n"
+    )
+    result = masked(tmp_path, config, "softmax", source)
+    assert result.status == "failed"
+    assert not any("sum to one" in m for m in result.messages), result.messages
+    said = [m for m in result.messages if m.startswith("NaN in ")]
+    assert said and "`inf / inf` (an `np.exp` that overflowed" in said[0], result.messages

@@ -110,7 +110,11 @@ def size_factor(
 
 
 def sums_to_one(got: np.ndarray, axis_name: str) -> str | None:
-    """For softmax-like outputs: do the weights sum to one along the axis they must?"""
+    """For softmax-like outputs: do the weights sum to one along the axis they must? Not
+    said of weights holding NaN or an infinity ("sums from nan to nan", r54): the sentence on
+    NaN says where those come from."""
+    if got.dtype.kind in "fc" and not np.all(np.isfinite(got)):
+        return None
     if axis_name == "all":
         total = float(np.sum(got))
         return None if abs(total - 1) < 1e-6 else f"the weights sum to {total:.4g}, not to one"
@@ -362,7 +366,8 @@ def nan_where_finite(got: np.ndarray, expected: np.ndarray, infinities: bool = T
     expected_there = "0 is" if np.all(expected[bad] == 0) else "a finite value is"
     return (
         f"NaN in {where} where {expected_there} expected: it comes from `0 * inf` "
-        "(`0 * np.log(0)` is one), `inf - inf` or `0 / 0` in the computation"
+        "(`0 * np.log(0)` is one), `inf - inf`, `0 / 0` or `inf / inf` (an `np.exp` that "
+        "overflowed, divided by a sum of such) in the computation"
     )
 
 
