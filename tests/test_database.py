@@ -413,5 +413,7 @@ def test_each_shard_of_a_class_keeps_its_own_set_aside_submissions(
         book.set_unmatched("hw", "/outA", [])  # section A's stranger added to the roster
         assert book.unmatched("hw") == ["stranger_b: matches no student"]
         assert book.unmatched("other") == ["x: matches no student"]
+        book.set_unmatched("other", "", ["y: matches no student"])  # OUT's own gradebook
+        assert book.unmatched("other") == ["y: matches no student"]  # /outA's, moved since
     finally:
         book.close()

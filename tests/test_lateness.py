@@ -385,7 +385,7 @@ def test_a_class_copied_after_the_due_date_is_not_charged_late(tmp_path: Path, a
     assert penalties == [0.0] * 3 and all(row["total"] == row["autograded"] for row in rows)
     assert all("a copy's" in row["lateness"] for row in rows)
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
-    assert len(warned) == 1 and "modified within 60 s of 2 others" in warned[0], result.stderr
+    assert len(warned) == 1 and "within one span of 60 s with 2 others" in warned[0], result.stderr
     assert "(ada, bo, cy)" in warned[0] and "taken from the file's modification time" not in (
         result.stderr
     )
@@ -429,3 +429,25 @@ def test_a_class_copied_again_keeps_the_file_times_graded_before(tmp_path: Path)
     assert again.exit_code == 0, again.output
     assert [float(r["late_penalty"]) for r in read_rows(out / "grades.csv")] == charged
     assert "a copy's times" not in again.stderr  # each time is known: the one graded before
+
+
+@pytest.mark.slow
+def test_a_copys_own_time_stored_before_is_no_hand_in_time(tmp_path: Path) -> None:
+    """Two copied files (no copy told: too few) were charged by the copy's time and stored
+    it; a third copied with them makes it a copy, and the stored time, the copy's own, is
+    not taken as the file's (r57; so are a gradebook's from before copies were told)."""
+    config = course_with(tmp_path, **LATE_KEYS)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    copied = (DUE + timedelta(days=9)).timestamp()
+    out = tmp_path / "out"
+    command = ["grade", str(folder), "--course", str(config.parent), "-a", "self_attention"]
+    for names in (("ada", "bo"), ("cy",)):
+        for name in names:
+            notebook = write_notebook(folder / f"{name}.ipynb", students.cells())
+            os.utime(notebook, (copied, copied))
+        result = CliRunner().invoke(main, [*command, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        penalties = [float(r["late_penalty"]) for r in read_rows(out / "grades.csv")]
+        assert penalties == ([float(POLICY.cap)] * 2 if len(names) == 2 else [0.0] * 3)
+    assert "(ada, bo, cy)" in result.stderr

@@ -275,6 +275,10 @@ def _when_handed(
             earlier = None
             if recorder.book is not None:
                 earlier = given_before(recorder.book, names, path, only, FILE_TIMES)
+            # the copy's own time, stored by a run before (or a grader before copies were
+            # told): no hand-in time either
+            if earlier and earlier.at and handed.at and _near(earlier.at, handed.at):
+                earlier = None
             handed = earlier or copied_time(handed)
             if handed.at is None:
                 copies.append(student)
@@ -282,11 +286,16 @@ def _when_handed(
         if handed.source.startswith(MTIME):
             recorder.batch.file_times.append(student)
     if copies:
-        flagged = sum(recorder.handed[s].source.endswith(CANVAS_FLAG) for s in copies)
+        extended = recorder.extensions  # Canvas's flag does not count beside an extension
+        flagged = sum(
+            recorder.handed[s].source.endswith(CANVAS_FLAG) and not extended.get(base_of(s))
+            for s in copies
+        )
         charged = f" ({flagged} flagged _LATE_ by Canvas: charged one period)" * bool(flagged)
         recorder.batch.warnings.append(
-            f"{len(copies)} submission file(s) were modified within {COPY_SECONDS:.0f} s of "
-            f"{COPY_FILES - 1} others or more, a copy's times, not hand-in times "
+            f"{len(copies)} submission file(s) were modified within one span of "
+            f"{COPY_SECONDS:.0f} s with {COPY_FILES - 1} others or more, a copy's times, not "
+            "hand-in times "
             f"({', '.join(copies[:5])}{' …' * (len(copies) > 5)}): no late penalty was taken "
             f"from their times{charged}; "
             "give --submitted-at FILE (student,timestamp) for the real ones"
@@ -297,6 +306,11 @@ def _when_handed(
             f"--submitted-at: {len(unused)} time(s) match no submission of this batch "
             f"({shown}); not used"
         )
+
+
+def _near(one: datetime, other: datetime) -> bool:
+    """Whether two file times lie within one copy's span (COPY_SECONDS)."""
+    return abs((one - other).total_seconds()) <= COPY_SECONDS
 
 
 def _add_absent(batch: Batch) -> None:

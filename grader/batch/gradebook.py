@@ -220,13 +220,17 @@ class Gradebook:
         """What the latest batch of `assignment` into `out` could not give to a roster
         student (a line each, as `grader grade` prints it), in place of that OUT's previous
         batch's (another OUT sharing a PostgreSQL gradebook, a shard of the class, keeps its
-        own)."""
+        own); `out` empty: a gradebook of its own OUT, whose every earlier line goes (the
+        folder moved or renamed since)."""
         self.flush()
         now = time.time()
         with self.db.transaction():
-            self.db.execute(
-                "DELETE FROM unmatched WHERE assignment=? AND folder=?", (assignment, out)
-            )
+            if out:
+                self.db.execute(
+                    "DELETE FROM unmatched WHERE assignment=? AND folder=?", (assignment, out)
+                )
+            else:
+                self.db.execute("DELETE FROM unmatched WHERE assignment=?", (assignment,))
             for line in dict.fromkeys(lines):
                 self.db.execute(
                     "INSERT INTO unmatched VALUES (?, ?, ?, ?)", (assignment, out, line, now)

@@ -9,8 +9,9 @@ Where a submission's time comes from, first found first:
 3. the last git commit touching the notebook, in a cloned repository;
 4. a Canvas name without `_LATE_`: Canvas says it was on time;
 5. the file's modification time: the last resort, and every output says so; not even that
-   for a file modified within a minute of two others of the batch or more (a copy's time:
-   the time the same bytes had in an earlier run, else none and no penalty, and a warning).
+   for a file modified within one span of a minute with two others of the batch or more (a
+   copy's time: the time the same bytes had in an earlier run, else none and no penalty, and
+   a warning).
 The LMS's names (2 and 4) are read only for a file of the class folder itself, where an export
 puts them: a notebook inside a student's folder is named by the student, who could otherwise
 name it `hw_attempt_<the due date>` and be on time.
@@ -40,9 +41,9 @@ EXTENSIONS_FILE = "extensions.csv"
 MAX_EXTENSION_HOURS = 100 * 366 * 24
 MTIME = "the file's modification time (no better source: give --submitted-at)"
 
-# The file times of a copy, not of hand-ins: a notebook modified within COPY_SECONDS of
-# COPY_FILES - 1 others of the batch or more, however those are timed (a `cp -r` or a download
-# of the class after the due date would otherwise charge everyone late; r55, r56).
+# The file times of a copy, not of hand-ins: COPY_FILES notebooks of the batch or more modified
+# within one span of COPY_SECONDS, however the others are timed (a `cp -r` or a download of
+# the class after the due date would otherwise charge everyone late; r55, r56).
 COPY_FILES = 3
 COPY_SECONDS = 60.0
 COPIED = "the files' modification times, a copy's"
@@ -321,12 +322,14 @@ def copied_files(paths: Iterable[Path]) -> set[Path]:
     stamped.sort()
     copied: set[Path] = set()
     last = 0  # the last file within COPY_SECONDS of file `first`
+    marked = 0  # the files before this one are in `copied` already, or never will be
     for first, (start, _, _) in enumerate(stamped):
         last = max(last, first)
         while last + 1 < len(stamped) and stamped[last + 1][0] - start <= COPY_SECONDS:
             last += 1
         if last - first + 1 >= COPY_FILES:
-            copied.update(path for _, _, path in stamped[first : last + 1])
+            copied.update(path for _, _, path in stamped[max(first, marked) : last + 1])
+            marked = last + 1
     return copied
 
 
@@ -335,8 +338,8 @@ def copied_time(handed: Handed) -> Handed:
     (copied_files): no time at all, and why (a Canvas `_LATE_` flag is kept: late_of still
     charges it a period)."""
     why = (
-        f"{COPIED} (modified within {COPY_SECONDS:.0f} s of {COPY_FILES - 1} other files or "
-        "more, not at a hand-in time; give --submitted-at FILE)"
+        f"{COPIED} (modified within one span of {COPY_SECONDS:.0f} s with {COPY_FILES - 1} "
+        "other files or more, not at a hand-in time; give --submitted-at FILE)"
     )
     return Handed(None, why + handed.source.removeprefix(MTIME))
 

@@ -122,7 +122,7 @@ def keep_unmatched(out: Path, aid: str, lines: Sequence[str], database: str | No
 
     book = Gradebook(database or out / "gradebook.sqlite")
     try:
-        book.set_unmatched(aid, str(out.resolve()), lines)
+        book.set_unmatched(aid, str(out.resolve()) if database else "", lines)
     finally:
         book.close()
 

@@ -47,8 +47,8 @@ def CONFIG_OPTION(command: F) -> F:  # upper case as the other options: used the
         type=click.Path(path_type=Path),
         default=None,
         help="config.yaml to use (default: $GRADER_COURSE's or $GRADER_CONFIG, else the one "
-        "found in the working folder or above it, unless the graded notebooks lie inside its "
-        "folder).",
+        "found in the working folder or above it; a course found there that holds the graded "
+        "notebooks, or lies inside the folder graded, stops the command: name it).",
     )
     folder = click.option(
         "--course",

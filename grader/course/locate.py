@@ -2,9 +2,10 @@
 $GRADER_CONFIG), else the folder found as git finds `.git` (the working folder or the nearest
 one above it holding a config.yaml), else the course beside the package in a checkout.
 
-A course found by looking is never used for notebooks that lie inside its folder: a student's
+A course found by looking is never used for notebooks that lie inside its folder (a student's
 clone holds its own config.yaml, and the grader would then run the student's "solution" and
-grade against the student's targets. Such a course has to be named.
+grade against the student's targets), nor when it lies inside the folder graded (one student's
+folder of the class): the command stops, and such a course has to be named.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ def choose_course(
 ) -> Course:
     """The named course, else the one found from the working folder, else the bundled one
     (where none is found); a ConfigError (exit 2) when there is none, and when the course
-    found holds the graded notebooks (it has to be named then)."""
+    found holds the graded notebooks or lies inside the folder graded (it has to be named
+    then)."""
     if (named := named_course(given)) is not None:
         return named
     found = find_upward()
